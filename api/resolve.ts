@@ -1,0 +1,52 @@
+/**
+ * Turns a server config as given (embedding API, config file) into what the
+ * transport spawns: validated, secrets looked up, environment reduced,
+ * working directory checked. Bad input is refused here, before any process
+ * starts, with an error that names the field.
+ */
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { AlbedoError } from '../protocol/errors.ts';
+import { serverConfigSchema, describeZodError, type ResolvedServer, type ServerConfig } from '../protocol/config.ts';
+
+/** The only variables of the daemon's environment a stdio server inherits. */
+export const INHERITED_ENV = ['HOME', 'PATH', 'TMPDIR'] as const;
+
+export function parseServerConfig(input: unknown): ServerConfig {
+  const r = serverConfigSchema.safeParse(input);
+  if (!r.success) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `invalid server config: ${describeZodError(r.error)}`, { outcome: 'not_run' });
+  return r.data;
+}
+
+export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv = process.env, baseDir = process.cwd()): ResolvedServer {
+  const env: Record<string, string> = {};
+  for (const k of INHERITED_ENV) {
+    const v = daemonEnv[k];
+    if (v !== undefined) env[k] = v;
+  }
+  for (const [name, value] of Object.entries(config.env)) {
+    if (typeof value === 'string') env[name] = value;
+    else {
+      const v = daemonEnv[value.env];
+      if (v === undefined) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `env.${name} names the environment variable ${value.env}, which is not set`, { outcome: 'not_run' });
+      env[name] = v;
+    }
+  }
+  const cwd = path.resolve(baseDir, config.cwd ?? '.');
+  let isDir = false;
+  try {
+    isDir = statSync(cwd).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `cwd ${JSON.stringify(cwd)} is not an existing directory`, { outcome: 'not_run' });
+  if (config.command.includes('\0') || config.args.some((a) => a.includes('\0'))) {
+    throw new AlbedoError('ALBEDO_INVALID_CONFIG', 'command and args must not contain NUL bytes', { outcome: 'not_run' });
+  }
+  // What identifies the server for cached verdicts: everything that changes what runs, values hashed.
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify({ type: 'stdio', command: config.command, args: config.args, cwd, env: Object.entries(env).sort(([a], [b]) => (a < b ? -1 : 1)) }))
+    .digest('hex');
+  return { type: 'stdio', command: config.command, args: config.args, cwd, env, startupTimeoutMs: config.startupTimeoutMs, callTimeoutMs: config.callTimeoutMs, fingerprint };
+}

@@ -1,0 +1,202 @@
+/**
+ * `albedo probe`: connect directly (no daemon) to one stdio server,
+ * negotiate its era, discover everything, optionally call a tool, read a
+ * resource or get a prompt, and print a summary (or one JSON object).
+ * The server's whole process group is reaped before the command exits,
+ * on success, failure, or Ctrl-C.
+ */
+import { parseArgs } from 'node:util';
+import { createAlbedo, type Albedo } from '../../api/albedo.ts';
+import { AlbedoError } from '../../protocol/errors.ts';
+import type { Connection } from '../../api/connection.ts';
+
+export const PROBE_HELP = `usage: albedo probe [options] -- COMMAND [ARGS...]
+
+Starts COMMAND as an MCP server over stdio (no shell), detects its protocol
+era (2026-07-28 server/discover, or the initialize handshake of 2024-11-05 …
+2025-11-25), lists its tools, resources, resource templates and prompts, and
+prints them.
+
+options:
+  --json             print one JSON object: era, protocolVersion, serverInfo,
+                     capabilities, instructions, tools, resources,
+                     resourceTemplates, prompts, warnings, and result
+  --timeout MS       startup and request timeout (default 30000)
+  --call TOOL        call a tool; --args gives its arguments as a JSON object
+  --read URI         read a resource
+  --prompt NAME      get a prompt; --args gives its arguments as a JSON object
+  --args JSON        arguments for --call or --prompt
+  --cwd DIR          working directory of the server (default: the current one)
+  --env NAME=VALUE   pass a variable to the server (repeatable); the server
+                     otherwise gets only HOME, PATH and TMPDIR
+
+exit status: 0 success; 1 the server could not be reached or the request
+failed; 2 bad usage; 3 the tool ran and reported an error (isError).`;
+
+class UsageError extends Error {}
+
+interface ProbeArgs {
+  json: boolean;
+  timeoutMs: number;
+  call?: string;
+  read?: string;
+  prompt?: string;
+  args: Record<string, unknown>;
+  cwd?: string;
+  env: Record<string, string>;
+  command: string[];
+}
+
+function parse(argv: string[]): ProbeArgs | 'help' {
+  const dd = argv.indexOf('--');
+  const own = dd >= 0 ? argv.slice(0, dd) : argv;
+  const command = dd >= 0 ? argv.slice(dd + 1) : [];
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: own,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        json: { type: 'boolean', default: false },
+        timeout: { type: 'string' },
+        call: { type: 'string' },
+        read: { type: 'string' },
+        prompt: { type: 'string' },
+        args: { type: 'string' },
+        cwd: { type: 'string' },
+        env: { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help) return 'help';
+  if (command.length === 0) throw new UsageError('no server command: put it after --, e.g. albedo probe -- npx -y @modelcontextprotocol/server-everything');
+  const timeoutMs = v.timeout === undefined ? 30_000 : Number(v.timeout);
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > 600_000) throw new UsageError(`--timeout must be a whole number of milliseconds from 1 to 600000, not ${JSON.stringify(v.timeout)}`);
+  const actions = [v.call, v.read, v.prompt].filter((x) => x !== undefined);
+  if (actions.length > 1) throw new UsageError('give at most one of --call, --read and --prompt');
+  let args: Record<string, unknown> = {};
+  if (v.args !== undefined) {
+    if (v.call === undefined && v.prompt === undefined) throw new UsageError('--args goes with --call or --prompt');
+    try {
+      args = JSON.parse(v.args);
+    } catch (err) {
+      throw new UsageError(`--args is not valid JSON: ${(err as Error).message}`);
+    }
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new UsageError('--args must be a JSON object');
+    if (v.prompt !== undefined && Object.values(args).some((x) => typeof x !== 'string')) throw new UsageError('prompt arguments must all be strings');
+  }
+  const env: Record<string, string> = {};
+  for (const e of v.env ?? []) {
+    const eq = e.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--env wants NAME=VALUE, not ${JSON.stringify(e)}`);
+    env[e.slice(0, eq)] = e.slice(eq + 1);
+  }
+  return { json: v.json!, timeoutMs, call: v.call, read: v.read, prompt: v.prompt, args, cwd: v.cwd, env, command };
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s*\n\s*/g, ' | ').trim();
+}
+
+export async function probeCommand(argv: string[]): Promise<number> {
+  let args: ProbeArgs | 'help';
+  try {
+    args = parse(argv);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`albedo probe: ${err.message}\n(see albedo probe --help)\n`);
+      return 2;
+    }
+    throw err;
+  }
+  if (args === 'help') {
+    process.stdout.write(PROBE_HELP + '\n');
+    return 0;
+  }
+  const a = args;
+  const albedo: Albedo = await createAlbedo({ home: null, transportWorkers: 1 });
+  let interrupted = false;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    interrupted = true;
+    process.stderr.write(`albedo probe: interrupted by ${sig}; stopping the server\n`);
+    void albedo.close().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let code = 0;
+  try {
+    const conn = await albedo.connect(
+      { command: a.command[0], args: a.command.slice(1), cwd: a.cwd, env: a.env, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs },
+      { name: a.command[0] },
+    );
+    let result: unknown;
+    if (a.call !== undefined) {
+      result = await conn.callTool(a.call, a.args);
+      if ((result as { isError?: boolean }).isError) code = 3;
+    } else if (a.read !== undefined) result = await conn.readResource(a.read);
+    else if (a.prompt !== undefined) result = await conn.getPrompt(a.prompt, a.args as Record<string, string>);
+    process.stdout.write(a.json ? JSON.stringify(report(conn, result)) + '\n' : human(conn, a, result));
+  } catch (err) {
+    if (interrupted) return 130;
+    const e = AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', String((err as Error)?.stack ?? err));
+    process.stderr.write(`albedo probe: ${e.code}: ${oneLine(e.message)}\n`);
+    code = 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (!interrupted) await albedo.close();
+  }
+  return code;
+}
+
+function report(conn: Connection, result: unknown): Record<string, unknown> {
+  const i = conn.info;
+  const out: Record<string, unknown> = {
+    era: i.era,
+    protocolVersion: i.protocolVersion,
+    serverInfo: i.serverInfo,
+    capabilities: i.capabilities,
+    instructions: i.instructions,
+    tools: conn.catalogue.tools,
+    resources: conn.catalogue.resources,
+    resourceTemplates: conn.catalogue.resourceTemplates,
+    prompts: conn.catalogue.prompts,
+    warnings: conn.warnings,
+  };
+  if (result !== undefined) out.result = result;
+  return out;
+}
+
+function human(conn: Connection, a: ProbeArgs, result: unknown): string {
+  const i = conn.info;
+  const c = conn.catalogue;
+  const lines: string[] = [];
+  const who = i.serverInfo ? `${i.serverInfo.title ?? i.serverInfo.name} ${i.serverInfo.version}` : '(no serverInfo)';
+  lines.push(`server   ${who}`);
+  lines.push(`era      ${i.era} (${i.protocolVersion})`);
+  const caps = Object.keys(i.capabilities).join(', ');
+  lines.push(`offers   ${caps || 'nothing'}`);
+  if (i.instructions) lines.push(`instructions  ${oneLine(i.instructions).slice(0, 160)}${i.instructions.length > 160 ? '…' : ''}`);
+  const section = (title: string, items: Array<{ name: string; description?: string }>, key: (x: never) => string = (x: { name: string }) => x.name): void => {
+    lines.push('', `${title} (${items.length})`);
+    for (const it of items) {
+      const d = it.description ? `  ${oneLine(it.description).slice(0, 100)}` : '';
+      lines.push(`  ${key(it as never)}${d}`);
+    }
+  };
+  section('tools', c.tools);
+  section('resources', c.resources, (x: { uri: string; name: string }) => `${x.uri} (${x.name})`);
+  section('resource templates', c.resourceTemplates, (x: { uriTemplate: string; name: string }) => `${x.uriTemplate} (${x.name})`);
+  section('prompts', c.prompts);
+  for (const w of conn.warnings) lines.push(`warning: ${w}`);
+  if (result !== undefined) {
+    const what = a.call !== undefined ? `tools/call ${a.call}` : a.read !== undefined ? `resources/read ${a.read}` : `prompts/get ${a.prompt}`;
+    lines.push('', `${what}:`, JSON.stringify(result, null, 2));
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,244 @@
+/**
+ * The kernel: starts services in worker threads by file path, routes typed
+ * calls to them with a deadline each, fans their events out, and supervises
+ * them (kernel/slot.ts). It owns no MCP logic and imports no service.
+ *
+ * Calls pass through a chain of interceptors (undici-style: each takes the
+ * next dispatch and returns one), which is where fault injection sits.
+ */
+import { AlbedoError } from '../protocol/errors.ts';
+import type { ServiceMethods, ServiceEvents, ServiceName } from '../protocol/services/maps.ts';
+import { Slot, type RestartPolicy, type Pending } from './slot.ts';
+
+export interface ServiceSpec {
+  name: string;
+  /** Absolute path of the service module (a file exporting defineService(...)). */
+  module: string;
+  /** Shared pool size; keys are spread over these slots. Default 1. */
+  instances?: number;
+  options?: unknown;
+  restart?: Partial<RestartPolicy>;
+  heartbeat?: { intervalMs: number; timeoutMs: number };
+  startTimeoutMs?: number;
+}
+
+export interface CallOptions {
+  /** Deadline relative to now. Default 30 s. */
+  timeoutMs?: number;
+  /** Pins the call to the slot that holds this key (an actor's id). */
+  key?: string;
+  /** With a new key: give it a worker of its own. */
+  isolate?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface OutgoingCall {
+  service: string;
+  method: string;
+  params: unknown;
+  opts: CallOptions;
+}
+export type Dispatch = (call: OutgoingCall) => Promise<unknown>;
+export type Interceptor = (next: Dispatch) => Dispatch;
+
+export interface LifecycleEvent {
+  service: string;
+  instance: number;
+  incarnation: number;
+  keys: string[];
+  reason: string;
+}
+
+type Listener = (payload: any) => void;
+
+const DEFAULT_RESTART: RestartPolicy = { intensity: 5, periodMs: 30_000, backoffMs: 50, maxBackoffMs: 5_000 };
+
+interface Service {
+  spec: ServiceSpec;
+  shared: Slot[];
+  slots: Slot[];
+  byKey: Map<string, Slot>;
+  rr: number;
+}
+
+export class Kernel {
+  #services = new Map<string, Service>();
+  #listeners = new Map<string, Set<Listener>>();
+  #interceptors: Interceptor[] = [];
+  #dispatch: Dispatch;
+  #nextId = 1;
+  #stopped = false;
+
+  constructor() {
+    this.#dispatch = this.#compose();
+  }
+
+  /** Starts a service's shared pool. Workers start in the background; calls queue until ready. */
+  start(spec: ServiceSpec): void {
+    if (this.#stopped) throw new AlbedoError('ALBEDO_CLOSED', 'the kernel is stopped');
+    if (this.#services.has(spec.name)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${spec.name} is already started`);
+    const svc: Service = { spec, shared: [], slots: [], byKey: new Map(), rr: 0 };
+    this.#services.set(spec.name, svc);
+    for (let i = 0; i < (spec.instances ?? 1); i++) svc.shared.push(this.#newSlot(svc, false));
+  }
+
+  #newSlot(svc: Service, dedicated: boolean): Slot {
+    const spec = svc.spec;
+    const slot = new Slot({
+      service: spec.name,
+      module: spec.module,
+      instance: svc.slots.length,
+      options: spec.options,
+      restart: { ...DEFAULT_RESTART, ...spec.restart },
+      heartbeat: spec.heartbeat ?? { intervalMs: 1_000, timeoutMs: 10_000 },
+      startTimeoutMs: spec.startTimeoutMs ?? 15_000,
+      dedicated,
+      onEvent: (s, name, payload) => this.#emit(`${spec.name}:${name}`, payload),
+      onOutbound: (s, m) => {
+        this.call(m.service as ServiceName, m.method as never, m.params as never, { timeoutMs: Math.max(0, m.deadline - Date.now()) }).then(
+          (value) => { if (s.incarnation === m.inc) s.post({ kind: 'outbound-reply', id: m.id, inc: m.inc, ok: true, value }); },
+          (err) => { if (s.incarnation === m.inc) s.post({ kind: 'outbound-reply', id: m.id, inc: m.inc, ok: false, error: AlbedoError.is(err) ? err.toJSON() : { name: 'AlbedoError', code: 'ALBEDO_INTERNAL', message: String(err) } }); },
+        );
+      },
+      onLifecycle: (s, what, reason) => {
+        const ev: LifecycleEvent = { service: spec.name, instance: s.opts.instance, incarnation: s.incarnation, keys: [...s.keys], reason };
+        this.#emit(`kernel:service/${what}`, ev);
+      },
+    });
+    svc.slots.push(slot);
+    return slot;
+  }
+
+  /** Adds an interceptor around every call (outermost last). */
+  use(interceptor: Interceptor): () => void {
+    this.#interceptors.push(interceptor);
+    this.#dispatch = this.#compose();
+    return () => {
+      this.#interceptors = this.#interceptors.filter((i) => i !== interceptor);
+      this.#dispatch = this.#compose();
+    };
+  }
+
+  #compose(): Dispatch {
+    return this.#interceptors.reduce<Dispatch>((next, i) => i(next), (c) => this.#route(c));
+  }
+
+  /** Calls `method` of `service` with a deadline. Rejects with an AlbedoError. */
+  call<S extends ServiceName, M extends keyof ServiceMethods[S] & string>(
+    service: S,
+    method: M,
+    params: ServiceMethods[S][M] extends { params: infer P } ? P : never,
+    opts: CallOptions = {},
+  ): Promise<ServiceMethods[S][M] extends { result: infer R } ? R : never> {
+    return this.#dispatch({ service, method, params, opts }) as Promise<never>;
+  }
+
+  #slotFor(svc: Service, opts: CallOptions): Slot {
+    if (opts.key !== undefined) {
+      const pinned = svc.byKey.get(opts.key);
+      if (pinned) return pinned;
+      let slot: Slot;
+      if (opts.isolate) slot = this.#newSlot(svc, true);
+      else slot = svc.shared.reduce((a, b) => (b.keys.size < a.keys.size ? b : a));
+      slot.keys.add(opts.key);
+      svc.byKey.set(opts.key, slot);
+      return slot;
+    }
+    const slot = svc.shared[svc.rr % svc.shared.length];
+    svc.rr++;
+    return slot;
+  }
+
+  #route(c: OutgoingCall): Promise<unknown> {
+    if (this.#stopped) return Promise.reject(new AlbedoError('ALBEDO_CLOSED', 'the kernel is stopped', { outcome: 'not_run' }));
+    const svc = this.#services.get(c.service);
+    if (!svc) return Promise.reject(new AlbedoError('ALBEDO_SERVICE_UNKNOWN', `no service named ${c.service}`, { outcome: 'not_run' }));
+    const slot = this.#slotFor(svc, c.opts);
+    const timeoutMs = c.opts.timeoutMs ?? 30_000;
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const signal = c.opts.signal;
+      const onAbort = (): void => {
+        finish();
+        slot.abandon(id);
+        reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was aborted by the caller`, { outcome: 'unknown', cause: signal?.reason }));
+      };
+      const finish = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const p: Pending = {
+        id,
+        method: c.method,
+        params: c.params,
+        deadline: Date.now() + timeoutMs,
+        sent: false,
+        resolve: (v) => { finish(); resolve(v); },
+        reject: (e) => { finish(); reject(e); },
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      timer = setTimeout(() => {
+        finish();
+        slot.abandon(id);
+        reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} did not answer within ${timeoutMs} ms`, { outcome: p.sent ? 'unknown' : 'not_run' }));
+      }, timeoutMs);
+      slot.dispatch(p);
+    });
+  }
+
+  /** Forgets a key's placement; a worker of its own is stopped. */
+  async release(service: ServiceName, key: string): Promise<void> {
+    const svc = this.#services.get(service);
+    const slot = svc?.byKey.get(key);
+    if (!svc || !slot) return;
+    svc.byKey.delete(key);
+    slot.keys.delete(key);
+    if (slot.opts.dedicated && slot.keys.size === 0) {
+      svc.slots = svc.slots.filter((s) => s !== slot);
+      await slot.stop(2_000);
+    }
+  }
+
+  /** Subscribes to a service's events (`on('transport', 'connection/closed', fn)`) or the kernel's own (`on('kernel', 'service/lost', fn)`). */
+  on<S extends ServiceName | 'kernel', E extends keyof ServiceEvents[S] & string>(service: S, name: E, fn: (payload: ServiceEvents[S][E]) => void): () => void {
+    const topic = `${service}:${name}`;
+    let set = this.#listeners.get(topic);
+    if (!set) this.#listeners.set(topic, (set = new Set()));
+    set.add(fn);
+    return () => set!.delete(fn);
+  }
+
+  #emit(topic: string, payload: unknown): void {
+    for (const fn of this.#listeners.get(topic) ?? []) {
+      try {
+        fn(payload);
+      } catch {
+        // A listener's bug must not break routing.
+      }
+    }
+  }
+
+  /** Introspection for tests and the status screen. */
+  slots(service: ServiceName): ReadonlyArray<{ instance: number; state: string; incarnation: number; keys: string[]; inflight: number; threadId: number | undefined }> {
+    const svc = this.#services.get(service);
+    return (svc?.slots ?? []).map((s) => ({ instance: s.opts.instance, state: s.state, incarnation: s.incarnation, keys: [...s.keys], inflight: s.inflight, threadId: s.threadId }));
+  }
+
+  /** The slot a key lives on, for fault injection. */
+  slotOf(service: ServiceName, key?: string): Slot | undefined {
+    const svc = this.#services.get(service);
+    if (!svc) return undefined;
+    return key === undefined ? svc.shared[0] : svc.byKey.get(key);
+  }
+
+  /** Stops every service: stop hooks get `graceMs`, then threads are terminated. Idempotent. */
+  async stop(graceMs = 5_000): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    const all = [...this.#services.values()].flatMap((s) => s.slots);
+    await Promise.all(all.map((s) => s.stop(graceMs)));
+    this.#listeners.clear();
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * What a service module exports, and what its handlers get. A service file
+ * `export default defineService({...})`; the kernel starts it in a worker
+ * thread by path (it never imports it) and delivers calls one envelope at a
+ * time. Handlers may be async: a service that must not interleave work for
+ * one actor serialises it itself (the transport's connection actors do).
+ */
+
+export interface ServiceContext {
+  /** Which pool slot this worker is, and its incarnation. */
+  readonly instance: number;
+  readonly incarnation: number;
+  /** Options the kernel was given for this service. */
+  readonly options: unknown;
+  /** Publishes an event (past-tense name) to the kernel's subscribers. */
+  emit(name: string, payload: unknown): void;
+  /** Calls another service through the kernel. */
+  call(service: string, method: string, params: unknown, opts?: { timeoutMs?: number }): Promise<unknown>;
+}
+
+export interface CallContext extends ServiceContext {
+  /** Aborted when the caller's deadline passes or the call is cancelled. */
+  readonly signal: AbortSignal;
+  /** The caller's deadline, epoch milliseconds. */
+  readonly deadline: number;
+}
+
+export type Handler = (params: any, ctx: CallContext) => unknown;
+
+export interface ServiceDefinition {
+  handlers: Record<string, Handler>;
+  /** Runs once before the worker reports ready. */
+  start?(ctx: ServiceContext): void | Promise<void>;
+  /** Runs on a graceful stop; bounded by the kernel's shutdown time. */
+  stop?(): void | Promise<void>;
+}
+
+export function defineService(def: ServiceDefinition): ServiceDefinition {
+  return def;
+}

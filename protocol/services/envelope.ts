@@ -1,0 +1,78 @@
+/**
+ * The kernel's wire: every message between the kernel (main thread) and a
+ * service worker is one of these envelopes. `inc` is the worker's
+ * incarnation; the kernel drops anything stamped with an older one.
+ */
+import type { SerializedError } from '../errors.ts';
+
+/** kernel → worker: run `method` of the service; reply before `deadline` (epoch ms). */
+export interface CallEnvelope {
+  kind: 'call';
+  id: number;
+  inc: number;
+  method: string;
+  params: unknown;
+  deadline: number;
+}
+/** kernel → worker: the caller gave up on call `id` (deadline, abort); abort its work. */
+export interface CancelEnvelope {
+  kind: 'cancel';
+  id: number;
+  inc: number;
+}
+/** worker → kernel: the answer to call `id`. */
+export interface ReplyEnvelope {
+  kind: 'reply';
+  id: number;
+  inc: number;
+  ok: boolean;
+  value?: unknown;
+  error?: SerializedError;
+}
+/** worker → kernel: something happened (past tense name, e.g. 'connection/closed'). */
+export interface EventEnvelope {
+  kind: 'event';
+  inc: number;
+  name: string;
+  payload: unknown;
+}
+/** worker → kernel: a call to another service, routed by the kernel. */
+export interface OutboundCallEnvelope {
+  kind: 'outbound';
+  id: number;
+  inc: number;
+  service: string;
+  method: string;
+  params: unknown;
+  deadline: number;
+}
+/** kernel → worker: the reply to an outbound call. */
+export interface OutboundReplyEnvelope {
+  kind: 'outbound-reply';
+  id: number;
+  inc: number;
+  ok: boolean;
+  value?: unknown;
+  error?: SerializedError;
+}
+/** Liveness: the kernel pings, a live event loop pongs. */
+export interface PingEnvelope { kind: 'ping'; seq: number; inc: number }
+export interface PongEnvelope { kind: 'pong'; seq: number; inc: number }
+/** worker → kernel once its service module has loaded and started. */
+export interface ReadyEnvelope { kind: 'ready'; inc: number }
+/** kernel → worker: stop gracefully (service `stop` hook, then exit). */
+export interface StopEnvelope { kind: 'stop'; inc: number }
+/** kernel → worker: fault injection for tests. */
+export interface FaultEnvelope { kind: 'fault'; inc: number; fault: 'crash' | 'hang' }
+
+export type ToWorker = CallEnvelope | CancelEnvelope | OutboundReplyEnvelope | PingEnvelope | StopEnvelope | FaultEnvelope;
+export type FromWorker = ReplyEnvelope | EventEnvelope | OutboundCallEnvelope | PongEnvelope | ReadyEnvelope;
+
+/** What the kernel hands a worker at start (`workerData`). */
+export interface WorkerBoot {
+  service: string;
+  module: string;
+  instance: number;
+  inc: number;
+  options: unknown;
+}

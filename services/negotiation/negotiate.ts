@@ -1,0 +1,172 @@
+/**
+ * Era detection over stdio, as seed 000 and the 2026-07-28 backward
+ * compatibility rules (basic/versioning, basic/transports/stdio) say:
+ *
+ *  1. Send `server/discover` as 2026-07-28. A DiscoverResult naming it, or a
+ *     -32022 whose `supported` names it, makes the server modern. A modern
+ *     server naming only versions Albedo opens with `initialize` gets
+ *     `initialize`; one naming neither is refused, listing both sides.
+ *  2. Any other answer means legacy: `initialize` offering 2025-11-25,
+ *     accepting the four legacy versions, then `notifications/initialized`.
+ *  3. A server that ignores the unknown method gets `initialize` after one
+ *     second without an answer; the probe stays open and whichever request is
+ *     answered first as its era expects decides.
+ *
+ * A cached verdict shortens this: a legacy verdict opens with `initialize`
+ * straight away, a modern one sends `server/discover` without arming the
+ * one-second fallback. When the cached assumption fails, the full probe runs.
+ */
+import { AlbedoError } from '../../protocol/errors.ts';
+import { ErrorCode } from '../../protocol/jsonrpc.ts';
+import { MODERN_VERSION, MODERN_VERSIONS, LEGACY_ACCEPTED, LEGACY_OFFERED, isLegacyVersion, type Era } from '../../protocol/versions.ts';
+import { discoverResultSchema, modernParams, serverInfoOf, unsupportedVersionDataSchema, DISCOVER_METHOD } from '../../protocol/rev2026-07-28/index.ts';
+import { initializeParams, initializeResultSchema, INITIALIZED_NOTIFICATION } from '../../protocol/rev2025-11-25/index.ts';
+import type { Implementation } from '../../protocol/mcp.ts';
+import type { ConnectionInfo } from '../../protocol/services/transport.ts';
+import { wireCodeOf, type RpcPeer } from '../transport/rpc-peer.ts';
+import { describeZodError } from '../../protocol/config.ts';
+
+export interface NegotiateOptions {
+  clientInfo: Implementation;
+  /** Overall budget for the handshake. */
+  timeoutMs: number;
+  /** How long a silent server gets before `initialize` follows (1 s). */
+  silentMs?: number;
+  cached?: { era: Era; protocolVersion: string } | null;
+  /** Called with a description of why no answer came, for the timeout error. */
+  explainSilence?: () => string;
+}
+
+/** Negotiates the era on `peer`. Rejects with ALBEDO_ERA_REFUSED, ALBEDO_HANDSHAKE_FAILED or ALBEDO_TIMEOUT. */
+export async function negotiate(peer: RpcPeer, opts: NegotiateOptions): Promise<ConnectionInfo> {
+  if (opts.cached?.era === 'legacy') {
+    try {
+      return { ...(await initialize(peer, opts, opts.timeoutMs)), detection: 'cached' };
+    } catch (err) {
+      if (AlbedoError.is(err) && err.code === 'ALBEDO_SERVER_EXITED') throw err;
+      // The cached assumption failed: probe afresh.
+    }
+  }
+  const info = await probe(peer, opts, opts.cached?.era === 'modern');
+  return { ...info, detection: opts.cached?.era === 'modern' && info.era === 'modern' ? 'cached' : 'probe' };
+}
+
+type Verdict = Omit<ConnectionInfo, 'detection'>;
+
+function probe(peer: RpcPeer, opts: NegotiateOptions, trustModern: boolean): Promise<Verdict> {
+  const silentMs = opts.silentMs ?? 1_000;
+  return new Promise<Verdict>((resolve, reject) => {
+    let settled = false;
+    let initStarted = false;
+    let discoverFailure: AlbedoError | undefined;
+    let initFailure: AlbedoError | undefined;
+    const ac = new AbortController();
+
+    const done = (err: unknown, value?: Verdict): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(silence);
+      clearTimeout(overall);
+      ac.abort();
+      if (err) reject(err);
+      else resolve(value!);
+    };
+    const bothFailed = (): void => {
+      if (discoverFailure && initStarted && initFailure) {
+        done(initFailure.code === 'ALBEDO_ERA_REFUSED' ? initFailure : new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server answered neither ${DISCOVER_METHOD} (${discoverFailure.message}) nor initialize (${initFailure.message})`, { outcome: 'not_run' }));
+      }
+    };
+    const startInit = (): void => {
+      if (initStarted || settled) return;
+      initStarted = true;
+      initialize(peer, opts, opts.timeoutMs, ac.signal).then(
+        (v) => done(null, v),
+        (err) => {
+          initFailure = toAlbedo(err);
+          if (initFailure.code === 'ALBEDO_SERVER_EXITED' || initFailure.code === 'ALBEDO_FRAME_TOO_LARGE') return done(initFailure);
+          bothFailed();
+        },
+      );
+    };
+
+    const silence = setTimeout(() => { if (!trustModern) startInit(); }, silentMs);
+    const overall = setTimeout(() => {
+      const hint = opts.explainSilence?.() ?? '';
+      done(new AlbedoError('ALBEDO_TIMEOUT', `the server answered neither ${DISCOVER_METHOD} nor initialize within ${opts.timeoutMs} ms${hint ? `; ${hint}` : ''}`, { outcome: 'not_run', data: { timeoutMs: opts.timeoutMs } }));
+    }, opts.timeoutMs);
+
+    peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo), { timeoutMs: opts.timeoutMs, signal: ac.signal, cancelOnTimeout: false }).then(
+      (raw) => {
+        if (settled) return;
+        const parsed = discoverResultSchema.safeParse(raw);
+        if (!parsed.success) {
+          discoverFailure = new AlbedoError('ALBEDO_INVALID_RESPONSE', `${DISCOVER_METHOD} returned a malformed result: ${describeZodError(parsed.error)}`);
+          startInit();
+          return;
+        }
+        const r = parsed.data;
+        if (r.supportedVersions.includes(MODERN_VERSION)) {
+          return done(null, { era: 'modern', protocolVersion: MODERN_VERSION, serverInfo: serverInfoOf(r) ?? null, capabilities: r.capabilities, instructions: r.instructions ?? null });
+        }
+        decideBySupported(r.supportedVersions);
+      },
+      (err) => {
+        if (settled) return;
+        const e = toAlbedo(err);
+        if (e.code === 'ALBEDO_SERVER_EXITED' || e.code === 'ALBEDO_FRAME_TOO_LARGE') return done(e);
+        if (wireCodeOf(e) === ErrorCode.UnsupportedProtocolVersion) {
+          const data = unsupportedVersionDataSchema.safeParse((e.data as { data?: unknown }).data);
+          if (data.success) {
+            if (data.data.supported.includes(MODERN_VERSION)) {
+              // Modern by the seed's rule, though it refused this request: ask once more for its DiscoverResult.
+              peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo), { timeoutMs: opts.timeoutMs, signal: ac.signal, cancelOnTimeout: false }).then(
+                (again) => {
+                  const r = discoverResultSchema.safeParse(again);
+                  if (r.success && r.data.supportedVersions.includes(MODERN_VERSION)) done(null, { era: 'modern', protocolVersion: MODERN_VERSION, serverInfo: serverInfoOf(r.data) ?? null, capabilities: r.data.capabilities, instructions: r.data.instructions ?? null });
+                  else done(new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server lists ${MODERN_VERSION} as supported but did not answer ${DISCOVER_METHOD} with it`, { outcome: 'not_run' }));
+                },
+                (again) => done(new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server lists ${MODERN_VERSION} as supported but refused ${DISCOVER_METHOD}: ${toAlbedo(again).message}`, { outcome: 'not_run' })),
+              );
+              return;
+            }
+            return decideBySupported(data.data.supported);
+          }
+        }
+        discoverFailure = e;
+        startInit();
+        bothFailed();
+      },
+    );
+
+    /** A modern server that named versions: initialize if one is legacy, else refuse. */
+    function decideBySupported(supported: string[]): void {
+      if (supported.some((v) => LEGACY_ACCEPTED.includes(v))) {
+        discoverFailure = new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server supports only ${supported.join(', ')}`);
+        startInit();
+        return;
+      }
+      done(refused(supported));
+    }
+  });
+}
+
+function refused(serverVersions: string[]): AlbedoError {
+  const ours = [...MODERN_VERSIONS, ...LEGACY_ACCEPTED];
+  return new AlbedoError('ALBEDO_ERA_REFUSED', `no protocol version in common: the server supports ${serverVersions.join(', ') || '(none)'}; Albedo supports ${ours.join(', ')}`, { outcome: 'not_run', data: { server: serverVersions, albedo: ours } });
+}
+
+async function initialize(peer: RpcPeer, opts: NegotiateOptions, timeoutMs: number, signal?: AbortSignal): Promise<Verdict> {
+  const raw = await peer.request('initialize', initializeParams(opts.clientInfo), { timeoutMs, signal, cancelOnTimeout: false });
+  const parsed = initializeResultSchema.safeParse(raw);
+  if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `initialize returned a malformed result: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
+  const r = parsed.data;
+  if (!isLegacyVersion(r.protocolVersion)) throw refused([r.protocolVersion]);
+  peer.notify(INITIALIZED_NOTIFICATION);
+  return { era: 'legacy', protocolVersion: r.protocolVersion, serverInfo: r.serverInfo, capabilities: r.capabilities, instructions: r.instructions ?? null };
+}
+
+function toAlbedo(err: unknown): AlbedoError {
+  return AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', String((err as Error)?.message ?? err));
+}
+
+export { LEGACY_OFFERED };

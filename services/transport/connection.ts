@@ -1,0 +1,316 @@
+/**
+ * A connection actor: one configured server, its link, its JSON-RPC peer,
+ * its negotiated era and its catalogue. A server that drops is dialled again
+ * by the next request; list changes rediscover in the background, one at a
+ * time (a change meanwhile runs it once more).
+ */
+import { AlbedoError, serializeError } from '../../protocol/errors.ts';
+import { ErrorCode, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.ts';
+import { modernParams, LISTEN_METHOD, LISTEN_ACK, type ListenFilter } from '../../protocol/rev2026-07-28/index.ts';
+import { legacyParams } from '../../protocol/rev2025-11-25/index.ts';
+import {
+  listSchemas, LIST_FIELD, MAX_LIST_PAGES, resultTypeOf, callToolResultSchema, readResourceResultSchema, getPromptResultSchema,
+  type Catalogue, type Implementation, type ListMethod,
+} from '../../protocol/mcp.ts';
+import { describeZodError, type ResolvedStdioServer } from '../../protocol/config.ts';
+import type { ClientOp, ConnectionInfo, OpenResult, TransportEvents } from '../../protocol/services/transport.ts';
+import { negotiate } from '../negotiation/negotiate.ts';
+import type { EraCache } from '../negotiation/era-cache.ts';
+import { RpcPeer, WireError } from './rpc-peer.ts';
+import { StdioLink } from './stdio-link.ts';
+import type { z } from 'zod';
+
+export type Emit = <E extends keyof TransportEvents>(name: E, payload: TransportEvents[E]) => void;
+
+const LIST_FOR_NOTIFICATION: Record<string, ListMethod[]> = {
+  'notifications/tools/list_changed': ['tools/list'],
+  'notifications/resources/list_changed': ['resources/list', 'resources/templates/list'],
+  'notifications/prompts/list_changed': ['prompts/list'],
+};
+const JUNK_WARNINGS = 3;
+
+interface Live {
+  link: StdioLink;
+  peer: RpcPeer;
+  info: ConnectionInfo;
+}
+
+export class Connection {
+  readonly id: string;
+  readonly server: ResolvedStdioServer;
+  #clientInfo: Implementation;
+  #cache: EraCache | null;
+  #emit: Emit;
+  #live: Live | undefined;
+  #dialling: Promise<Live> | undefined;
+  #catalogue: Catalogue = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+  #rediscovering: Promise<void> | undefined;
+  #again = new Set<ListMethod>();
+  #closed = false;
+  #reaping = new Set<Promise<void>>();
+  #junk = { count: 0, sample: '' };
+  #lastInfo: ConnectionInfo | undefined;
+  #dialLink: StdioLink | undefined;
+
+  constructor(id: string, server: ResolvedStdioServer, clientInfo: Implementation, cache: EraCache | null, emit: Emit) {
+    this.id = id;
+    this.server = server;
+    this.#clientInfo = clientInfo;
+    this.#cache = cache;
+    this.#emit = emit;
+  }
+
+  /** Dials, negotiates and discovers everything. */
+  async open(signal?: AbortSignal): Promise<OpenResult> {
+    const warnings: string[] = [];
+    const live = await this.#dial();
+    const deadline = Date.now() + this.server.startupTimeoutMs;
+    const catalogue = await this.#discoverAll(live, warnings, deadline, signal);
+    this.#catalogue = catalogue;
+    if (live.info.era === 'modern') this.#listen(live);
+    return { ...live.info, catalogue, warnings };
+  }
+
+  #dial(): Promise<Live> {
+    if (this.#closed) return Promise.reject(new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} is closed`, { outcome: 'not_run' }));
+    if (this.#live) return Promise.resolve(this.#live);
+    this.#dialling ??= this.#dialOnce().finally(() => { this.#dialling = undefined; });
+    return this.#dialling;
+  }
+
+  async #dialOnce(): Promise<Live> {
+    let peer!: RpcPeer;
+    const link = new StdioLink(this.server, {
+      onMessage: (line) => peer.receive(line),
+      onClose: (err) => this.#onLinkClosed(link, peer, err),
+    });
+    peer = new RpcPeer(link, {
+      onRequest: (req) => this.#onServerRequest(req),
+      onNotification: (n) => this.#onNotification(n),
+      onJunk: (what, line) => this.#onJunk(what, line),
+    });
+    this.#dialLink = link;
+    try {
+      await link.start();
+      const cached = this.#cache?.get(this.server.fingerprint) ?? (this.#lastInfo ? { era: this.#lastInfo.era, protocolVersion: this.#lastInfo.protocolVersion } : null);
+      const info = await negotiate(peer, {
+        clientInfo: this.#clientInfo,
+        timeoutMs: this.server.startupTimeoutMs,
+        cached,
+        explainSilence: () => this.#silenceHint(link),
+      });
+      if (this.#closed) throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed while it opened`, { outcome: 'not_run' });
+      await this.#cache?.put(this.server.fingerprint, { era: info.era, protocolVersion: info.protocolVersion, at: Date.now() }).catch(() => {});
+      const live: Live = { link, peer, info };
+      this.#live = live;
+      this.#lastInfo = info;
+      return live;
+    } catch (err) {
+      this.#reap(link);
+      throw err;
+    } finally {
+      this.#dialLink = undefined;
+    }
+  }
+
+  #silenceHint(link: StdioLink): string {
+    const parts: string[] = [];
+    if (this.#junk.count) parts.push(`it wrote ${this.#junk.count} line(s) that are not JSON-RPC, the first: ${JSON.stringify(this.#junk.sample.slice(0, 120))}`);
+    const tail = link.stderrTail.trim();
+    if (tail) parts.push(`its stderr ends:\n${tail}`);
+    return parts.join('; ');
+  }
+
+  #reap(link: StdioLink): void {
+    const p = link.close().finally(() => this.#reaping.delete(p));
+    this.#reaping.add(p);
+  }
+
+  #onLinkClosed(link: StdioLink, peer: RpcPeer, err: AlbedoError | null): void {
+    const reason = err ?? new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed`, { outcome: 'unknown' });
+    peer.close(reason);
+    if (this.#live?.link !== link) return;
+    this.#live = undefined;
+    if (err && !this.#closed) {
+      this.#emit('connection/dropped', { id: this.id, error: serializeError(err) });
+      this.#reap(link);
+    }
+  }
+
+  #onServerRequest(req: JsonRpcRequest): Record<string, unknown> {
+    // Albedo declares no client capabilities: ping is answered, nothing else is served.
+    if (req.method === 'ping') return {};
+    throw new WireError(ErrorCode.MethodNotFound, `Method not found: ${req.method} (this client declares no capabilities)`);
+  }
+
+  #onNotification(n: JsonRpcNotification): void {
+    const lists = LIST_FOR_NOTIFICATION[n.method];
+    if (lists) this.#rediscover(lists);
+    // Other notifications (logging, progress, the listen acknowledgement) need no action here.
+    void LISTEN_ACK;
+  }
+
+  #onJunk(what: string, line: string): void {
+    this.#junk.count++;
+    if (this.#junk.count === 1) this.#junk.sample = line;
+    if (this.#junk.count <= JUNK_WARNINGS) {
+      this.#emit('connection/warned', { id: this.id, message: `ignored a line from the server (${what}): ${JSON.stringify(line.slice(0, 200))}` });
+    }
+  }
+
+  #params(live: Live, params?: Record<string, unknown>): Record<string, unknown> | undefined {
+    return live.info.era === 'modern' ? modernParams(params, this.#clientInfo) : legacyParams(params);
+  }
+
+  /** One request with era params, checking resultType. */
+  async #request(live: Live, method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    const result = await live.peer.request(method, this.#params(live, params), { timeoutMs, signal });
+    const kind = resultTypeOf(result);
+    if (kind === 'input_required') {
+      throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `${method} needs input from the user (resultType input_required), but this client declares no capabilities to provide it`, { data: { inputRequests: result.inputRequests } });
+    }
+    if (kind !== 'complete') throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned an unknown resultType ${JSON.stringify(kind)}`);
+    return result;
+  }
+
+  async #list(live: Live, method: ListMethod, timeoutMs: number, warnings: string[], signal?: AbortSignal): Promise<unknown[]> {
+    const field = LIST_FIELD[method];
+    const schema = listSchemas[method] as z.ZodType<Record<string, unknown>>;
+    const items: unknown[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const raw = await this.#request(live, method, cursor === undefined ? undefined : { cursor }, timeoutMs, signal);
+      const parsed = schema.safeParse(raw);
+      if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a malformed page: ${describeZodError(parsed.error)}`);
+      items.push(...(parsed.data[field] as unknown[]));
+      const next = parsed.data.nextCursor as string | undefined;
+      if (next === undefined) return items;
+      if (seen.has(next)) {
+        warnings.push(`${method}: the server repeated cursor ${JSON.stringify(next)}; stopped after ${page + 1} pages`);
+        return items;
+      }
+      seen.add(next);
+      cursor = next;
+    }
+    warnings.push(`${method}: stopped after ${MAX_LIST_PAGES} pages; the list may be incomplete`);
+    return items;
+  }
+
+  #listsFor(info: ConnectionInfo): ListMethod[] {
+    const c = info.capabilities;
+    const out: ListMethod[] = [];
+    if (c.tools) out.push('tools/list');
+    if (c.resources) out.push('resources/list', 'resources/templates/list');
+    if (c.prompts) out.push('prompts/list');
+    return out;
+  }
+
+  async #discoverAll(live: Live, warnings: string[], deadline: number, signal?: AbortSignal): Promise<Catalogue> {
+    const cat: Catalogue = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+    const results = await Promise.all(this.#listsFor(live.info).map(async (m) => {
+      try {
+        return [m, await this.#list(live, m, Math.max(1, deadline - Date.now()), warnings, signal)] as const;
+      } catch (err) {
+        // A server that declares resources but not templates (or similar) is common: note it, go on.
+        if (AlbedoError.is(err) && (err.data as { code?: number } | undefined)?.code === ErrorCode.MethodNotFound) {
+          warnings.push(`${m}: the server does not implement it`);
+          return [m, [] as unknown[]] as const;
+        }
+        throw err;
+      }
+    }));
+    for (const [m, items] of results) (cat as unknown as Record<string, unknown[]>)[LIST_FIELD[m]] = items;
+    return cat;
+  }
+
+  /** A modern server whose capabilities say a list can change gets one held `subscriptions/listen`. */
+  #listen(live: Live): void {
+    const c = live.info.capabilities;
+    const filter: ListenFilter = {};
+    if (c.tools?.listChanged) filter.toolsListChanged = true;
+    if (c.resources?.listChanged) filter.resourcesListChanged = true;
+    if (c.prompts?.listChanged) filter.promptsListChanged = true;
+    if (Object.keys(filter).length === 0) return;
+    live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: filter }), { timeoutMs: Infinity }).catch((err: AlbedoError) => {
+      if (this.#live === live && !this.#closed) this.#emit('connection/warned', { id: this.id, message: `${LISTEN_METHOD} ended: ${err.message}` });
+    });
+  }
+
+  #rediscover(lists: ListMethod[]): void {
+    for (const l of lists) this.#again.add(l);
+    if (this.#rediscovering) return;
+    this.#rediscovering = (async () => {
+      while (this.#again.size && !this.#closed) {
+        const todo = [...this.#again];
+        this.#again.clear();
+        const live = this.#live;
+        if (!live) return;
+        const next: Catalogue = { ...this.#catalogue };
+        try {
+          for (const m of todo) (next as unknown as Record<string, unknown[]>)[LIST_FIELD[m]] = await this.#list(live, m, this.server.callTimeoutMs, []);
+        } catch (err) {
+          this.#emit('connection/warned', { id: this.id, message: `rediscovery failed: ${(err as Error).message}` });
+          continue;
+        }
+        if (JSON.stringify(next) !== JSON.stringify(this.#catalogue)) {
+          this.#catalogue = next;
+          this.#emit('connection/catalogue-changed', { id: this.id, catalogue: next });
+        }
+      }
+    })().finally(() => { this.#rediscovering = undefined; });
+  }
+
+  /** Runs one operation, dialling again first when the server dropped. */
+  async request(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+    const wasDropped = !this.#live && this.#lastInfo !== undefined;
+    const live = await this.#dial();
+    if (wasDropped) this.#afterRedial(live);
+    switch (op.method) {
+      case 'tools/list':
+      case 'resources/list':
+      case 'resources/templates/list':
+      case 'prompts/list':
+        return this.#list(live, op.method, timeoutMs, [], signal);
+      case 'tools/call':
+        return this.#checked(callToolResultSchema, op.method, await this.#request(live, op.method, { name: op.name, arguments: op.arguments ?? {} }, timeoutMs, signal));
+      case 'resources/read':
+        return this.#checked(readResourceResultSchema, op.method, await this.#request(live, op.method, { uri: op.uri }, timeoutMs, signal));
+      case 'prompts/get':
+        return this.#checked(getPromptResultSchema, op.method, await this.#request(live, op.method, { name: op.name, arguments: op.arguments ?? {} }, timeoutMs, signal));
+      case 'ping':
+        return this.#request(live, 'ping', undefined, timeoutMs, signal);
+      default:
+        throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `unknown operation ${(op as { method: string }).method}`, { outcome: 'not_run' });
+    }
+  }
+
+  /** After a redial: a modern server's listen is re-held, and the catalogue is checked in the background. */
+  #afterRedial(live: Live): void {
+    if (live.info.era === 'modern') this.#listen(live);
+    this.#rediscover(this.#listsFor(live.info));
+  }
+
+  #checked<T>(schema: z.ZodType<T>, method: string, raw: Record<string, unknown>): T {
+    const r = schema.safeParse(raw);
+    if (!r.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a malformed result: ${describeZodError(r.error)}`);
+    return r.data;
+  }
+
+  get catalogue(): Catalogue {
+    return this.#catalogue;
+  }
+
+  /** Closes the link and waits until the launcher has reaped the server's whole group. Idempotent. */
+  async close(): Promise<{ stderrTail: string }> {
+    this.#closed = true;
+    const live = this.#live;
+    this.#live = undefined;
+    if (live) this.#reap(live.link);
+    // A dial in progress is cut short: its link closes and the handshake fails at once.
+    if (this.#dialLink) this.#reap(this.#dialLink);
+    await Promise.allSettled([this.#dialling, ...this.#reaping]);
+    await Promise.allSettled([...this.#reaping]);
+    return { stderrTail: live?.link.stderrTail ?? '' };
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * A JSON-RPC 2.0 peer over a line link: numbers requests, matches
+ * responses, times requests out (dropping them and telling the server with
+ * `notifications/cancelled`), and answers the server's own requests through
+ * one handler. Era-agnostic: callers build the params.
+ */
+import { classify, ErrorCode, type JsonRpcRequest, type JsonRpcNotification, type RequestId, type JsonRpcErrorObject } from '../../protocol/jsonrpc.ts';
+import { AlbedoError } from '../../protocol/errors.ts';
+
+export interface PeerLink {
+  send(message: unknown): void;
+}
+
+export interface RequestOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Send notifications/cancelled when the request times out or is aborted (default true). */
+  cancelOnTimeout?: boolean;
+}
+
+interface Pending {
+  method: string;
+  resolve(result: Record<string, unknown>): void;
+  reject(err: unknown): void;
+  cleanup(): void;
+}
+
+/** A JSON-RPC error to send back to the server. */
+export class WireError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+export interface PeerHandlers {
+  onRequest(req: JsonRpcRequest): Promise<Record<string, unknown>> | Record<string, unknown>;
+  onNotification(n: JsonRpcNotification): void;
+  /** A line that is not a JSON-RPC message, or a response nobody waits for. */
+  onJunk(what: string, line: string): void;
+}
+
+export class RpcPeer {
+  #link: PeerLink;
+  #handlers: PeerHandlers;
+  #pending = new Map<RequestId, Pending>();
+  #nextId = 1;
+  #closedWith: AlbedoError | undefined;
+
+  constructor(link: PeerLink, handlers: PeerHandlers) {
+    this.#link = link;
+    this.#handlers = handlers;
+  }
+
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  /** Feeds one line read from the link. */
+  receive(line: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      this.#handlers.onJunk('not JSON', line);
+      return;
+    }
+    const c = classify(value);
+    switch (c.kind) {
+      case 'response': {
+        const id = c.message.id;
+        const p = id === null ? undefined : this.#pending.get(id);
+        if (!p) {
+          this.#handlers.onJunk('a response to no pending request', line);
+          return;
+        }
+        this.#pending.delete(id!);
+        p.cleanup();
+        if ('error' in c.message) p.reject(serverError(p.method, c.message.error));
+        else p.resolve(c.message.result);
+        return;
+      }
+      case 'request':
+        void this.#answer(c.message);
+        return;
+      case 'notification':
+        this.#handlers.onNotification(c.message);
+        return;
+      case 'invalid':
+        this.#handlers.onJunk(c.reason, line);
+    }
+  }
+
+  async #answer(req: JsonRpcRequest): Promise<void> {
+    let reply: unknown;
+    try {
+      const result = await this.#handlers.onRequest(req);
+      reply = { jsonrpc: '2.0', id: req.id, result };
+    } catch (err) {
+      const e = err instanceof WireError ? err : new WireError(ErrorCode.InternalError, 'internal error');
+      const error: JsonRpcErrorObject = { code: e.code, message: e.message };
+      if (e.data !== undefined) error.data = e.data;
+      reply = { jsonrpc: '2.0', id: req.id, error };
+    }
+    if (this.#closedWith) return;
+    try {
+      this.#link.send(reply);
+    } catch {
+      // The link went down meanwhile; nothing to answer to.
+    }
+  }
+
+  /** Sends a request; resolves with the raw result or rejects with an AlbedoError. */
+  request(method: string, params: Record<string, unknown> | undefined, opts: RequestOptions): Promise<Record<string, unknown>> {
+    if (this.#closedWith) return Promise.reject(this.#closedWith);
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      const giveUp = (err: AlbedoError): void => {
+        if (!this.#pending.delete(id)) return;
+        cleanup();
+        if (opts.cancelOnTimeout !== false) this.notify('notifications/cancelled', { requestId: id, reason: err.message });
+        reject(err);
+      };
+      const onAbort = (): void => giveUp(new AlbedoError('ALBEDO_TIMEOUT', `${method} was cancelled by the caller`, { outcome: 'unknown', cause: opts.signal?.reason }));
+      // A long-lived request (subscriptions/listen) passes Infinity: no timer at all.
+      const timer = Number.isFinite(opts.timeoutMs)
+        ? setTimeout(() => giveUp(new AlbedoError('ALBEDO_TIMEOUT', `${method} got no answer within ${opts.timeoutMs} ms; it was cancelled and its outcome is unknown`, { outcome: 'unknown', data: { method, timeoutMs: opts.timeoutMs } })), opts.timeoutMs)
+        : undefined;
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener('abort', onAbort);
+      };
+      this.#pending.set(id, { method, resolve, reject, cleanup });
+      if (opts.signal?.aborted) return onAbort();
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      const message: Record<string, unknown> = { jsonrpc: '2.0', id, method };
+      if (params !== undefined) message.params = params;
+      try {
+        this.#link.send(message);
+      } catch (err) {
+        this.#pending.delete(id);
+        cleanup();
+        reject(AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_CONNECTION_CLOSED', `cannot send ${method}: ${(err as Error).message}`, { outcome: 'not_run' }));
+      }
+    });
+  }
+
+  /** Sends a notification; a link that is down swallows it. */
+  notify(method: string, params?: Record<string, unknown>): void {
+    if (this.#closedWith) return;
+    const message: Record<string, unknown> = { jsonrpc: '2.0', method };
+    if (params !== undefined) message.params = params;
+    try {
+      this.#link.send(message);
+    } catch {
+      // Best effort by definition.
+    }
+  }
+
+  /** The id the next request will get (subscriptions are named by their request id). */
+  get nextId(): number {
+    return this.#nextId;
+  }
+
+  /** Fails every pending request with `err`; later requests fail the same way. */
+  close(err: AlbedoError): void {
+    this.#closedWith ??= err;
+    for (const [id, p] of this.#pending) {
+      this.#pending.delete(id);
+      p.cleanup();
+      p.reject(err);
+    }
+  }
+}
+
+/** A server's JSON-RPC error as an AlbedoError; the server's code and data stay in `data`. */
+export function serverError(method: string, e: JsonRpcErrorObject): AlbedoError {
+  return new AlbedoError('ALBEDO_SERVER_ERROR', `${method} failed on the server: ${e.message} (${e.code})`, { data: { code: e.code, message: e.message, data: e.data } });
+}
+
+export function wireCodeOf(err: unknown): number | undefined {
+  if (!AlbedoError.is(err) || err.code !== 'ALBEDO_SERVER_ERROR') return undefined;
+  return (err.data as { code?: number } | undefined)?.code;
+}

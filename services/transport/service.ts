@@ -1,0 +1,70 @@
+/**
+ * The transport service: a pool worker hosting many connection actors
+ * (services/transport/connection.ts). The kernel pins each connection id to
+ * one worker; a worker crash loses only the actors it held, and the kernel
+ * tells their owners to open them again.
+ */
+import { defineService, type ServiceContext } from '../../kernel/service.ts';
+import { AlbedoError } from '../../protocol/errors.ts';
+import type { Implementation } from '../../protocol/mcp.ts';
+import type { TransportMethods } from '../../protocol/services/transport.ts';
+import { EraCache, closeEraCaches } from '../negotiation/era-cache.ts';
+import { Connection } from './connection.ts';
+
+type P<M extends keyof TransportMethods> = TransportMethods[M]['params'];
+
+export interface TransportOptions {
+  clientInfo: Implementation;
+}
+
+const connections = new Map<string, Connection>();
+let ctx: ServiceContext;
+
+function get(id: string): Connection {
+  const c = connections.get(id);
+  if (!c) throw new AlbedoError('ALBEDO_NOT_FOUND', `no open connection ${id} on this worker`, { outcome: 'not_run' });
+  return c;
+}
+
+export default defineService({
+  start(c) {
+    ctx = c;
+  },
+  handlers: {
+    async 'connection/open'(p: P<'connection/open'>, call) {
+      const old = connections.get(p.id);
+      if (old) {
+        connections.delete(p.id);
+        await old.close();
+      }
+      const { clientInfo } = ctx.options as TransportOptions;
+      const conn = new Connection(p.id, p.server, clientInfo, p.eraCachePath ? new EraCache(p.eraCachePath) : null, (name, payload) => ctx.emit(name, payload));
+      connections.set(p.id, conn);
+      try {
+        return await conn.open(call.signal);
+      } catch (err) {
+        connections.delete(p.id);
+        void conn.close();
+        throw err;
+      }
+    },
+    async 'connection/request'(p: P<'connection/request'>, call) {
+      return get(p.id).request(p.op, p.timeoutMs, call.signal);
+    },
+    async 'connection/close'(p: P<'connection/close'>) {
+      const c = connections.get(p.id);
+      if (!c) return { stderrTail: '' };
+      connections.delete(p.id);
+      return c.close();
+    },
+    'kernel/echo'(p: unknown) {
+      return p;
+    },
+  },
+  async stop() {
+    const all = [...connections.values()];
+    connections.clear();
+    await Promise.allSettled(all.map((c) => c.close()));
+    await closeEraCaches();
+  },
+});
