@@ -12,9 +12,11 @@
  *     second without an answer; the probe stays open and whichever request is
  *     answered first as its era expects decides.
  *
- * A cached verdict shortens this: a legacy verdict opens with `initialize`
- * straight away, a modern one sends `server/discover` without arming the
- * one-second fallback. When the cached assumption fails, the full probe runs.
+ * A cached legacy verdict shortens this: `initialize` goes first, with no
+ * `server/discover` and no one-second wait; when that assumption fails (an
+ * error, a version no longer accepted), the full probe runs. A cached modern
+ * verdict changes nothing on the wire — `server/discover` is needed anyway —
+ * so a server that went back to legacy is still found by the fallback.
  */
 import { AlbedoError } from '../../protocol/errors.ts';
 import { ErrorCode } from '../../protocol/jsonrpc.ts';
@@ -47,13 +49,13 @@ export async function negotiate(peer: RpcPeer, opts: NegotiateOptions): Promise<
       // The cached assumption failed: probe afresh.
     }
   }
-  const info = await probe(peer, opts, opts.cached?.era === 'modern');
+  const info = await probe(peer, opts);
   return { ...info, detection: opts.cached?.era === 'modern' && info.era === 'modern' ? 'cached' : 'probe' };
 }
 
 type Verdict = Omit<ConnectionInfo, 'detection'>;
 
-function probe(peer: RpcPeer, opts: NegotiateOptions, trustModern: boolean): Promise<Verdict> {
+function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
   const silentMs = opts.silentMs ?? 1_000;
   return new Promise<Verdict>((resolve, reject) => {
     let settled = false;
@@ -89,7 +91,7 @@ function probe(peer: RpcPeer, opts: NegotiateOptions, trustModern: boolean): Pro
       );
     };
 
-    const silence = setTimeout(() => { if (!trustModern) startInit(); }, silentMs);
+    const silence = setTimeout(startInit, silentMs);
     const overall = setTimeout(() => {
       const hint = opts.explainSilence?.() ?? '';
       done(new AlbedoError('ALBEDO_TIMEOUT', `the server answered neither ${DISCOVER_METHOD} nor initialize within ${opts.timeoutMs} ms${hint ? `; ${hint}` : ''}`, { outcome: 'not_run', data: { timeoutMs: opts.timeoutMs } }));

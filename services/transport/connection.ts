@@ -51,6 +51,8 @@ export class Connection {
   #junk = { count: 0, sample: '' };
   #lastInfo: ConnectionInfo | undefined;
   #dialLink: StdioLink | undefined;
+  /** Warnings raised while opening, reported with the open result. */
+  #openNotes: string[] = [];
 
   constructor(id: string, server: ResolvedStdioServer, clientInfo: Implementation, cache: EraCache | null, emit: Emit) {
     this.id = id;
@@ -62,7 +64,7 @@ export class Connection {
 
   /** Dials, negotiates and discovers everything. */
   async open(signal?: AbortSignal): Promise<OpenResult> {
-    const warnings: string[] = [];
+    const warnings: string[] = this.#openNotes;
     const live = await this.#dial();
     const deadline = Date.now() + this.server.startupTimeoutMs;
     const catalogue = await this.#discoverAll(live, warnings, deadline, signal);
@@ -154,6 +156,7 @@ export class Connection {
     this.#junk.count++;
     if (this.#junk.count === 1) this.#junk.sample = line;
     if (this.#junk.count <= JUNK_WARNINGS) {
+      if (!this.#live) this.#openNotes.push(`ignored a line from the server (${what}): ${JSON.stringify(line.slice(0, 200))}`);
       this.#emit('connection/warned', { id: this.id, message: `ignored a line from the server (${what}): ${JSON.stringify(line.slice(0, 200))}` });
     }
   }

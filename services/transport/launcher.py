@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Albedo's stdio launcher: the parent of one MCP server, and its undertaker.
 
-Usage: launcher.py CWD -- COMMAND [ARGS...]   (environment: exactly the server's)
+Usage: launcher.py CWD -- COMMAND [ARGS...]
+
+The server's environment is not the launcher's own (an interpreter shim or
+locale coercion may add to that): the daemon writes it first on the lifeline
+as one JSON line, {"env": {...}}, and the server gets exactly that.
 
 File descriptors from the daemon:
   0, 1, 2  the server's stdin, stdout and stderr (passed straight through:
@@ -139,6 +143,13 @@ def main():
     # The daemon's Ctrl-C belongs to the daemon; the launcher ends by the lifeline.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.set_inheritable(3, False)
+    first = b""
+    while not first.endswith(b"\n"):
+        chunk = os.read(3, 65536)
+        if not chunk:
+            os._exit(0)  # the daemon went away before telling us anything
+        first += chunk
+    env = json.loads(first)["env"]
 
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
@@ -154,7 +165,7 @@ def main():
             stage = "chdir"
             os.chdir(cwd)
             stage = "exec"
-            os.execvp(command[0], command)
+            os.execvpe(command[0], command, env)
         except OSError as e:
             os.write(err_w, json.dumps({"errno": e.errno, "message": e.strerror or str(e), "where": stage}).encode())
         except BaseException as e:  # noqa: BLE001 - the child must never return into the launcher

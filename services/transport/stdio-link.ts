@@ -8,6 +8,7 @@
  * shown, but its last 4 KiB are kept and quoted when it fails.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
@@ -17,6 +18,8 @@ import type { ResolvedStdioServer } from '../../protocol/config.ts';
 
 const LAUNCHER = fileURLToPath(new URL('./launcher.py', import.meta.url));
 const STDERR_TAIL = 4096;
+/** The launcher's interpreter: $ALBEDO_PYTHON, else Debian's python3 (no version-manager shim in the way), else python3 on PATH. */
+const PYTHON = process.env.ALBEDO_PYTHON || (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 /** After the server exits, how long to wait for its last stdout/stderr bytes. */
 const DRAIN_MS = 250;
 
@@ -71,9 +74,9 @@ export class StdioLink {
     if (this.#state !== 'new') throw new AlbedoError('ALBEDO_INTERNAL', 'a link starts once');
     this.#state = 'starting';
     const { command, args, cwd, env } = this.server;
-    const python = process.env.ALBEDO_PYTHON || 'python3';
-    const child = spawn(python, [LAUNCHER, cwd, '--', command, ...args], {
-      env: { ...env, PATH: env.PATH ?? '' },
+    const child = spawn(PYTHON, [LAUNCHER, cwd, '--', command, ...args], {
+      // The launcher's own environment stays minimal; the server's travels on the lifeline.
+      env: { PATH: env.PATH ?? '', PYTHONDONTWRITEBYTECODE: '1' },
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
       // The launcher must not be in the server's group, and must not get the terminal's SIGINT before we decide.
       detached: false,
@@ -84,6 +87,7 @@ export class StdioLink {
     this.#stdin.on('error', () => { /* EPIPE after the server died: reported through exit */ });
     const lifeline = child.stdio[3] as Socket;
     this.#lifeline = lifeline;
+    lifeline.write(JSON.stringify({ env }) + '\n');
     const stdout = child.stdout as Readable;
     const stderr = child.stderr as Readable;
 
@@ -129,7 +133,7 @@ export class StdioLink {
       });
       lifeline.on('error', () => { /* the launcher is gone; 'exit' below settles everything */ });
       child.on('error', (err) => {
-        const e = new AlbedoError('ALBEDO_SPAWN_FAILED', `cannot run the stdio launcher (${python}): ${err.message}`, { outcome: 'not_run' });
+        const e = new AlbedoError('ALBEDO_SPAWN_FAILED', `cannot run the stdio launcher (${PYTHON}): ${err.message}`, { outcome: 'not_run' });
         this.#closeError ??= e;
         reject(e);
         this.#markReaped();

@@ -1,0 +1,99 @@
+/**
+ * Shared test helpers: fixture paths, an Albedo per test with teardown, error
+ * assertions by code, and the leftover-process check. Every server a test
+ * starts carries ALBEDO_TEST_TAG in its environment, which its children
+ * inherit, so /proc tells whether anything of that test is still alive.
+ */
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createAlbedo, type Albedo, type AlbedoOptions } from '../api/albedo.ts';
+import { AlbedoError } from '../protocol/errors.ts';
+import type { ServerConfigInput } from '../protocol/config.ts';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const NODE = process.execPath;
+export const fixture = (name: string): string => path.join(ROOT, 'test', 'fixtures', name);
+export const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+type Tap = { teardown(fn: () => unknown): void };
+
+/** A unique tag for this test's processes. */
+export function newTag(): string {
+  return `albedo-test-${randomUUID()}`;
+}
+
+/** A stdio config for a fixture script, tagged. */
+export function server(tag: string, script: string, args: string[] = [], extra: Partial<ServerConfigInput> = {}): ServerConfigInput {
+  return { command: NODE, args: [script, ...args], ...extra, env: { ALBEDO_TEST_TAG: tag, ...(extra.env ?? {}) } };
+}
+
+/** PIDs of live (non-zombie) processes whose environment carries `tag`. */
+export function taggedPids(tag: string): number[] {
+  const needle = Buffer.from(`ALBEDO_TEST_TAG=${tag}\0`);
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const env = readFileSync(`/proc/${d}/environ`);
+      if (env.indexOf(needle) < 0) continue;
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      if (state !== 'Z') out.push(Number(d));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return out;
+}
+
+/** Waits (bounded) until no process carries `tag`; returns the survivors. */
+export async function waitNoLeftovers(tag: string, withinMs = 10_000): Promise<number[]> {
+  const end = Date.now() + withinMs;
+  let left = taggedPids(tag);
+  while (left.length && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = taggedPids(tag);
+  }
+  return left;
+}
+
+/** Waits (bounded) until `pred` holds. */
+export async function until(pred: () => boolean, withinMs = 10_000, what = 'condition'): Promise<void> {
+  const end = Date.now() + withinMs;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** An Albedo with no on-disk state unless `home` is given, closed at teardown, with the no-leftover check. */
+export async function albedoFor(t: Tap, tag: string, opts: AlbedoOptions = {}): Promise<Albedo> {
+  const a = await createAlbedo({ home: null, ...opts });
+  t.teardown(async () => {
+    await a.close();
+    const left = await waitNoLeftovers(tag);
+    // Teardown runs after the test's plan: a leftover fails the test by throwing.
+    if (left.length) throw new Error(`processes outlived the test: ${left.join(', ')}`);
+  });
+  return a;
+}
+
+export function tempHome(t: Tap): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'albedo-home-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Awaits `p` and returns the AlbedoError it rejects with; fails the test if it resolves or throws something else. */
+export async function rejection(p: Promise<unknown>): Promise<AlbedoError> {
+  try {
+    await p;
+  } catch (err) {
+    if (AlbedoError.is(err)) return err;
+    throw new Error(`expected an AlbedoError, got ${String(err)}`);
+  }
+  throw new Error('expected a rejection, but it resolved');
+}
