@@ -30,6 +30,8 @@ export interface CallOptions {
   /** With a new key: give it a worker of its own. */
   isolate?: boolean;
   signal?: AbortSignal;
+  /** Absolute deadline (epoch ms), fixed when the call is made so interceptors cannot stretch it. */
+  deadline?: number;
 }
 
 export interface OutgoingCall {
@@ -130,7 +132,8 @@ export class Kernel {
     params: ServiceMethods[S][M] extends { params: infer P } ? P : never,
     opts: CallOptions = {},
   ): Promise<ServiceMethods[S][M] extends { result: infer R } ? R : never> {
-    return this.#dispatch({ service, method, params, opts }) as Promise<never>;
+    const deadline = opts.deadline ?? Date.now() + (opts.timeoutMs ?? 30_000);
+    return this.#dispatch({ service, method, params, opts: { ...opts, deadline } }) as Promise<never>;
   }
 
   #slotFor(svc: Service, opts: CallOptions): Slot {
@@ -154,7 +157,11 @@ export class Kernel {
     const svc = this.#services.get(c.service);
     if (!svc) return Promise.reject(new AlbedoError('ALBEDO_SERVICE_UNKNOWN', `no service named ${c.service}`, { outcome: 'not_run' }));
     const slot = this.#slotFor(svc, c.opts);
-    const timeoutMs = c.opts.timeoutMs ?? 30_000;
+    const deadline = c.opts.deadline ?? Date.now() + (c.opts.timeoutMs ?? 30_000);
+    const timeoutMs = Math.max(0, deadline - Date.now());
+    if (timeoutMs === 0) {
+      return Promise.reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} passed its deadline before it was sent`, { outcome: 'not_run' }));
+    }
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
@@ -172,7 +179,7 @@ export class Kernel {
         id,
         method: c.method,
         params: c.params,
-        deadline: Date.now() + timeoutMs,
+        deadline,
         sent: false,
         resolve: (v) => { finish(); resolve(v); },
         reject: (e) => { finish(); reject(e); },
@@ -182,7 +189,7 @@ export class Kernel {
       timer = setTimeout(() => {
         finish();
         slot.abandon(id);
-        reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} did not answer within ${timeoutMs} ms`, { outcome: p.sent ? 'unknown' : 'not_run' }));
+        reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} did not answer within ${c.opts.timeoutMs ?? 30_000} ms`, { outcome: p.sent ? 'unknown' : 'not_run' }));
       }, timeoutMs);
       slot.dispatch(p);
     });

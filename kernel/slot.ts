@@ -108,6 +108,7 @@ export class Slot {
   #onMessage(m: FromWorker): void {
     switch (m.kind) {
       case 'ready': {
+        if (this.state === 'stopped') return;
         clearTimeout(this.#startTimer);
         const restarted = this.#everReady;
         this.#everReady = true;
@@ -228,6 +229,7 @@ export class Slot {
 
   async #stop(graceMs: number): Promise<void> {
     const w = this.#worker;
+    const wasReady = this.state === 'ready';
     this.state = 'stopped';
     clearInterval(this.#heartbeat);
     clearTimeout(this.#startTimer);
@@ -237,9 +239,13 @@ export class Slot {
     this.#inflight.clear();
     if (!w) return;
     const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
-    w.postMessage({ kind: 'stop', inc: this.incarnation } satisfies ToWorker);
+    // A worker still starting has no service to stop gracefully: terminate it outright.
+    if (wasReady) w.postMessage({ kind: 'stop', inc: this.incarnation } satisfies ToWorker);
+    else void w.terminate();
     const timer = setTimeout(() => void w.terminate(), graceMs);
     await exited;
     clearTimeout(timer);
+    // A worker terminated before it came online can leave its port referenced; let the loop go.
+    w.unref();
   }
 }
