@@ -53,6 +53,8 @@ export class Connection {
   #dialLink: StdioLink | undefined;
   /** Warnings raised while opening, reported with the open result. */
   #openNotes: string[] = [];
+  /** Settles when the first discovery has; rediscovery never races it. */
+  #initial: Promise<void> = Promise.resolve();
 
   constructor(id: string, server: ResolvedStdioServer, clientInfo: Implementation, cache: EraCache | null, emit: Emit) {
     this.id = id;
@@ -67,7 +69,10 @@ export class Connection {
     const warnings: string[] = this.#openNotes;
     const live = await this.#dial();
     const deadline = Date.now() + this.server.startupTimeoutMs;
-    const catalogue = await this.#discoverAll(live, warnings, deadline, signal);
+    // List changes that arrive meanwhile wait for this first discovery (#rediscover awaits it).
+    const discovering = this.#discoverAll(live, warnings, deadline, signal);
+    this.#initial = discovering.then(() => undefined, () => undefined);
+    const catalogue = await discovering;
     this.#catalogue = catalogue;
     if (live.info.era === 'modern') this.#listen(live);
     return { ...live.info, catalogue, warnings };
@@ -244,18 +249,21 @@ export class Connection {
     for (const l of lists) this.#again.add(l);
     if (this.#rediscovering) return;
     this.#rediscovering = (async () => {
+      await this.#initial;
       while (this.#again.size && !this.#closed) {
         const todo = [...this.#again];
         this.#again.clear();
         const live = this.#live;
         if (!live) return;
-        const next: Catalogue = { ...this.#catalogue };
+        const fresh: Partial<Record<string, unknown[]>> = {};
         try {
-          for (const m of todo) (next as unknown as Record<string, unknown[]>)[LIST_FIELD[m]] = await this.#list(live, m, this.server.callTimeoutMs, []);
+          for (const m of todo) fresh[LIST_FIELD[m]] = await this.#list(live, m, this.server.callTimeoutMs, []);
         } catch (err) {
           this.#emit('connection/warned', { id: this.id, message: `rediscovery failed: ${(err as Error).message}` });
           continue;
         }
+        // Merge into the catalogue as it is now: only the lists just fetched are replaced.
+        const next = { ...this.#catalogue, ...fresh } as Catalogue;
         if (JSON.stringify(next) !== JSON.stringify(this.#catalogue)) {
           this.#catalogue = next;
           this.#emit('connection/catalogue-changed', { id: this.id, catalogue: next });
