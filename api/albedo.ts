@@ -14,6 +14,7 @@ import { AlbedoError } from '../protocol/errors.ts';
 import type { ServerConfigInput } from '../protocol/config.ts';
 import type { Implementation } from '../protocol/mcp.ts';
 import { parseServerConfig, resolveServer } from './resolve.ts';
+import { capabilitiesFor, INPUT_METHODS, type ClientHandlers } from '../protocol/client-input.ts';
 import { Connection } from './connection.ts';
 
 const TRANSPORT = fileURLToPath(new URL('../services/transport/service.ts', import.meta.url));
@@ -25,13 +26,22 @@ export interface AlbedoOptions {
   /** Shared transport workers (connections are spread over them). Default 2. */
   transportWorkers?: number;
   clientInfo?: Implementation;
+  /**
+   * Handlers for what servers may ask of the client (elicitation, sampling,
+   * roots). Each one present declares its capability; with none (the
+   * daemon's default) nothing is declared and a server's request for input
+   * fails the call with ALBEDO_INPUT_REQUIRED. `connect` may override them.
+   */
+  handlers?: ClientHandlers;
   /** Supervision tuning, mostly for tests. */
   supervision?: Pick<ServiceSpec, 'restart' | 'heartbeat'>;
 }
 
 export interface ConnectOptions {
-  /** A name for messages and tool prefixes; defaults to the command's basename. */
+  /** A name for messages and tool prefixes; defaults to the command's basename or the URL's host. */
   name?: string;
+  /** This connection's input handlers, instead of the instance's. */
+  handlers?: ClientHandlers;
 }
 
 export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -44,6 +54,8 @@ export class Albedo {
   readonly home: string | null;
   #eraCachePath: string | null;
   #connections = new Map<string, Connection>();
+  #handlers: ClientHandlers | undefined;
+  #handlersById = new Map<string, ClientHandlers | undefined>();
   #closed = false;
   #unsubscribe: Array<() => void> = [];
 
@@ -59,6 +71,17 @@ export class Albedo {
       instances: opts.transportWorkers ?? 2,
       options: { clientInfo: opts.clientInfo ?? { name: 'albedo', version: pkg.version } },
       ...opts.supervision,
+    });
+    this.#handlers = opts.handlers;
+    this.kernel.provide('client', {
+      'client/input': async (p: { id: string; method: string; params: unknown }, ctx: { signal: AbortSignal }) => {
+        const cap = INPUT_METHODS[p.method];
+        const handler = cap ? this.#handlersById.get(p.id)?.[cap] : undefined;
+        if (!handler) throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `no ${cap ?? p.method} handler is registered for this connection`, { outcome: 'not_run' });
+        const result = await handler((p.params ?? {}) as Record<string, unknown>, { connection: this.#connections.get(p.id)?.name ?? p.id, signal: ctx.signal });
+        if (!result || typeof result !== 'object' || Array.isArray(result)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the ${cap} handler must return an object`, { outcome: 'not_run' });
+        return result;
+      },
     });
     const byId = (id: string): Connection | undefined => this.#connections.get(id);
     this.#unsubscribe.push(
@@ -86,13 +109,17 @@ export class Albedo {
     const parsed = parseServerConfig(config);
     const server = resolveServer(parsed);
     const id = randomUUID();
-    const name = opts.name ?? path.basename(parsed.command);
+    const handlers = opts.handlers ?? this.#handlers;
+    const capabilities = capabilitiesFor(handlers);
+    this.#handlersById.set(id, handlers);
+    const name = opts.name ?? (parsed.type === 'http' ? new URL(parsed.url).host : path.basename(parsed.command));
     try {
-      const opened = await this.kernel.call('transport', 'connection/open', { id, server, eraCachePath: this.#eraCachePath }, { key: id, isolate: parsed.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000 });
-      const conn = new Connection({ id, name, server, isolate: parsed.isolate, kernel: this.kernel, eraCachePath: this.#eraCachePath, opened, onClose: () => this.#connections.delete(id) });
+      const opened = await this.kernel.call('transport', 'connection/open', { id, server, eraCachePath: this.#eraCachePath, capabilities }, { key: id, isolate: parsed.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000 });
+      const conn = new Connection({ id, name, server, isolate: parsed.isolate, kernel: this.kernel, eraCachePath: this.#eraCachePath, capabilities, opened, onClose: () => { this.#connections.delete(id); this.#handlersById.delete(id); } });
       this.#connections.set(id, conn);
       return conn;
     } catch (err) {
+      this.#handlersById.delete(id);
       await this.kernel.release('transport', id);
       throw err;
     }

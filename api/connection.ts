@@ -35,13 +35,14 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   readonly isolate: boolean;
   #kernel: Kernel;
   #eraCachePath: string | null;
+  #capabilities: Record<string, unknown>;
   #opened: OpenResult;
   #reopening: Promise<void> | undefined;
   #stale = false;
   #closed = false;
   #onClose: () => void;
 
-  constructor(args: { id: string; name: string; server: ResolvedServer; isolate: boolean; kernel: Kernel; eraCachePath: string | null; opened: OpenResult; onClose: () => void }) {
+  constructor(args: { id: string; name: string; server: ResolvedServer; isolate: boolean; kernel: Kernel; eraCachePath: string | null; capabilities: Record<string, unknown>; opened: OpenResult; onClose: () => void }) {
     super();
     this.id = args.id;
     this.name = args.name;
@@ -49,6 +50,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.isolate = args.isolate;
     this.#kernel = args.kernel;
     this.#eraCachePath = args.eraCachePath;
+    this.#capabilities = args.capabilities;
     this.#opened = args.opened;
     this.#onClose = args.onClose;
   }
@@ -76,7 +78,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   async #reopen(): Promise<void> {
     this.#reopening ??= (async () => {
-      const opened = await this.#kernel.call('transport', 'connection/open', { id: this.id, server: this.server, eraCachePath: this.#eraCachePath }, { key: this.id, timeoutMs: this.server.startupTimeoutMs * 2 + KERNEL_SLACK_MS });
+      const opened = await this.#kernel.call('transport', 'connection/open', { id: this.id, server: this.server, eraCachePath: this.#eraCachePath, capabilities: this.#capabilities }, { key: this.id, timeoutMs: this.server.startupTimeoutMs * 2 + KERNEL_SLACK_MS });
       this.#stale = false;
       const changed = JSON.stringify(opened.catalogue) !== JSON.stringify(this.#opened.catalogue);
       this.#opened = opened;

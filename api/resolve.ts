@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { AlbedoError } from '../protocol/errors.ts';
-import { serverConfigSchema, describeZodError, type ResolvedServer, type ServerConfig } from '../protocol/config.ts';
+import { serverConfigSchema, describeZodError, type ResolvedServer, type ResolvedHttpServer, type ServerConfig, type HttpServerConfig } from '../protocol/config.ts';
 
 /** The only variables of the daemon's environment a stdio server inherits. */
 export const INHERITED_ENV = ['HOME', 'PATH', 'TMPDIR'] as const;
@@ -20,6 +20,7 @@ export function parseServerConfig(input: unknown): ServerConfig {
 }
 
 export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv = process.env, baseDir = process.cwd()): ResolvedServer {
+  if (config.type === 'http') return resolveHttp(config, daemonEnv);
   const env: Record<string, string> = {};
   for (const k of INHERITED_ENV) {
     const v = daemonEnv[k];
@@ -49,4 +50,25 @@ export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv
     .update(JSON.stringify({ type: 'stdio', command: config.command, args: config.args, cwd, env: Object.entries(env).sort(([a], [b]) => (a < b ? -1 : 1)) }))
     .digest('hex');
   return { type: 'stdio', command: config.command, args: config.args, cwd, env, startupTimeoutMs: config.startupTimeoutMs, callTimeoutMs: config.callTimeoutMs, fingerprint };
+}
+
+/** Header values looked up (literal or named variable), a bearer token from bearerEnv; values are never echoed in errors. */
+function resolveHttp(config: HttpServerConfig, daemonEnv: NodeJS.ProcessEnv): ResolvedHttpServer {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(config.headers)) {
+    const v = typeof value === 'string' ? value : daemonEnv[value.env];
+    if (v === undefined) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `headers.${name} names the environment variable ${(value as { env: string }).env}, which is not set`, { outcome: 'not_run' });
+    if (/[\r\n\0]/.test(v)) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `headers.${name}: the value contains a line break or NUL`, { outcome: 'not_run' });
+    headers[name] = v;
+  }
+  if (config.bearerEnv) {
+    const token = daemonEnv[config.bearerEnv];
+    if (!token) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `bearerEnv names the environment variable ${config.bearerEnv}, which is not set or empty`, { outcome: 'not_run' });
+    if (/[\s\0]/.test(token)) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `bearerEnv: the token in ${config.bearerEnv} contains whitespace`, { outcome: 'not_run' });
+    headers.Authorization = `Bearer ${token}`;
+  }
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify({ type: 'http', url: config.url, headers: Object.keys(headers).map((h) => h.toLowerCase()).sort() }))
+    .digest('hex');
+  return { type: 'http', url: config.url, headers, startupTimeoutMs: config.startupTimeoutMs, callTimeoutMs: config.callTimeoutMs, fingerprint };
 }

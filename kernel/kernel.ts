@@ -53,6 +53,9 @@ export interface LifecycleEvent {
 
 type Listener = (payload: any) => void;
 
+/** A service that lives on the kernel's own thread (the embedder's callbacks): handlers run in place. */
+export type LocalHandler = (params: any, ctx: { signal: AbortSignal; deadline: number }) => unknown;
+
 const DEFAULT_RESTART: RestartPolicy = { intensity: 5, periodMs: 30_000, backoffMs: 50, maxBackoffMs: 5_000 };
 
 interface Service {
@@ -65,6 +68,7 @@ interface Service {
 
 export class Kernel {
   #services = new Map<string, Service>();
+  #local = new Map<string, Record<string, LocalHandler>>();
   #listeners = new Map<string, Set<Listener>>();
   #interceptors: Interceptor[] = [];
   #dispatch: Dispatch;
@@ -152,8 +156,32 @@ export class Kernel {
     return slot;
   }
 
+  /**
+   * Registers a service that runs on this thread, so workers can call back
+   * into the embedder (the `client` service answers servers' input requests
+   * with the embedder's handlers). Returns a function that removes it.
+   */
+  provide(name: string, handlers: Record<string, LocalHandler>): () => void {
+    if (this.#services.has(name) || this.#local.has(name)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${name} is already started`);
+    this.#local.set(name, handlers);
+    return () => { if (this.#local.get(name) === handlers) this.#local.delete(name); };
+  }
+
+  #routeLocal(c: OutgoingCall, handlers: Record<string, LocalHandler>): Promise<unknown> {
+    const handler = handlers[c.method];
+    if (!handler) return Promise.reject(new AlbedoError('ALBEDO_NOT_FOUND', `service ${c.service} has no method ${c.method}`, { outcome: 'not_run' }));
+    const deadline = c.opts.deadline ?? Date.now() + (c.opts.timeoutMs ?? 30_000);
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} passed its deadline`, { outcome: 'unknown' })), Math.max(0, deadline - Date.now()));
+    const run = (async () => handler(c.params, { signal: ac.signal, deadline }))();
+    const expired = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }));
+    return Promise.race([run, expired]).finally(() => clearTimeout(timer));
+  }
+
   #route(c: OutgoingCall): Promise<unknown> {
     if (this.#stopped) return Promise.reject(new AlbedoError('ALBEDO_CLOSED', 'the kernel is stopped', { outcome: 'not_run' }));
+    const local = this.#local.get(c.service);
+    if (local) return this.#routeLocal(c, local);
     const svc = this.#services.get(c.service);
     if (!svc) return Promise.reject(new AlbedoError('ALBEDO_SERVICE_UNKNOWN', `no service named ${c.service}`, { outcome: 'not_run' }));
     const slot = this.#slotFor(svc, c.opts);
@@ -247,5 +275,6 @@ export class Kernel {
     const all = [...this.#services.values()].flatMap((s) => s.slots);
     await Promise.all(all.map((s) => s.stop(graceMs)));
     this.#listeners.clear();
+    this.#local.clear();
   }
 }

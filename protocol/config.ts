@@ -23,9 +23,49 @@ export const stdioServerSchema = z.strictObject({
 export type StdioServerInput = z.input<typeof stdioServerSchema>;
 export type StdioServerConfig = z.output<typeof stdioServerSchema>;
 
-export const serverConfigSchema = stdioServerSchema;
-export type ServerConfigInput = StdioServerInput;
-export type ServerConfig = StdioServerConfig;
+/** Header names Albedo sets itself; a config may not override them. */
+export const RESERVED_HEADERS = new Set([
+  'accept', 'content-type', 'content-length', 'host', 'connection', 'transfer-encoding', 'last-event-id',
+  'mcp-protocol-version', 'mcp-session-id', 'mcp-method', 'mcp-name',
+]);
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'an HTTP header name (an RFC 9110 token)')
+  .refine((n) => !RESERVED_HEADERS.has(n.toLowerCase()) && !n.toLowerCase().startsWith('mcp-param-'), { message: 'Albedo sets this header itself' });
+
+/** A URL Albedo may POST to: http or https, no userinfo (secrets belong in headers), no fragment. */
+export const serverUrl = z.string().superRefine((value, ctx) => {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `not a URL: ${JSON.stringify(value)}` });
+    return;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: `the URL must be http or https, not ${u.protocol.slice(0, -1)}` });
+  if (u.username || u.password) ctx.addIssue({ code: 'custom', message: 'the URL must not carry a user name or password; put credentials in a header or bearerEnv' });
+  if (value.includes('#')) ctx.addIssue({ code: 'custom', message: 'the URL must not have a fragment (#...)' });
+});
+
+export const httpServerSchema = z.strictObject({
+  type: z.literal('http').default('http'),
+  url: serverUrl,
+  /** Extra request headers, each a literal or `{ env: NAME }`. */
+  headers: z.record(headerName, envValue).default({}),
+  /** The bearer token is read from this environment variable and sent as `Authorization: Bearer …`. */
+  bearerEnv: envName.optional(),
+  isolate: z.boolean().default(false),
+  startupTimeoutMs: z.number().int().positive().max(600_000).default(30_000),
+  callTimeoutMs: z.number().int().positive().max(3_600_000).default(60_000),
+}).refine((c) => !(c.bearerEnv && Object.keys(c.headers).some((h) => h.toLowerCase() === 'authorization')), { message: 'give either bearerEnv or an Authorization header, not both', path: ['bearerEnv'] });
+export type HttpServerInput = z.input<typeof httpServerSchema>;
+export type HttpServerConfig = z.output<typeof httpServerSchema>;
+
+/** A stdio server, or an HTTP one (`type: "http"`, or just a `url`). */
+export const serverConfigSchema = z.preprocess(
+  (v) => (v && typeof v === 'object' && !Array.isArray(v) && !('type' in v) ? { ...v, type: 'url' in v ? 'http' : 'stdio' } : v),
+  z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema]),
+);
+export type ServerConfigInput = StdioServerInput | HttpServerInput;
+export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
 /** What the transport service spawns: every value resolved, nothing left to look up. */
 export interface ResolvedStdioServer {
@@ -40,9 +80,26 @@ export interface ResolvedStdioServer {
   /** A stable digest of what identifies this server (command, args, cwd, env names), for the era cache. */
   fingerprint: string;
 }
-export type ResolvedServer = ResolvedStdioServer;
+
+/** An HTTP server with every header value looked up. */
+export interface ResolvedHttpServer {
+  type: 'http';
+  url: string;
+  /** Extra headers, Authorization included when bearerEnv named a token. Never logged. */
+  headers: Record<string, string>;
+  startupTimeoutMs: number;
+  callTimeoutMs: number;
+  /** A digest of the URL and the header names (not values), for the era cache. */
+  fingerprint: string;
+}
+export type ResolvedServer = ResolvedStdioServer | ResolvedHttpServer;
 
 /** Describes a zod error as one line: `args.0: expected string`. */
 export function describeZodError(err: z.ZodError): string {
-  return err.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
+  return err.issues.map((i) => {
+    // A bad record key nests the key's own issues: say what is wrong with the key.
+    const inner = (i as { issues?: Array<{ message: string }> }).issues;
+    const message = i.code === 'invalid_key' && inner?.length ? `bad key: ${inner.map((x) => x.message).join(', ')}` : i.message;
+    return `${i.path.length ? i.path.join('.') : '(root)'}: ${message}`;
+  }).join('; ');
 }

@@ -5,13 +5,15 @@
  * inherit, so /proc tells whether anything of that test is still alive.
  */
 import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAlbedo, type Albedo, type AlbedoOptions } from '../api/albedo.ts';
 import { AlbedoError } from '../protocol/errors.ts';
-import type { ServerConfigInput } from '../protocol/config.ts';
+import type { StdioServerInput } from '../protocol/config.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const NODE = process.execPath;
@@ -26,7 +28,7 @@ export function newTag(): string {
 }
 
 /** A stdio config for a fixture script, tagged. */
-export function server(tag: string, script: string, args: string[] = [], extra: Partial<ServerConfigInput> = {}): ServerConfigInput {
+export function server(tag: string, script: string, args: string[] = [], extra: Partial<StdioServerInput> = {}): StdioServerInput {
   return { command: NODE, args: [script, ...args], ...extra, env: { ALBEDO_TEST_TAG: tag, ...(extra.env ?? {}) } };
 }
 
@@ -96,4 +98,48 @@ export async function rejection(p: Promise<unknown>): Promise<AlbedoError> {
     throw new Error(`expected an AlbedoError, got ${String(err)}`);
   }
   throw new Error('expected a rejection, but it resolved');
+}
+
+export interface HttpFixture {
+  url: string;
+  /** The JSON lines the fixture printed after `listening` (bad-http-server.ts logs every request). */
+  log: Array<Record<string, unknown>>;
+  /** Other stdout lines. */
+  lines: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an HTTP fixture server, waits for its `listening URL` line, and
+ * stops it at teardown. It is not Albedo's child, so it carries a tag of its
+ * own (`<tag>-server`): the leftover check of the test's tag is about what Albedo started.
+ */
+export async function httpFixture(t: Tap, tag: string, script: string, args: string[] = []): Promise<HttpFixture> {
+  const child = spawn(NODE, [script, ...args], { env: { ...process.env, ALBEDO_TEST_TAG: `${tag}-server` }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const log: Array<Record<string, unknown>> = [];
+  const lines: string[] = [];
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  const rl = createInterface({ input: child.stdout! });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${path.basename(script)} did not start: ${stderr}`)), 15_000);
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${path.basename(script)} exited (${code}): ${stderr}`)); });
+    rl.on('line', (line) => {
+      const m = /^listening (\S+)$/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      } else if (line.startsWith('{')) log.push(JSON.parse(line));
+      else lines.push(line);
+    });
+  });
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => (stopped ??= new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.stdin!.end();
+    setTimeout(() => child.kill('SIGKILL'), 3_000).unref();
+  }));
+  t.teardown(stop);
+  return { url, log, lines, stop };
 }

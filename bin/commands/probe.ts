@@ -11,11 +11,12 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import type { Connection } from '../../api/connection.ts';
 
 export const PROBE_HELP = `usage: albedo probe [options] -- COMMAND [ARGS...]
+       albedo probe [options] --url URL [--header 'Name: value'] [--bearer-env VAR]
 
-Starts COMMAND as an MCP server over stdio (no shell), detects its protocol
-era (2026-07-28 server/discover, or the initialize handshake of 2024-11-05 …
-2025-11-25), lists its tools, resources, resource templates and prompts, and
-prints them.
+Starts COMMAND as an MCP server over stdio (no shell), or talks Streamable
+HTTP to URL, detects its protocol era (2026-07-28 server/discover, or the
+initialize handshake of 2024-11-05 … 2025-11-25), lists its tools,
+resources, resource templates and prompts, and prints them.
 
 options:
   --json             print one JSON object: era, protocolVersion, serverInfo,
@@ -29,6 +30,9 @@ options:
   --cwd DIR          working directory of the server (default: the current one)
   --env NAME=VALUE   pass a variable to the server (repeatable); the server
                      otherwise gets only HOME, PATH and TMPDIR
+  --url URL          an MCP server over Streamable HTTP (http or https)
+  --header 'N: V'    send this header with every HTTP request (repeatable)
+  --bearer-env VAR   send 'Authorization: Bearer' with the token in VAR
 
 exit status: 0 success; 1 the server could not be reached or the request
 failed; 2 bad usage; 3 the tool ran and reported an error (isError).`;
@@ -45,6 +49,9 @@ interface ProbeArgs {
   cwd?: string;
   env: Record<string, string>;
   command: string[];
+  url?: string;
+  headers: Record<string, string>;
+  bearerEnv?: string;
 }
 
 function parse(argv: string[]): ProbeArgs | 'help' {
@@ -66,6 +73,9 @@ function parse(argv: string[]): ProbeArgs | 'help' {
         args: { type: 'string' },
         cwd: { type: 'string' },
         env: { type: 'string', multiple: true },
+        url: { type: 'string' },
+        header: { type: 'string', multiple: true },
+        'bearer-env': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -74,7 +84,16 @@ function parse(argv: string[]): ProbeArgs | 'help' {
   }
   const v = parsed.values;
   if (v.help) return 'help';
-  if (command.length === 0) throw new UsageError('no server command: put it after --, e.g. albedo probe -- npx -y @modelcontextprotocol/server-everything');
+  if (v.url !== undefined && command.length > 0) throw new UsageError('give either --url or a command after --, not both');
+  if (v.url === undefined && command.length === 0) throw new UsageError('no server: give --url URL, or a command after --, e.g. albedo probe -- npx -y @modelcontextprotocol/server-everything');
+  if (v.url === undefined && (v.header?.length || v['bearer-env'] !== undefined)) throw new UsageError('--header and --bearer-env go with --url');
+  if (v.url !== undefined && (v.env?.length || v.cwd !== undefined)) throw new UsageError('--env and --cwd go with a command, not --url');
+  const headers: Record<string, string> = {};
+  for (const h of v.header ?? []) {
+    const colon = h.indexOf(':');
+    if (colon <= 0) throw new UsageError(`--header wants 'Name: value', not ${JSON.stringify(h)}`);
+    headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim();
+  }
   const timeoutMs = v.timeout === undefined ? 30_000 : Number(v.timeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > 600_000) throw new UsageError(`--timeout must be a whole number of milliseconds from 1 to 600000, not ${JSON.stringify(v.timeout)}`);
   const actions = [v.call, v.read, v.prompt].filter((x) => x !== undefined);
@@ -96,7 +115,7 @@ function parse(argv: string[]): ProbeArgs | 'help' {
     if (eq <= 0) throw new UsageError(`--env wants NAME=VALUE, not ${JSON.stringify(e)}`);
     env[e.slice(0, eq)] = e.slice(eq + 1);
   }
-  return { json: v.json!, timeoutMs, call: v.call, read: v.read, prompt: v.prompt, args, cwd: v.cwd, env, command };
+  return { json: v.json!, timeoutMs, call: v.call, read: v.read, prompt: v.prompt, args, cwd: v.cwd, env, command, url: v.url, headers, bearerEnv: v['bearer-env'] };
 }
 
 function oneLine(s: string): string {
@@ -130,10 +149,12 @@ export async function probeCommand(argv: string[]): Promise<number> {
   process.once('SIGTERM', onSignal);
   let code = 0;
   try {
-    const conn = await albedo.connect(
-      { command: a.command[0], args: a.command.slice(1), cwd: a.cwd, env: a.env, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs },
-      { name: a.command[0] },
-    );
+    const conn = a.url !== undefined
+      ? await albedo.connect({ type: 'http', url: a.url, headers: a.headers, bearerEnv: a.bearerEnv, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs })
+      : await albedo.connect(
+        { command: a.command[0]!, args: a.command.slice(1), cwd: a.cwd, env: a.env, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs },
+        { name: a.command[0] },
+      );
     let result: unknown;
     if (a.call !== undefined) {
       result = await conn.callTool(a.call, a.args);

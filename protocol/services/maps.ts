@@ -4,6 +4,11 @@
  */
 import type { TransportEvents, TransportMethods } from './transport.ts';
 
+/** The embedder's own service, on the kernel's thread: answers servers' input requests with its handlers. */
+export interface ClientMethods {
+  'client/input': { params: { id: string; method: string; params: unknown }; result: Record<string, unknown> };
+}
+
 export interface LifecyclePayload {
   service: string;
   instance: number;
@@ -14,9 +19,11 @@ export interface LifecyclePayload {
 
 export interface ServiceMethods {
   transport: TransportMethods;
+  client: ClientMethods;
 }
 export interface ServiceEvents {
   transport: TransportEvents;
+  client: Record<never, never>;
   kernel: {
     /** A worker died; its in-flight calls failed with ALBEDO_SERVICE_LOST. */
     'service/lost': LifecyclePayload;

@@ -32,7 +32,7 @@ export type ClientOp =
 
 export interface TransportMethods {
   /** Spawns the server, negotiates its era and discovers its catalogue. */
-  'connection/open': { params: { id: string; server: ResolvedServer; eraCachePath: string | null }; result: OpenResult };
+  'connection/open': { params: { id: string; server: ResolvedServer; eraCachePath: string | null; capabilities: Record<string, unknown> }; result: OpenResult };
   /** Runs one operation; a dropped connection is dialled again first. */
   'connection/request': { params: { id: string; op: ClientOp; timeoutMs: number }; result: unknown };
   /** Closes the connection and reaps the server's process group. */

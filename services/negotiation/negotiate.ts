@@ -37,6 +37,10 @@ export interface NegotiateOptions {
   cached?: { era: Era; protocolVersion: string } | null;
   /** Called with a description of why no answer came, for the timeout error. */
   explainSilence?: () => string;
+  /** The client capabilities to declare (from the embedder's handlers); none by default. */
+  capabilities?: Record<string, unknown>;
+  /** Told the legacy version the server chose, before `notifications/initialized` is sent (HTTP sends it as a header). */
+  onLegacyVersion?: (version: string) => void;
 }
 
 /** Negotiates the era on `peer`. Rejects with ALBEDO_ERA_REFUSED, ALBEDO_HANDSHAKE_FAILED or ALBEDO_TIMEOUT. */
@@ -97,7 +101,7 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
       done(new AlbedoError('ALBEDO_TIMEOUT', `the server answered neither ${DISCOVER_METHOD} nor initialize within ${opts.timeoutMs} ms${hint ? `; ${hint}` : ''}`, { outcome: 'not_run', data: { timeoutMs: opts.timeoutMs } }));
     }, opts.timeoutMs);
 
-    peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo), { timeoutMs: opts.timeoutMs, signal: ac.signal, cancelOnTimeout: false }).then(
+    peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), { timeoutMs: opts.timeoutMs, signal: ac.signal, cancelOnTimeout: false }).then(
       (raw) => {
         if (settled) return;
         const parsed = discoverResultSchema.safeParse(raw);
@@ -121,7 +125,7 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
           if (data.success) {
             if (data.data.supported.includes(MODERN_VERSION)) {
               // Modern by the seed's rule, though it refused this request: ask once more for its DiscoverResult.
-              peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo), { timeoutMs: opts.timeoutMs, signal: ac.signal, cancelOnTimeout: false }).then(
+              peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), { timeoutMs: opts.timeoutMs, signal: ac.signal, cancelOnTimeout: false }).then(
                 (again) => {
                   const r = discoverResultSchema.safeParse(again);
                   if (r.success && r.data.supportedVersions.includes(MODERN_VERSION)) done(null, { era: 'modern', protocolVersion: MODERN_VERSION, serverInfo: serverInfoOf(r.data) ?? null, capabilities: r.data.capabilities, instructions: r.data.instructions ?? null });
@@ -158,13 +162,80 @@ function refused(serverVersions: string[]): AlbedoError {
 }
 
 async function initialize(peer: RpcPeer, opts: NegotiateOptions, timeoutMs: number, signal?: AbortSignal): Promise<Verdict> {
-  const raw = await peer.request('initialize', initializeParams(opts.clientInfo), { timeoutMs, signal, cancelOnTimeout: false });
+  const raw = await peer.request('initialize', initializeParams(opts.clientInfo, opts.capabilities), { timeoutMs, signal, cancelOnTimeout: false });
   const parsed = initializeResultSchema.safeParse(raw);
   if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `initialize returned a malformed result: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
   const r = parsed.data;
   if (!isLegacyVersion(r.protocolVersion)) throw refused([r.protocolVersion]);
+  opts.onLegacyVersion?.(r.protocolVersion);
   peer.notify(INITIALIZED_NOTIFICATION);
   return { era: 'legacy', protocolVersion: r.protocolVersion, serverInfo: r.serverInfo, capabilities: r.capabilities, instructions: r.instructions ?? null };
+}
+
+/** What HTTP negotiation needs of the link: which headers to send. */
+export interface EraHeaders {
+  setEra(era: Era, protocolVersion?: string): void;
+  setProtocolVersion(v: string): void;
+}
+
+/**
+ * Era detection over Streamable HTTP, as seed 000 says: a modern first
+ * request (`server/discover` with the 2026-07-28 headers). A DiscoverResult
+ * naming 2026-07-28 makes the server modern. A -32022 or a DiscoverResult
+ * naming only legacy versions we share goes to `initialize`; naming none we
+ * share is refused. Any non-2xx without a modern error in its body, or a
+ * JSON-RPC error other than -32020/-32021/-32022, means legacy. HTTP always
+ * answers, so there is no silent wait. A cached legacy verdict starts with
+ * `initialize` and probes afresh when that fails.
+ */
+export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: NegotiateOptions): Promise<ConnectionInfo> {
+  if (opts.cached?.era === 'legacy') {
+    link.setEra('legacy');
+    try {
+      return { ...(await initialize(peer, { ...opts, onLegacyVersion: (v) => link.setProtocolVersion(v) }, opts.timeoutMs)), detection: 'cached' };
+    } catch (err) {
+      if (!legacyMeansProbe(err)) throw err;
+    }
+  }
+  link.setEra('modern');
+  const legacy = async (): Promise<ConnectionInfo> => {
+    link.setEra('legacy');
+    return { ...(await initialize(peer, { ...opts, onLegacyVersion: (v) => link.setProtocolVersion(v) }, opts.timeoutMs)), detection: 'probe' };
+  };
+  const detection = opts.cached?.era === 'modern' ? 'cached' : 'probe';
+  let raw: Record<string, unknown>;
+  try {
+    raw = await peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), { timeoutMs: opts.timeoutMs, cancelOnTimeout: true });
+  } catch (err) {
+    const e = toAlbedo(err);
+    const code = wireCodeOf(e);
+    if (code === ErrorCode.UnsupportedProtocolVersion) {
+      const data = unsupportedVersionDataSchema.safeParse((e.data as { data?: unknown }).data);
+      if (!data.success) throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server refused protocol version ${MODERN_VERSION} without saying which versions it supports`, { outcome: 'not_run' });
+      if (data.data.supported.some((v) => LEGACY_ACCEPTED.includes(v))) return legacy();
+      throw refused(data.data.supported);
+    }
+    if (code === ErrorCode.HeaderMismatch || code === ErrorCode.MissingRequiredClientCapability) {
+      throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server speaks ${MODERN_VERSION} but refused ${DISCOVER_METHOD}: ${e.message}`, { outcome: 'not_run', data: e.data });
+    }
+    // Any other JSON-RPC error, or an HTTP error without one, is a legacy server.
+    if (code !== undefined || e.code === 'ALBEDO_HTTP_ERROR') return legacy();
+    throw e;
+  }
+  const parsed = discoverResultSchema.safeParse(raw);
+  if (!parsed.success) throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `${DISCOVER_METHOD} returned a malformed result: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
+  const r = parsed.data;
+  if (r.supportedVersions.includes(MODERN_VERSION)) {
+    return { era: 'modern', protocolVersion: MODERN_VERSION, serverInfo: serverInfoOf(r) ?? null, capabilities: r.capabilities, instructions: r.instructions ?? null, detection };
+  }
+  if (r.supportedVersions.some((v) => LEGACY_ACCEPTED.includes(v))) return legacy();
+  throw refused(r.supportedVersions);
+}
+
+/** A cached legacy verdict that failed: probe afresh unless the server cannot be reached at all. */
+function legacyMeansProbe(err: unknown): boolean {
+  const e = toAlbedo(err);
+  return !(e.code === 'ALBEDO_CONNECTION_CLOSED' && e.outcome === 'not_run');
 }
 
 function toAlbedo(err: unknown): AlbedoError {

@@ -12,12 +12,15 @@ import {
   listSchemas, LIST_FIELD, MAX_LIST_PAGES, resultTypeOf, callToolResultSchema, readResourceResultSchema, getPromptResultSchema,
   type Catalogue, type Implementation, type ListMethod,
 } from '../../protocol/mcp.ts';
-import { describeZodError, type ResolvedStdioServer } from '../../protocol/config.ts';
+import { describeZodError, type ResolvedServer } from '../../protocol/config.ts';
 import type { ClientOp, ConnectionInfo, OpenResult, TransportEvents } from '../../protocol/services/transport.ts';
-import { negotiate } from '../negotiation/negotiate.ts';
+import { headerParamsOf, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
+import { INPUT_METHODS, MRTR_METHODS, MAX_INPUT_ROUNDS, inputRequestsSchema } from '../../protocol/client-input.ts';
+import { negotiate, negotiateHttp } from '../negotiation/negotiate.ts';
 import type { EraCache } from '../negotiation/era-cache.ts';
-import { RpcPeer, WireError } from './rpc-peer.ts';
+import { RpcPeer, WireError, wireCodeOf } from './rpc-peer.ts';
 import { StdioLink } from './stdio-link.ts';
+import { HttpLink } from './http-link.ts';
 import type { z } from 'zod';
 
 export type Emit = <E extends keyof TransportEvents>(name: E, payload: TransportEvents[E]) => void;
@@ -28,17 +31,39 @@ const LIST_FOR_NOTIFICATION: Record<string, ListMethod[]> = {
   'notifications/prompts/list_changed': ['prompts/list'],
 };
 const JUNK_WARNINGS = 3;
+/** subscriptions/listen: re-held after 1 s doubling to 60 s; a listen that lived 30 s counts as healthy; 8 short ones in a row give up. */
+const LISTEN_BACKOFF_MS = 1_000;
+const LISTEN_BACKOFF_MAX_MS = 60_000;
+const LISTEN_HEALTHY_MS = 30_000;
+const LISTEN_MAX_FAILURES = 8;
+
+/** The embedder's side of the connection: the capabilities its handlers give, and a way to ask them. */
+export interface ClientSide {
+  capabilities: Record<string, unknown>;
+  /** Runs the embedder's handler for one input request (elicitation/create, sampling/createMessage, roots/list). */
+  ask(method: string, params: unknown, timeoutMs: number): Promise<Record<string, unknown>>;
+}
+
+const NO_CLIENT: ClientSide = {
+  capabilities: {},
+  ask: (method) => Promise.reject(new WireError(ErrorCode.MethodNotFound, `Method not found: ${method} (this client declares no capabilities)`)),
+};
+
+type Link = StdioLink | HttpLink;
 
 interface Live {
-  link: StdioLink;
+  link: Link;
   peer: RpcPeer;
   info: ConnectionInfo;
 }
 
 export class Connection {
   readonly id: string;
-  readonly server: ResolvedStdioServer;
+  readonly server: ResolvedServer;
   #clientInfo: Implementation;
+  #client: ClientSide;
+  /** Modern HTTP: each tool's Mcp-Param-* headers, from its x-mcp-header annotations. */
+  #headerParams = new Map<string, HeaderParam[]>();
   #cache: EraCache | null;
   #emit: Emit;
   #live: Live | undefined;
@@ -50,16 +75,17 @@ export class Connection {
   #reaping = new Set<Promise<void>>();
   #junk = { count: 0, sample: '' };
   #lastInfo: ConnectionInfo | undefined;
-  #dialLink: StdioLink | undefined;
+  #dialLink: Link | undefined;
   /** Warnings raised while opening, reported with the open result. */
   #openNotes: string[] = [];
   /** Settles when the first discovery has; rediscovery never races it. */
   #initial: Promise<void> = Promise.resolve();
 
-  constructor(id: string, server: ResolvedStdioServer, clientInfo: Implementation, cache: EraCache | null, emit: Emit) {
+  constructor(id: string, server: ResolvedServer, clientInfo: Implementation, cache: EraCache | null, emit: Emit, client: ClientSide = NO_CLIENT) {
     this.id = id;
     this.server = server;
     this.#clientInfo = clientInfo;
+    this.#client = client;
     this.#cache = cache;
     this.#emit = emit;
   }
@@ -85,12 +111,27 @@ export class Connection {
     return this.#dialling;
   }
 
+  #newLink(getPeer: () => RpcPeer): Link {
+    if (this.server.type === 'http') {
+      const link: HttpLink = new HttpLink(this.server, {
+        onMessage: (m, raw) => getPeer().receiveMessage(m, raw),
+        onRequestFailed: (id, err) => getPeer().fail(id, err),
+        onClose: (err) => this.#onLinkClosed(link, getPeer(), err),
+        onWarn: (message) => this.#emit('connection/warned', { id: this.id, message }),
+        headerParams: (name) => this.#headerParams.get(name),
+      });
+      return link;
+    }
+    const link: StdioLink = new StdioLink(this.server, {
+      onMessage: (line) => getPeer().receive(line),
+      onClose: (err) => this.#onLinkClosed(link, getPeer(), err),
+    });
+    return link;
+  }
+
   async #dialOnce(): Promise<Live> {
     let peer!: RpcPeer;
-    const link = new StdioLink(this.server, {
-      onMessage: (line) => peer.receive(line),
-      onClose: (err) => this.#onLinkClosed(link, peer, err),
-    });
+    const link = this.#newLink(() => peer);
     peer = new RpcPeer(link, {
       onRequest: (req) => this.#onServerRequest(req),
       onNotification: (n) => this.#onNotification(n),
@@ -98,18 +139,21 @@ export class Connection {
     });
     this.#dialLink = link;
     try {
-      await link.start();
+      if (link instanceof StdioLink) await link.start();
       const cached = this.#cache?.get(this.server.fingerprint) ?? (this.#lastInfo ? { era: this.#lastInfo.era, protocolVersion: this.#lastInfo.protocolVersion } : null);
-      const info = await negotiate(peer, {
+      const nopts = {
         clientInfo: this.#clientInfo,
         timeoutMs: this.server.startupTimeoutMs,
         cached,
+        capabilities: this.#client.capabilities,
         explainSilence: () => this.#silenceHint(link),
-      });
+      };
+      const info = link instanceof HttpLink ? await negotiateHttp(peer, link, nopts) : await negotiate(peer, nopts);
       if (this.#closed) throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed while it opened`, { outcome: 'not_run' });
       await this.#cache?.put(this.server.fingerprint, { era: info.era, protocolVersion: info.protocolVersion, at: Date.now() }).catch(() => {});
       const live: Live = { link, peer, info };
       this.#live = live;
+      if (link instanceof HttpLink && info.era === 'legacy') link.openGetStream();
       this.#lastInfo = info;
       return live;
     } catch (err) {
@@ -120,20 +164,20 @@ export class Connection {
     }
   }
 
-  #silenceHint(link: StdioLink): string {
+  #silenceHint(link: Link): string {
     const parts: string[] = [];
     if (this.#junk.count) parts.push(`it wrote ${this.#junk.count} line(s) that are not JSON-RPC, the first: ${JSON.stringify(this.#junk.sample.slice(0, 120))}`);
-    const tail = link.stderrTail.trim();
+    const tail = link instanceof StdioLink ? link.stderrTail.trim() : '';
     if (tail) parts.push(`its stderr ends:\n${tail}`);
     return parts.join('; ');
   }
 
-  #reap(link: StdioLink): void {
+  #reap(link: Link): void {
     const p = link.close().finally(() => this.#reaping.delete(p));
     this.#reaping.add(p);
   }
 
-  #onLinkClosed(link: StdioLink, peer: RpcPeer, err: AlbedoError | null): void {
+  #onLinkClosed(link: Link, peer: RpcPeer, err: AlbedoError | null): void {
     const reason = err ?? new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed`, { outcome: 'unknown' });
     peer.close(reason);
     if (this.#live?.link !== link) return;
@@ -144,10 +188,19 @@ export class Connection {
     }
   }
 
-  #onServerRequest(req: JsonRpcRequest): Record<string, unknown> {
-    // Albedo declares no client capabilities: ping is answered, nothing else is served.
+  /** A legacy server's own request: ping is answered; input requests go to the embedder's handlers when it declared them. */
+  async #onServerRequest(req: JsonRpcRequest): Promise<Record<string, unknown>> {
     if (req.method === 'ping') return {};
-    throw new WireError(ErrorCode.MethodNotFound, `Method not found: ${req.method} (this client declares no capabilities)`);
+    const cap = INPUT_METHODS[req.method];
+    if (!cap || !(cap in this.#client.capabilities)) {
+      throw new WireError(ErrorCode.MethodNotFound, `Method not found: ${req.method} (this client did not declare ${cap ?? 'a capability for it'})`);
+    }
+    try {
+      return await this.#client.ask(req.method, req.params ?? {}, this.server.callTimeoutMs);
+    } catch (err) {
+      if (err instanceof WireError) throw err;
+      throw new WireError(ErrorCode.InternalError, `the client's ${cap} handler failed: ${(err as Error).message}`);
+    }
   }
 
   #onNotification(n: JsonRpcNotification): void {
@@ -167,18 +220,45 @@ export class Connection {
   }
 
   #params(live: Live, params?: Record<string, unknown>): Record<string, unknown> | undefined {
-    return live.info.era === 'modern' ? modernParams(params, this.#clientInfo) : legacyParams(params);
+    return live.info.era === 'modern' ? modernParams(params, this.#clientInfo, this.#client.capabilities) : legacyParams(params);
   }
 
-  /** One request with era params, checking resultType. */
+  /**
+   * One request with era params, checking resultType. An `input_required`
+   * result (2026-07-28 MRTR) is fulfilled by the embedder's handlers and the
+   * request retried on a new id with `inputResponses` and the byte-exact
+   * `requestState`, for at most MAX_INPUT_ROUNDS rounds, all within `timeoutMs`.
+   */
   async #request(live: Live, method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
-    const result = await live.peer.request(method, this.#params(live, params), { timeoutMs, signal });
-    const kind = resultTypeOf(result);
-    if (kind === 'input_required') {
-      throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `${method} needs input from the user (resultType input_required), but this client declares no capabilities to provide it`, { data: { inputRequests: result.inputRequests } });
+    const deadline = Date.now() + timeoutMs;
+    let retry: Record<string, unknown> = {};
+    for (let round = 0; ; round++) {
+      const left = Math.max(1, deadline - Date.now());
+      let result: Record<string, unknown>;
+      try {
+        result = await live.peer.request(method, this.#params(live, params === undefined && round === 0 ? undefined : { ...params, ...retry }), { timeoutMs: left, signal });
+      } catch (err) {
+        if (wireCodeOf(err) !== ErrorCode.MissingRequiredClientCapability) throw err;
+        const required = ((err as AlbedoError).data as { data?: { requiredCapabilities?: unknown } }).data?.requiredCapabilities;
+        throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `${method} needs client capabilities this client did not declare${required ? ` (${JSON.stringify(required)})` : ''}: register a handler for them`, { outcome: 'not_run', data: { requiredCapabilities: required, server: (err as AlbedoError).data } });
+      }
+      const kind = resultTypeOf(result);
+      if (kind === 'complete') return result;
+      if (kind !== 'input_required') throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned an unknown resultType ${JSON.stringify(kind)}`);
+      if (!MRTR_METHODS.has(method)) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned resultType input_required, which only tools/call, prompts/get and resources/read may`);
+      const parsed = inputRequestsSchema.safeParse(result.inputRequests ?? {});
+      if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned malformed inputRequests: ${describeZodError(parsed.error)}`);
+      const requests = Object.entries(parsed.data);
+      const undeclared = requests.filter(([, r]) => !(INPUT_METHODS[r.method]! in this.#client.capabilities));
+      if (undeclared.length) {
+        throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `${method} needs input (${undeclared.map(([k, r]) => `${k}: ${r.method}`).join(', ')}) that this client has no handler for`, { outcome: 'not_run', data: { inputRequests: result.inputRequests } });
+      }
+      if (round + 1 >= MAX_INPUT_ROUNDS) throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `${method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; gave up`, { outcome: 'not_run' });
+      const answers = await Promise.all(requests.map(async ([key, r]) => [key, await this.#client.ask(r.method, r.params ?? {}, Math.max(1, deadline - Date.now()))] as const));
+      retry = {};
+      if (result.inputRequests !== undefined) retry.inputResponses = Object.fromEntries(answers);
+      if (typeof result.requestState === 'string') retry.requestState = result.requestState;
     }
-    if (kind !== 'complete') throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned an unknown resultType ${JSON.stringify(kind)}`);
-    return result;
   }
 
   async #list(live: Live, method: ListMethod, timeoutMs: number, warnings: string[], signal?: AbortSignal): Promise<unknown[]> {
@@ -191,7 +271,7 @@ export class Connection {
       const raw = await this.#request(live, method, cursor === undefined ? undefined : { cursor }, timeoutMs, signal);
       const parsed = schema.safeParse(raw);
       if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a malformed page: ${describeZodError(parsed.error)}`);
-      items.push(...(parsed.data[field] as unknown[]));
+      items.push(...(method === 'tools/list' ? this.#acceptTools(live, parsed.data[field] as unknown[], warnings) : (parsed.data[field] as unknown[])));
       const next = parsed.data.nextCursor as string | undefined;
       if (next === undefined) return items;
       if (seen.has(next)) {
@@ -203,6 +283,29 @@ export class Connection {
     }
     warnings.push(`${method}: stopped after ${MAX_LIST_PAGES} pages; the list may be incomplete`);
     return items;
+  }
+
+  /**
+   * Modern HTTP: a tool whose x-mcp-header annotations break the spec's rules
+   * is left out, with a warning naming it and why; the others get their
+   * Mcp-Param-* header lists.
+   */
+  #acceptTools(live: Live, tools: unknown[], warnings: string[]): unknown[] {
+    if (!(live.link instanceof HttpLink) || live.info.era !== 'modern') return tools;
+    return tools.filter((t) => {
+      const tool = t as { name: string; inputSchema?: unknown };
+      const r = headerParamsOf(tool.inputSchema);
+      if (!r.ok) {
+        const message = `left out tool ${JSON.stringify(tool.name)}: ${r.reason}`;
+        warnings.push(message);
+        if (this.#live) this.#emit('connection/warned', { id: this.id, message });
+        this.#headerParams.delete(tool.name);
+        return false;
+      }
+      if (r.params.length) this.#headerParams.set(tool.name, r.params);
+      else this.#headerParams.delete(tool.name);
+      return true;
+    });
   }
 
   #listsFor(info: ConnectionInfo): ListMethod[] {
@@ -232,17 +335,39 @@ export class Connection {
     return cat;
   }
 
-  /** A modern server whose capabilities say a list can change gets one held `subscriptions/listen`. */
-  #listen(live: Live): void {
+  /**
+   * A modern server whose capabilities say a list can change gets one held
+   * `subscriptions/listen`. A listen that breaks is held again after 1 s,
+   * doubling to 60 s, and the lists are fetched again (changes may have been
+   * missed meanwhile); eight short-lived listens in a row give up with a
+   * warning. A server that ends the subscription with a result is left alone.
+   */
+  #listen(live: Live, failures = 0): void {
     const c = live.info.capabilities;
     const filter: ListenFilter = {};
     if (c.tools?.listChanged) filter.toolsListChanged = true;
     if (c.resources?.listChanged) filter.resourcesListChanged = true;
     if (c.prompts?.listChanged) filter.promptsListChanged = true;
     if (Object.keys(filter).length === 0) return;
-    live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: filter }), { timeoutMs: Infinity }).catch((err: AlbedoError) => {
-      if (this.#live === live && !this.#closed) this.#emit('connection/warned', { id: this.id, message: `${LISTEN_METHOD} ended: ${err.message}` });
-    });
+    const started = Date.now();
+    live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: filter }), { timeoutMs: Infinity }).then(
+      () => {},
+      (err: AlbedoError) => {
+        if (this.#live !== live || this.#closed) return;
+        const n = Date.now() - started > LISTEN_HEALTHY_MS ? 1 : failures + 1;
+        if (n >= LISTEN_MAX_FAILURES) {
+          this.#emit('connection/warned', { id: this.id, message: `${LISTEN_METHOD} broke ${n} times in a row (last: ${err.message}); list changes will not be seen until the next reconnect` });
+          return;
+        }
+        const wait = Math.min(LISTEN_BACKOFF_MS * 2 ** (n - 1), LISTEN_BACKOFF_MAX_MS);
+        const timer = setTimeout(() => {
+          if (this.#live !== live || this.#closed) return;
+          this.#listen(live, n);
+          this.#rediscover(this.#listsFor(live.info));
+        }, wait);
+        timer.unref?.();
+      },
+    );
   }
 
   #rediscover(lists: ListMethod[]): void {
@@ -284,7 +409,7 @@ export class Connection {
       case 'prompts/list':
         return this.#list(live, op.method, timeoutMs, [], signal);
       case 'tools/call':
-        return this.#checked(callToolResultSchema, op.method, await this.#request(live, op.method, { name: op.name, arguments: op.arguments ?? {} }, timeoutMs, signal));
+        return this.#checked(callToolResultSchema, op.method, await this.#callTool(live, op.name, op.arguments ?? {}, timeoutMs, signal));
       case 'resources/read':
         return this.#checked(readResourceResultSchema, op.method, await this.#request(live, op.method, { uri: op.uri }, timeoutMs, signal));
       case 'prompts/get':
@@ -293,6 +418,22 @@ export class Connection {
         return this.#request(live, 'ping', undefined, timeoutMs, signal);
       default:
         throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `unknown operation ${(op as { method: string }).method}`, { outcome: 'not_run' });
+    }
+  }
+
+  /**
+   * A tools/call refused with HeaderMismatch (-32020) did not run: as the
+   * spec advises, the tool list is fetched again (the tool's x-mcp-header
+   * annotations may have changed) and the call is sent once more.
+   */
+  async #callTool(live: Live, name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + timeoutMs;
+    try {
+      return await this.#request(live, 'tools/call', { name, arguments: args }, timeoutMs, signal);
+    } catch (err) {
+      if (!(live.link instanceof HttpLink) || wireCodeOf(err) !== ErrorCode.HeaderMismatch || Date.now() >= deadline) throw err;
+      await this.#list(live, 'tools/list', Math.max(1, deadline - Date.now()), [], signal);
+      return this.#request(live, 'tools/call', { name, arguments: args }, Math.max(1, deadline - Date.now()), signal);
     }
   }
 
@@ -322,6 +463,6 @@ export class Connection {
     if (this.#dialLink) this.#reap(this.#dialLink);
     await Promise.allSettled([this.#dialling, ...this.#reaping]);
     await Promise.allSettled([...this.#reaping]);
-    return { stderrTail: live?.link.stderrTail ?? '' };
+    return { stderrTail: live?.link instanceof StdioLink ? live.link.stderrTail : '' };
   }
 }

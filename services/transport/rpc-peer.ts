@@ -9,6 +9,10 @@ import { AlbedoError } from '../../protocol/errors.ts';
 
 export interface PeerLink {
   send(message: unknown): void;
+  /** A link whose own way of cancelling is closing the request's stream (modern HTTP) does it and returns true. */
+  cancelRequest?(id: RequestId): boolean;
+  /** The peer no longer waits for this request: the link may stop reading its answer. */
+  forget?(id: RequestId): void;
 }
 
 export interface RequestOptions {
@@ -68,6 +72,12 @@ export class RpcPeer {
       this.#handlers.onJunk('not JSON', line);
       return;
     }
+    this.receiveMessage(value, line);
+  }
+
+  /** Feeds one parsed message (`raw` is its text, for warnings). */
+  receiveMessage(value: unknown, raw: string): void {
+    const line = raw;
     const c = classify(value);
     switch (c.kind) {
       case 'response': {
@@ -121,7 +131,8 @@ export class RpcPeer {
       const giveUp = (err: AlbedoError): void => {
         if (!this.#pending.delete(id)) return;
         cleanup();
-        if (opts.cancelOnTimeout !== false) this.notify('notifications/cancelled', { requestId: id, reason: err.message });
+        if (opts.cancelOnTimeout !== false && this.#link.cancelRequest?.(id) !== true) this.notify('notifications/cancelled', { requestId: id, reason: err.message });
+        this.#link.forget?.(id);
         reject(err);
       };
       const onAbort = (): void => giveUp(new AlbedoError('ALBEDO_TIMEOUT', `${method} was cancelled by the caller`, { outcome: 'unknown', cause: opts.signal?.reason }));
@@ -163,6 +174,15 @@ export class RpcPeer {
   /** The id the next request will get (subscriptions are named by their request id). */
   get nextId(): number {
     return this.#nextId;
+  }
+
+  /** Fails one pending request: the link knows its answer can no longer come. */
+  fail(id: RequestId, err: AlbedoError): void {
+    const p = this.#pending.get(id);
+    if (!p) return;
+    this.#pending.delete(id);
+    p.cleanup();
+    p.reject(err);
   }
 
   /** Fails every pending request with `err`; later requests fail the same way. */

@@ -38,7 +38,11 @@ export default defineService({
         await old.close();
       }
       const { clientInfo } = ctx.options as TransportOptions;
-      const conn = new Connection(p.id, p.server, clientInfo, p.eraCachePath ? new EraCache(p.eraCachePath) : null, (name, payload) => ctx.emit(name, payload));
+      const client = {
+        capabilities: p.capabilities ?? {},
+        ask: (method: string, params: unknown, timeoutMs: number) => ctx.call('client', 'client/input', { id: p.id, method, params }, { timeoutMs }) as Promise<Record<string, unknown>>,
+      };
+      const conn = new Connection(p.id, p.server, clientInfo, p.eraCachePath ? new EraCache(p.eraCachePath) : null, (name, payload) => ctx.emit(name, payload), client);
       connections.set(p.id, conn);
       try {
         return await conn.open(call.signal);

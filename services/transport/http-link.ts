@@ -1,0 +1,563 @@
+/**
+ * A Streamable HTTP link (MCP basic/transports/streamable-http, 2025-11-25
+ * and 2026-07-28): every message is its own POST; the answer is a JSON body
+ * or an SSE stream read until the request's response arrives. Like the stdio
+ * link it knows messages, not JSON-RPC semantics: what it reads goes to
+ * `onMessage`, and a request whose answer can no longer come is failed
+ * through `onRequestFailed` with an honest outcome.
+ *
+ * Era-specific behaviour (set by the connection once negotiation decides):
+ *  - modern: `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and
+ *    `Mcp-Param-*` headers; no session; cancelling a request closes its
+ *    stream; a broken stream loses the request (outcome unknown).
+ *  - legacy: `Mcp-Session-Id` and the negotiated `MCP-Protocol-Version` on
+ *    every request after `initialize`; a broken SSE response is resumed with
+ *    `Last-Event-ID`; the optional GET stream; `DELETE` on close; a 404 for
+ *    the session ends the link so the next request dials again.
+ */
+import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { AlbedoError } from '../../protocol/errors.ts';
+import { MAX_MESSAGE_BYTES } from '../../protocol/framing.ts';
+import type { RequestId } from '../../protocol/jsonrpc.ts';
+import type { ResolvedHttpServer } from '../../protocol/config.ts';
+import { MODERN_VERSION } from '../../protocol/versions.ts';
+import { encodeHeaderValue, nameHeaderFor, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
+
+/** An error body is read only this far, for the message. */
+const ERROR_BODY_BYTES = 64 * 1024;
+/** SSE resumption (legacy): the server's `retry`, else 250 ms, never above 30 s; five empty resumptions in a row give up. */
+const RESUME_DEFAULT_MS = 250;
+const RESUME_MAX_MS = 30_000;
+const RESUME_EMPTY_LIMIT = 5;
+/** The legacy GET stream: reopened after `retry` or 1 s doubling to 60 s; eight silent attempts in a row give up. */
+const GET_BACKOFF_MIN_MS = 1_000;
+const GET_BACKOFF_MAX_MS = 60_000;
+const GET_SILENT_LIMIT = 8;
+
+export type HttpEra = 'modern' | 'legacy';
+
+export interface HttpLinkEvents {
+  /** One JSON-RPC message read from a response body or stream. */
+  onMessage(message: unknown, raw: string): void;
+  /** A request whose response can no longer arrive on this link. */
+  onRequestFailed(id: RequestId, error: AlbedoError): void;
+  /** Once, when the link is down for good; null after a requested close. */
+  onClose(error: AlbedoError | null): void;
+  /** Something worth telling the user that fails nothing (a refused notification, a GET stream given up). */
+  onWarn(message: string): void;
+  /** `Mcp-Param-*` headers for a tool call, from the tool's x-mcp-header annotations. */
+  headerParams?(toolName: string): HeaderParam[] | undefined;
+}
+
+interface InFlight {
+  id: RequestId;
+  method: string;
+  ac: AbortController;
+  answered: boolean;
+  /** Set once the request was cancelled or abandoned: nothing more is reported for it. */
+  dropped: boolean;
+}
+
+interface StreamState {
+  lastEventId: string | undefined;
+  retryMs: number | undefined;
+  sawEvent: boolean;
+}
+
+export class HttpLink {
+  readonly server: ResolvedHttpServer;
+  readonly url: URL;
+  #events: HttpLinkEvents;
+  #agent: Agent;
+  #era: HttpEra = 'modern';
+  #protocolVersion: string | undefined = MODERN_VERSION;
+  #sessionId: string | undefined;
+  #inflight = new Map<RequestId, InFlight>();
+  #background = new Set<AbortController>();
+  #closed = false;
+  #closeReported = false;
+  #getStream: { ac: AbortController; stopped: boolean } | undefined;
+  /** The HTTP status and a body excerpt of the last failed exchange, for error messages. */
+  lastHttpError: { status: number; body: string } | undefined;
+
+  constructor(server: ResolvedHttpServer, events: HttpLinkEvents) {
+    this.server = server;
+    this.url = new URL(server.url);
+    this.#events = events;
+    // One pool per connection: keep-alive HTTP/1.1, no undici timers (the peer's request timeouts govern;
+    // listen and GET streams are meant to stay quiet for long).
+    this.#agent = new Agent({ connections: 256, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
+  }
+
+  get era(): HttpEra {
+    return this.#era;
+  }
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Switches the headers to an era: modern with 2026-07-28, or legacy (no version header until `initialize` answered). */
+  setEra(era: HttpEra, protocolVersion?: string): void {
+    this.#era = era;
+    this.#protocolVersion = era === 'modern' ? (protocolVersion ?? MODERN_VERSION) : protocolVersion;
+  }
+
+  /** The negotiated legacy version, sent on every request after `initialize`. */
+  setProtocolVersion(v: string): void {
+    this.#protocolVersion = v;
+  }
+
+  /** Starts sending one message. Requests are tracked until their response; others expect 202. */
+  send(message: unknown): void {
+    if (this.#closed) throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `the HTTP link to ${this.url.origin} is closed`, { outcome: 'not_run' });
+    const m = message as { id?: RequestId; method?: string };
+    const body = JSON.stringify(message);
+    if (Buffer.byteLength(body) > MAX_MESSAGE_BYTES) throw new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `the message is larger than the ${MAX_MESSAGE_BYTES}-byte cap`, { outcome: 'not_run' });
+    if (typeof m.method === 'string' && m.id !== undefined && m.id !== null) {
+      const f: InFlight = { id: m.id, method: m.method, ac: new AbortController(), answered: false, dropped: false };
+      this.#inflight.set(m.id, f);
+      void this.#postRequest(f, message as Record<string, unknown>, body);
+    } else {
+      void this.#postOther(message as Record<string, unknown>, body);
+    }
+  }
+
+  /**
+   * Cancels a request the way the era wants. Modern: closing its stream is
+   * the cancellation (true: nothing else to send). Legacy: false, the caller
+   * sends `notifications/cancelled`; the stream is dropped by `forget`.
+   */
+  cancelRequest(id: RequestId): boolean {
+    if (this.#era !== 'modern') return false;
+    this.forget(id);
+    return true;
+  }
+
+  /** Stops reading a request's answer and reports nothing more for it. */
+  forget(id: RequestId): void {
+    const f = this.#inflight.get(id);
+    if (!f) return;
+    this.#inflight.delete(id);
+    f.dropped = true;
+    f.ac.abort();
+  }
+
+  #headers(message: Record<string, unknown>, accept = 'application/json, text/event-stream'): Record<string, string> {
+    const h: Record<string, string> = { ...this.server.headers, accept };
+    if (message !== NO_BODY) h['content-type'] = 'application/json';
+    if (this.#protocolVersion) h['mcp-protocol-version'] = this.#protocolVersion;
+    if (this.#sessionId) h['mcp-session-id'] = this.#sessionId;
+    if (this.#era === 'modern' && typeof message.method === 'string') {
+      h['mcp-method'] = encodeHeaderValue(message.method);
+      const params = message.params as Record<string, unknown> | undefined;
+      const name = nameHeaderFor(message.method, params);
+      if (name !== undefined) h['mcp-name'] = encodeHeaderValue(name);
+      if (message.method === 'tools/call' && typeof params?.name === 'string') {
+        const args = (params.arguments ?? {}) as Record<string, unknown>;
+        for (const p of this.#events.headerParams?.(params.name) ?? []) {
+          const v = valueAt(args, p.path);
+          if (v === undefined || v === null) continue;
+          const text = typeof v === 'string' ? v : typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) ? String(v) : undefined;
+          if (text !== undefined) h[`mcp-param-${p.header.toLowerCase()}`] = encodeHeaderValue(text);
+        }
+      }
+    }
+    return h;
+  }
+
+  async #postRequest(f: InFlight, message: Record<string, unknown>, body: string): Promise<void> {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await undiciRequest(this.url, { method: 'POST', headers: this.#headers(message), body, dispatcher: this.#agent, signal: f.ac.signal });
+    } catch (err) {
+      // Connection refused or reset before any answer: the request may not have been read at all,
+      // but a reset after sending cannot be told apart, so only a refused connection is 'not_run'.
+      const code = (err as { code?: string }).code;
+      const notRun = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT';
+      this.#fail(f, new AlbedoError(notRun ? 'ALBEDO_CONNECTION_CLOSED' : 'ALBEDO_STREAM_BROKEN', `${f.method}: cannot reach ${this.url.origin}: ${describeNetError(err)}`, { outcome: notRun ? 'not_run' : 'unknown' }));
+      return;
+    }
+    if (f.dropped) return void res.body.destroy();
+    if (f.method === 'initialize') {
+      const sid = headerOf(res.headers, 'mcp-session-id');
+      if (sid !== undefined && res.statusCode >= 200 && res.statusCode < 300) {
+        if (!/^[\x21-\x7e]+$/.test(sid)) {
+          res.body.destroy();
+          return this.#fail(f, new AlbedoError('ALBEDO_INVALID_RESPONSE', `the server sent an Mcp-Session-Id that is not visible ASCII`, { outcome: 'unknown' }));
+        }
+        this.#sessionId = sid;
+      }
+    }
+    if (res.statusCode < 200 || res.statusCode >= 300) return this.#onErrorStatus(f, res);
+    const type = contentType(res.headers);
+    try {
+      if (type === 'text/event-stream') {
+        const state: StreamState = { lastEventId: undefined, retryMs: undefined, sawEvent: false };
+        await this.#readSse(res.body, state, f.ac.signal);
+        if (!f.answered && !f.dropped) await this.#resume(f, state);
+      } else if (type === 'application/json') {
+        const text = await readCapped(res.body, MAX_MESSAGE_BYTES);
+        this.#deliverJson(text);
+        if (!f.answered && !f.dropped) this.#fail(f, new AlbedoError('ALBEDO_INVALID_RESPONSE', `${f.method}: the server's JSON answer held no response to request ${JSON.stringify(f.id)}`, { outcome: 'unknown' }));
+      } else {
+        res.body.destroy();
+        this.#fail(f, new AlbedoError('ALBEDO_INVALID_RESPONSE', `${f.method}: the server answered with Content-Type ${JSON.stringify(type || '(none)')}, neither application/json nor text/event-stream`, { outcome: 'unknown' }));
+      }
+    } catch (err) {
+      if (f.dropped) return;
+      this.#fail(f, this.#streamError(f, err));
+    } finally {
+      if (this.#inflight.get(f.id) === f) this.#inflight.delete(f.id);
+    }
+  }
+
+  #streamError(f: InFlight, err: unknown): AlbedoError {
+    if (AlbedoError.is(err)) return err;
+    return new AlbedoError('ALBEDO_STREAM_BROKEN', `${f.method}: the response stream broke before the response arrived (${describeNetError(err)}); the outcome is unknown`, { outcome: 'unknown' });
+  }
+
+  async #onErrorStatus(f: InFlight, res: Dispatcher.ResponseData): Promise<void> {
+    const status = res.statusCode;
+    let text = '';
+    try {
+      text = await readCapped(res.body, ERROR_BODY_BYTES, true);
+    } catch {
+      // The excerpt is only for the message.
+    }
+    this.lastHttpError = { status, body: text };
+    // A legacy session the server forgot: whatever the body says, the request did not run there.
+    if (status === 404 && this.#sessionId) {
+      const err = new AlbedoError('ALBEDO_SESSION_EXPIRED', `${f.method}: the server no longer knows session ${this.#sessionId} (HTTP 404); the request did not run, and the next request connects again`, { outcome: 'not_run', data: { status } });
+      this.#fail(f, err);
+      this.#shutdown(err);
+      return;
+    }
+    // A JSON-RPC error in the body answers the request as any error would (e.g. 400 with -32022).
+    if (contentType(res.headers) === 'application/json' || text.trimStart().startsWith('{')) {
+      try {
+        const value = JSON.parse(text) as { id?: unknown; error?: unknown };
+        if (value && typeof value === 'object' && value.error && (value.id === f.id || value.id === null || value.id === undefined)) {
+          f.answered = true;
+          this.#events.onMessage({ ...value, jsonrpc: '2.0', id: f.id }, text);
+          this.#inflight.delete(f.id);
+          return;
+        }
+      } catch {
+        // Not JSON after all.
+      }
+    }
+    const excerpt = text.replace(/\s+/g, ' ').trim().slice(0, 200);
+    const outcome = status >= 500 ? 'unknown' : 'not_run';
+    this.#fail(f, new AlbedoError('ALBEDO_HTTP_ERROR', `${f.method}: the server answered HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`, { outcome, data: { status, body: excerpt } }));
+  }
+
+  #fail(f: InFlight, err: AlbedoError): void {
+    if (f.dropped || f.answered) return;
+    f.dropped = true;
+    this.#inflight.delete(f.id);
+    this.#events.onRequestFailed(f.id, err);
+  }
+
+  #deliverJson(text: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `the server's JSON answer is not valid JSON: ${JSON.stringify(text.slice(0, 120))}`, { outcome: 'unknown' });
+    }
+    // A 2025-03-26 server may answer with a batch.
+    for (const m of Array.isArray(value) ? value : [value]) this.#deliver(m, text);
+  }
+
+  #deliver(message: unknown, raw: string): void {
+    const m = message as { id?: RequestId; method?: unknown; result?: unknown; error?: unknown };
+    if (m && typeof m === 'object' && m.method === undefined && m.id !== undefined && m.id !== null) {
+      const f = this.#inflight.get(m.id);
+      if (f) {
+        if (f.dropped) return;
+        f.answered = true;
+      }
+    }
+    this.#events.onMessage(message, raw);
+  }
+
+  /** Reads an SSE body, delivering every `message` event; returns when the stream ends. */
+  async #readSse(body: AsyncIterable<Buffer | string> & { destroy(err?: Error): unknown }, state: StreamState, signal: AbortSignal): Promise<void> {
+    let tooLarge: AlbedoError | undefined;
+    const parser = createParser({
+      maxBufferSize: MAX_MESSAGE_BYTES + 1024,
+      onEvent: (e: EventSourceMessage) => {
+        if (e.id !== undefined) state.lastEventId = e.id;
+        state.sawEvent = true;
+        if (e.event !== undefined && e.event !== 'message') return;
+        // An event with an id and no data primes resumption (2025-11-25); there is nothing to deliver.
+        if (e.data === '') return;
+        if (Buffer.byteLength(e.data) > MAX_MESSAGE_BYTES) {
+          tooLarge = new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `an SSE event exceeded the ${MAX_MESSAGE_BYTES}-byte cap`, { outcome: 'unknown' });
+          return;
+        }
+        let value: unknown;
+        try {
+          value = JSON.parse(e.data);
+        } catch {
+          this.#events.onWarn(`ignored an SSE event that is not JSON: ${JSON.stringify(e.data.slice(0, 120))}`);
+          return;
+        }
+        for (const m of Array.isArray(value) ? value : [value]) this.#deliver(m, e.data);
+      },
+      onRetry: (ms: number) => {
+        state.retryMs = ms;
+      },
+      onError: (err) => {
+        if ((err as { type?: string }).type === 'max-buffer-size-exceeded') {
+          tooLarge = new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `an SSE event exceeded the ${MAX_MESSAGE_BYTES}-byte cap`, { outcome: 'unknown' });
+        }
+      },
+    });
+    const decoder = new TextDecoder();
+    for await (const chunk of body) {
+      if (signal.aborted) break;
+      parser.feed(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+      if (tooLarge) {
+        body.destroy();
+        throw tooLarge;
+      }
+    }
+  }
+
+  /**
+   * A legacy SSE response broke before its response: resume it with GET and
+   * Last-Event-ID after `retry`, until the response arrives, the request is
+   * given up (timeout: `forget`), or five resumptions in a row bring nothing
+   * new. A modern stream, or one without event ids, cannot be resumed.
+   */
+  async #resume(f: InFlight, state: StreamState): Promise<void> {
+    if (this.#era === 'modern' || state.lastEventId === undefined) {
+      const why = this.#era === 'modern' ? 'streams of this protocol version cannot be resumed' : 'the stream carried no event ids to resume from';
+      this.#fail(f, new AlbedoError('ALBEDO_STREAM_BROKEN', `${f.method}: the response stream ended before the response arrived and ${why}; the outcome is unknown`, { outcome: 'unknown' }));
+      return;
+    }
+    let empty = 0;
+    while (!f.answered && !f.dropped && !this.#closed) {
+      await sleep(Math.min(state.retryMs ?? RESUME_DEFAULT_MS, RESUME_MAX_MS), f.ac.signal);
+      if (f.dropped || this.#closed) return;
+      const before = state.lastEventId;
+      try {
+        const res = await undiciRequest(this.url, { method: 'GET', headers: { ...this.#headers(NO_BODY, 'text/event-stream'), 'last-event-id': state.lastEventId! }, dispatcher: this.#agent, signal: f.ac.signal });
+        if (res.statusCode === 404 && this.#sessionId) {
+          res.body.destroy();
+          const err = new AlbedoError('ALBEDO_SESSION_EXPIRED', `${f.method}: the session ended while its response stream was being resumed; the outcome is unknown`, { outcome: 'unknown' });
+          this.#fail(f, err);
+          this.#shutdown(err);
+          return;
+        }
+        if (res.statusCode < 200 || res.statusCode >= 300 || contentType(res.headers) !== 'text/event-stream') {
+          const status = res.statusCode;
+          res.body.destroy();
+          this.#fail(f, new AlbedoError('ALBEDO_STREAM_BROKEN', `${f.method}: the response stream broke and resuming it was refused (HTTP ${status}); the outcome is unknown`, { outcome: 'unknown', data: { status } }));
+          return;
+        }
+        await this.#readSse(res.body, state, f.ac.signal);
+      } catch (err) {
+        if (f.dropped) return;
+        if (AlbedoError.is(err) && err.code === 'ALBEDO_FRAME_TOO_LARGE') return this.#fail(f, err);
+        // A failed resumption counts as one that brought nothing.
+      }
+      empty = state.lastEventId === before ? empty + 1 : 0;
+      if (empty >= RESUME_EMPTY_LIMIT && !f.answered) {
+        this.#fail(f, new AlbedoError('ALBEDO_STREAM_BROKEN', `${f.method}: the response stream broke and ${RESUME_EMPTY_LIMIT} resumptions in a row brought nothing new; the outcome is unknown`, { outcome: 'unknown' }));
+        return;
+      }
+    }
+  }
+
+  /** Notifications and responses to the server's requests: a POST expecting 202. */
+  async #postOther(message: Record<string, unknown>, body: string): Promise<void> {
+    const ac = new AbortController();
+    this.#background.add(ac);
+    try {
+      const res = await undiciRequest(this.url, { method: 'POST', headers: this.#headers(message), body, dispatcher: this.#agent, signal: ac.signal });
+      const what = typeof message.method === 'string' ? message.method : `the response to request ${JSON.stringify(message.id)}`;
+      if (res.statusCode === 404 && this.#sessionId) {
+        res.body.destroy();
+        this.#shutdown(new AlbedoError('ALBEDO_SESSION_EXPIRED', `the server no longer knows session ${this.#sessionId} (HTTP 404); the next request connects again`, { outcome: 'not_run' }));
+        return;
+      }
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
+        this.#events.onWarn(`the server refused ${what} with HTTP ${res.statusCode}${text ? `: ${text.replace(/\s+/g, ' ').slice(0, 200)}` : ''}`);
+        return;
+      }
+      // 202 has no body; a server that answers otherwise may still send messages (some do for responses).
+      const type = contentType(res.headers);
+      if (type === 'text/event-stream') await this.#readSse(res.body, { lastEventId: undefined, retryMs: undefined, sawEvent: false }, ac.signal);
+      else if (type === 'application/json') {
+        const text = await readCapped(res.body, MAX_MESSAGE_BYTES);
+        if (text.trim()) this.#deliverJson(text);
+      } else await res.body.dump();
+    } catch (err) {
+      if (!ac.signal.aborted) this.#events.onWarn(`could not deliver ${typeof message.method === 'string' ? message.method : 'a response'}: ${describeNetError(err)}`);
+    } finally {
+      this.#background.delete(ac);
+    }
+  }
+
+  /**
+   * Legacy: opens the optional GET stream for server messages unrelated to a
+   * request. 405 or any refusal leaves it closed for the link's life; a
+   * dropped stream reopens after the server's `retry`, or after a wait that
+   * doubles from 1 s to 60 s, and is given up after eight silent attempts.
+   */
+  openGetStream(): void {
+    if (this.#era !== 'legacy' || this.#getStream || this.#closed) return;
+    const g = { ac: new AbortController(), stopped: false };
+    this.#getStream = g;
+    void (async () => {
+      const state: StreamState = { lastEventId: undefined, retryMs: undefined, sawEvent: false };
+      let silent = 0;
+      let backoff = GET_BACKOFF_MIN_MS;
+      let everOpened = false;
+      while (!g.stopped && !this.#closed) {
+        state.sawEvent = false;
+        try {
+          const headers = this.#headers(NO_BODY, 'text/event-stream');
+          if (state.lastEventId !== undefined) headers['last-event-id'] = state.lastEventId;
+          const res = await undiciRequest(this.url, { method: 'GET', headers, dispatcher: this.#agent, signal: g.ac.signal });
+          const ok = res.statusCode >= 200 && res.statusCode < 300 && contentType(res.headers) === 'text/event-stream';
+          if (!ok) {
+            const status = res.statusCode;
+            await res.body.dump().catch(() => {});
+            if (status === 404 && this.#sessionId) {
+              this.#shutdown(new AlbedoError('ALBEDO_SESSION_EXPIRED', `the server no longer knows session ${this.#sessionId} (HTTP 404); the next request connects again`, { outcome: 'not_run' }));
+              return;
+            }
+            // 405 (no GET stream offered) or another refusal: closed for the link's life.
+            if (!everOpened || status === 405) return;
+            silent++;
+          } else {
+            everOpened = true;
+            await this.#readSse(res.body, state, g.ac.signal);
+            if (state.sawEvent) {
+              silent = 0;
+              backoff = GET_BACKOFF_MIN_MS;
+            } else silent++;
+          }
+        } catch {
+          if (g.stopped || this.#closed) return;
+          if (!everOpened) return;
+          silent++;
+        }
+        if (silent >= GET_SILENT_LIMIT) {
+          this.#events.onWarn(`the server's GET event stream dropped ${GET_SILENT_LIMIT} times in a row without sending anything; it stays closed`);
+          return;
+        }
+        const wait = state.retryMs !== undefined ? Math.min(state.retryMs, GET_BACKOFF_MAX_MS) : backoff;
+        if (state.retryMs === undefined) backoff = Math.min(backoff * 2, GET_BACKOFF_MAX_MS);
+        await sleep(wait, g.ac.signal);
+      }
+    })();
+  }
+
+  /** Ends the link for good: in-flight requests fail, the session (if any) is deleted. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    const sid = this.#sessionId;
+    this.#shutdown(null);
+    if (sid && this.#era === 'legacy') {
+      try {
+        const res = await undiciRequest(this.url, { method: 'DELETE', headers: this.#headers(NO_BODY), dispatcher: this.#agent, signal: AbortSignal.timeout(2_000) });
+        await res.body.dump();
+      } catch {
+        // The server may be gone already; a 405 means it does not let clients end sessions.
+      }
+    }
+    await this.#agent.close().catch(() => {});
+    await this.#agent.destroy().catch(() => {});
+  }
+
+  #shutdown(err: AlbedoError | null): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#getStream) {
+      this.#getStream.stopped = true;
+      this.#getStream.ac.abort();
+    }
+    const reason = err ?? new AlbedoError('ALBEDO_CONNECTION_CLOSED', `the connection to ${this.url.origin} was closed`, { outcome: 'unknown' });
+    for (const f of [...this.#inflight.values()]) {
+      this.#fail(f, reason);
+      f.ac.abort();
+    }
+    for (const ac of this.#background) ac.abort();
+    if (err) void this.#agent.destroy().catch(() => {});
+    if (!this.#closeReported) {
+      this.#closeReported = true;
+      this.#events.onClose(err);
+    }
+  }
+}
+
+/** Stands for "no body" in header building (GET, DELETE). */
+const NO_BODY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
+function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function contentType(headers: Record<string, string | string[] | undefined>): string {
+  return (headerOf(headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Reads a body as UTF-8, failing past `limit` bytes (or, with `truncate`, stopping there). */
+async function readCapped(body: Dispatcher.ResponseData['body'], limit: number, truncate = false): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > limit) {
+      if (truncate) {
+        chunks.push(b.subarray(0, b.length - (size - limit)));
+        body.destroy();
+        break;
+      }
+      body.destroy();
+      throw new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `a response body exceeded the ${limit}-byte cap`, { outcome: 'unknown' });
+    }
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function valueAt(args: Record<string, unknown>, path: string[]): unknown {
+  let v: unknown = args;
+  for (const k of path) {
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}
+
+function describeNetError(err: unknown): string {
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e?.cause?.code ?? e?.code;
+  const msg = e?.cause?.message ?? e?.message ?? String(err);
+  return code && !msg.includes(code) ? `${msg} (${code})` : msg;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
