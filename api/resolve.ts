@@ -52,7 +52,7 @@ export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv
   return { type: 'stdio', command: config.command, args: config.args, cwd, env, startupTimeoutMs: config.startupTimeoutMs, callTimeoutMs: config.callTimeoutMs, fingerprint };
 }
 
-/** Header values looked up (literal or named variable), a bearer token from bearerEnv; values are never echoed in errors. */
+/** Header values looked up (literal or named variable), a bearer token from bearerTokenEnvVar; values are never echoed in errors. */
 function resolveHttp(config: HttpServerConfig, daemonEnv: NodeJS.ProcessEnv): ResolvedHttpServer {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(config.headers)) {
@@ -61,10 +61,10 @@ function resolveHttp(config: HttpServerConfig, daemonEnv: NodeJS.ProcessEnv): Re
     if (/[\r\n\0]/.test(v)) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `headers.${name}: the value contains a line break or NUL`, { outcome: 'not_run' });
     headers[name] = v;
   }
-  if (config.bearerEnv) {
-    const token = daemonEnv[config.bearerEnv];
-    if (!token) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `bearerEnv names the environment variable ${config.bearerEnv}, which is not set or empty`, { outcome: 'not_run' });
-    if (/[\s\0]/.test(token)) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `bearerEnv: the token in ${config.bearerEnv} contains whitespace`, { outcome: 'not_run' });
+  if (config.bearerTokenEnvVar) {
+    const token = daemonEnv[config.bearerTokenEnvVar];
+    if (!token) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `bearerTokenEnvVar names the environment variable ${config.bearerTokenEnvVar}, which is not set or empty`, { outcome: 'not_run' });
+    if (/[\s\0]/.test(token)) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `bearerTokenEnvVar: the token in ${config.bearerTokenEnvVar} contains whitespace`, { outcome: 'not_run' });
     headers.Authorization = `Bearer ${token}`;
   }
   const fingerprint = createHash('sha256')

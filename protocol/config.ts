@@ -41,7 +41,7 @@ export const serverUrl = z.string().superRefine((value, ctx) => {
     return;
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: `the URL must be http or https, not ${u.protocol.slice(0, -1)}` });
-  if (u.username || u.password) ctx.addIssue({ code: 'custom', message: 'the URL must not carry a user name or password; put credentials in a header or bearerEnv' });
+  if (u.username || u.password) ctx.addIssue({ code: 'custom', message: 'the URL must not carry a user name or password; put credentials in a header or bearerTokenEnvVar' });
   if (value.includes('#')) ctx.addIssue({ code: 'custom', message: 'the URL must not have a fragment (#...)' });
 });
 
@@ -51,11 +51,11 @@ export const httpServerSchema = z.strictObject({
   /** Extra request headers, each a literal or `{ env: NAME }`. */
   headers: z.record(headerName, envValue).default({}),
   /** The bearer token is read from this environment variable and sent as `Authorization: Bearer …`. */
-  bearerEnv: envName.optional(),
+  bearerTokenEnvVar: envName.optional(),
   isolate: z.boolean().default(false),
   startupTimeoutMs: z.number().int().positive().max(600_000).default(30_000),
   callTimeoutMs: z.number().int().positive().max(3_600_000).default(60_000),
-}).refine((c) => !(c.bearerEnv && Object.keys(c.headers).some((h) => h.toLowerCase() === 'authorization')), { message: 'give either bearerEnv or an Authorization header, not both', path: ['bearerEnv'] });
+}).refine((c) => !(c.bearerTokenEnvVar && Object.keys(c.headers).some((h) => h.toLowerCase() === 'authorization')), { message: 'give either bearerTokenEnvVar or an Authorization header, not both', path: ['bearerTokenEnvVar'] });
 export type HttpServerInput = z.input<typeof httpServerSchema>;
 export type HttpServerConfig = z.output<typeof httpServerSchema>;
 
@@ -85,7 +85,7 @@ export interface ResolvedStdioServer {
 export interface ResolvedHttpServer {
   type: 'http';
   url: string;
-  /** Extra headers, Authorization included when bearerEnv named a token. Never logged. */
+  /** Extra headers, Authorization included when bearerTokenEnvVar named a token. Never logged. */
   headers: Record<string, string>;
   startupTimeoutMs: number;
   callTimeoutMs: number;

@@ -51,7 +51,7 @@ interface ProbeArgs {
   command: string[];
   url?: string;
   headers: Record<string, string>;
-  bearerEnv?: string;
+  bearerTokenEnvVar?: string;
 }
 
 function parse(argv: string[]): ProbeArgs | 'help' {
@@ -115,7 +115,7 @@ function parse(argv: string[]): ProbeArgs | 'help' {
     if (eq <= 0) throw new UsageError(`--env wants NAME=VALUE, not ${JSON.stringify(e)}`);
     env[e.slice(0, eq)] = e.slice(eq + 1);
   }
-  return { json: v.json!, timeoutMs, call: v.call, read: v.read, prompt: v.prompt, args, cwd: v.cwd, env, command, url: v.url, headers, bearerEnv: v['bearer-env'] };
+  return { json: v.json!, timeoutMs, call: v.call, read: v.read, prompt: v.prompt, args, cwd: v.cwd, env, command, url: v.url, headers, bearerTokenEnvVar: v['bearer-env'] };
 }
 
 function oneLine(s: string): string {
@@ -150,7 +150,7 @@ export async function probeCommand(argv: string[]): Promise<number> {
   let code = 0;
   try {
     const conn = a.url !== undefined
-      ? await albedo.connect({ type: 'http', url: a.url, headers: a.headers, bearerEnv: a.bearerEnv, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs })
+      ? await albedo.connect({ type: 'http', url: a.url, headers: a.headers, bearerTokenEnvVar: a.bearerTokenEnvVar, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs })
       : await albedo.connect(
         { command: a.command[0]!, args: a.command.slice(1), cwd: a.cwd, env: a.env, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs },
         { name: a.command[0] },

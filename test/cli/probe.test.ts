@@ -1,8 +1,9 @@
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
+import net from 'node:net';
 import pty from 'node-pty';
-import { ROOT, NODE, fixture, EVERYTHING, newTag, taggedPids, waitNoLeftovers, until } from '../helpers.ts';
+import { ROOT, NODE, fixture, EVERYTHING, newTag, taggedPids, waitNoLeftovers, until, httpFixture } from '../helpers.ts';
 
 const BIN = path.join(ROOT, 'bin', 'albedo.ts');
 
@@ -67,7 +68,7 @@ t.test('probe failures: one clear line on stderr, non-zero exit', async (t) => {
   const huge = probe(['--', NODE, fixture('bad-server.ts'), 'huge']);
   t.match(huge.stderr, /ALBEDO_FRAME_TOO_LARGE/);
   for (const [args, re] of [
-    [[], /no server command/],
+    [[], /no server: give --url URL, or a command after --/],
     [['--timeout', 'soon', '--', 'x'], /--timeout must be/],
     [['--call', 'a', '--read', 'b', '--', 'x'], /at most one/],
     [['--args', '{', '--call', 'a', '--', 'x'], /--args is not valid JSON/],
@@ -102,3 +103,64 @@ t.test('Ctrl-C in a real terminal stops the probe and reaps the server', async (
   t.match(screen, /interrupted by SIGINT/);
   t.same(await waitNoLeftovers(tag, 10_000), []);
 });
+
+t.test('probe --json --url reports era, version and catalogue for each real HTTP server, and --call works', async (t) => {
+  const tag = newTag();
+  const servers: Array<[string, string, string, string, string]> = [];
+  for (const [name, script, args, era, version] of [
+    ['SDK 2.x dual-era', 'sdk-http-server.ts', ['--mode', 'dual'], 'modern', '2026-07-28'],
+    ['SDK 2.x modern-only', 'sdk-http-server.ts', ['--mode', 'modern'], 'modern', '2026-07-28'],
+    ['SDK 2.x sessionful', 'sdk-http-server.ts', ['--mode', 'sessionful'], 'legacy', '2025-11-25'],
+    ['SDK 1.x', 'sdk1-http-server.ts', [], 'legacy', '2025-11-25'],
+  ] as const) {
+    const srv = await httpFixture(t, tag, fixture(script), [...args]);
+    servers.push([name, srv.url, era, version, 'echo']);
+  }
+  const everything = await everythingOverHttp(t, tag);
+  servers.push(['server-everything', everything, 'legacy', '2025-11-25', 'echo']);
+  for (const [name, url, era, version, tool] of servers) {
+    const r = await probeAsync(['--json', '--url', url, '--call', tool, '--args', '{"message":"hi","text":"hi"}']);
+    t.equal(r.code, 0, `${name}: exit 0 ${r.stderr}`);
+    const out = JSON.parse(r.stdout);
+    t.equal(out.era, era, `${name}: era`);
+    t.equal(out.protocolVersion, version, `${name}: version`);
+    t.ok(out.tools.length > 0 && out.resources.length > 0 && out.prompts.length > 0, `${name}: catalogue`);
+    t.match(JSON.stringify(out.result.content), /hi/, `${name}: --call`);
+  }
+  const bad = await probeAsync(['--url', 'http://u:p@127.0.0.1:1/mcp']);
+  t.equal(bad.code, 1);
+  t.match(bad.stderr, /ALBEDO_INVALID_CONFIG: .*user name or password/);
+  const both = await probeAsync(['--url', 'http://127.0.0.1:1/mcp', '--', NODE]);
+  t.equal(both.code, 2);
+  t.match(both.stderr, /either --url or a command/);
+  const header = await probeAsync(['--header', 'X: y', '--', NODE, fixture('sdk-server.ts')]);
+  t.equal(header.code, 2);
+  t.match(header.stderr, /--header and --bearer-env go with --url/);
+});
+
+function probeAsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(NODE, [BIN, 'probe', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** server-everything's own streamableHttp transport on a free loopback port. */
+async function everythingOverHttp(t: { teardown(fn: () => unknown): void }, tag: string): Promise<string> {
+  const port = await new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+  const child = spawn(NODE, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port), ALBEDO_TEST_TAG: `${tag}-server` }, stdio: ['ignore', 'ignore', 'pipe'] });
+  t.teardown(() => { child.kill('SIGKILL'); });
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  await until(() => /listening on port/.test(err), 15_000, 'server-everything to listen');
+  return `http://127.0.0.1:${port}/mcp`;
+}

@@ -140,9 +140,9 @@ t.test('bearer token from a named variable, and a custom header', async (t) => {
   t.match(denied.data, { status: 401 });
   process.env.ALBEDO_TEST_BEARER = 's3cret-token';
   t.teardown(() => { delete process.env.ALBEDO_TEST_BEARER; });
-  const c = await a.connect({ url: srv.url, bearerEnv: 'ALBEDO_TEST_BEARER', headers: { 'X-Fixture-Probe': 'yes' } });
+  const c = await a.connect({ url: srv.url, bearerTokenEnvVar: 'ALBEDO_TEST_BEARER', headers: { 'X-Fixture-Probe': 'yes' } });
   t.equal((await c.callTool('echo', { text: 'authorised' })).content[0].text, 'authorised');
-  const unset = await rejection(a.connect({ url: srv.url, bearerEnv: 'ALBEDO_TEST_NOT_SET' }));
+  const unset = await rejection(a.connect({ url: srv.url, bearerTokenEnvVar: 'ALBEDO_TEST_NOT_SET' }));
   t.equal(unset.code, 'ALBEDO_INVALID_CONFIG');
   t.notMatch(unset.message, /s3cret/);
 });
@@ -158,7 +158,7 @@ t.test('bad HTTP configs are refused before any request', async (t) => {
     [{ url: 'http://127.0.0.1:1/mcp', headers: { 'Mcp-Session-Id': 'x' } }, /headers\.Mcp-Session-Id: bad key: Albedo sets this header itself/],
     [{ url: 'http://127.0.0.1:1/mcp', headers: { 'Bad Header': 'x' } }, /header name/],
     [{ url: 'http://127.0.0.1:1/mcp', headers: { 'X-A': 'a\r\nInjected: 1' } }, /line break/],
-    [{ url: 'http://127.0.0.1:1/mcp', bearerEnv: 'X', headers: { Authorization: 'x' } }, /either bearerEnv or an Authorization header/],
+    [{ url: 'http://127.0.0.1:1/mcp', bearerTokenEnvVar: 'X', headers: { Authorization: 'x' } }, /either bearerTokenEnvVar or an Authorization header/],
   ];
   for (const [cfg, re] of cases) {
     const e = await rejection(a.connect(cfg as never));
