@@ -212,6 +212,10 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
     if (code === ErrorCode.UnsupportedProtocolVersion) {
       const data = unsupportedVersionDataSchema.safeParse((e.data as { data?: unknown }).data);
       if (!data.success) throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server refused protocol version ${MODERN_VERSION} without saying which versions it supports`, { outcome: 'not_run' });
+      if (data.data.supported.includes(MODERN_VERSION)) {
+        // Modern by the seed's rule, though it refused this request: ask once more, on a new id.
+        return discoverAgain(peer, opts, detection);
+      }
       if (data.data.supported.some((v) => LEGACY_ACCEPTED.includes(v))) return legacy();
       throw refused(data.data.supported);
     }
@@ -223,13 +227,28 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
     throw e;
   }
   const parsed = discoverResultSchema.safeParse(raw);
-  if (!parsed.success) throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `${DISCOVER_METHOD} returned a malformed result: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
+  // Not a DiscoverResult (a legacy server that answers every method with {}, say): any other answer means legacy.
+  if (!parsed.success) return legacy();
   const r = parsed.data;
   if (r.supportedVersions.includes(MODERN_VERSION)) {
     return { era: 'modern', protocolVersion: MODERN_VERSION, serverInfo: serverInfoOf(r) ?? null, capabilities: r.capabilities, instructions: r.instructions ?? null, detection };
   }
   if (r.supportedVersions.some((v) => LEGACY_ACCEPTED.includes(v))) return legacy();
   throw refused(r.supportedVersions);
+}
+
+async function discoverAgain(peer: RpcPeer, opts: NegotiateOptions, detection: ConnectionInfo['detection']): Promise<ConnectionInfo> {
+  let again: Record<string, unknown>;
+  try {
+    again = await peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), { timeoutMs: opts.timeoutMs, cancelOnTimeout: true });
+  } catch (err) {
+    throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server lists ${MODERN_VERSION} as supported but refused ${DISCOVER_METHOD}: ${toAlbedo(err).message}`, { outcome: 'not_run' });
+  }
+  const r = discoverResultSchema.safeParse(again);
+  if (!r.success || !r.data.supportedVersions.includes(MODERN_VERSION)) {
+    throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server lists ${MODERN_VERSION} as supported but did not answer ${DISCOVER_METHOD} with it`, { outcome: 'not_run' });
+  }
+  return { era: 'modern', protocolVersion: MODERN_VERSION, serverInfo: serverInfoOf(r.data) ?? null, capabilities: r.data.capabilities, instructions: r.data.instructions ?? null, detection };
 }
 
 /** A cached legacy verdict that failed: probe afresh unless the server cannot be reached at all. */

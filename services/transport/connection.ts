@@ -36,6 +36,8 @@ const LISTEN_BACKOFF_MS = 1_000;
 const LISTEN_BACKOFF_MAX_MS = 60_000;
 const LISTEN_HEALTHY_MS = 30_000;
 const LISTEN_MAX_FAILURES = 8;
+/** How long a legacy HTTP dial waits for its GET stream to be answered. */
+const GET_STREAM_WAIT_MS = 2_000;
 
 /** The embedder's side of the connection: the capabilities its handlers give, and a way to ask them. */
 export interface ClientSide {
@@ -153,7 +155,12 @@ export class Connection {
       await this.#cache?.put(this.server.fingerprint, { era: info.era, protocolVersion: info.protocolVersion, at: Date.now() }).catch(() => {});
       const live: Live = { link, peer, info };
       this.#live = live;
-      if (link instanceof HttpLink && info.era === 'legacy') link.openGetStream();
+      if (link instanceof HttpLink && info.era === 'legacy') {
+        // Wait (briefly) until the GET stream is open or refused: some servers send their requests only there.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([link.openGetStream(), new Promise<void>((r) => { timer = setTimeout(r, GET_STREAM_WAIT_MS); })]);
+        clearTimeout(timer);
+      }
       this.#lastInfo = info;
       return live;
     } catch (err) {

@@ -411,11 +411,15 @@ export class HttpLink {
    * request. 405 or any refusal leaves it closed for the link's life; a
    * dropped stream reopens after the server's `retry`, or after a wait that
    * doubles from 1 s to 60 s, and is given up after eight silent attempts.
+   * Resolves once the first GET is answered (open or refused), so that a
+   * server which sends its requests only on this stream finds it open.
    */
-  openGetStream(): void {
-    if (this.#era !== 'legacy' || this.#getStream || this.#closed) return;
+  openGetStream(): Promise<void> {
+    if (this.#era !== 'legacy' || this.#getStream || this.#closed) return Promise.resolve();
     const g = { ac: new AbortController(), stopped: false };
     this.#getStream = g;
+    let answered!: () => void;
+    const firstAnswer = new Promise<void>((r) => (answered = r));
     void (async () => {
       const state: StreamState = { lastEventId: undefined, retryMs: undefined, sawEvent: false };
       let silent = 0;
@@ -427,6 +431,7 @@ export class HttpLink {
           const headers = this.#headers(NO_BODY, 'text/event-stream');
           if (state.lastEventId !== undefined) headers['last-event-id'] = state.lastEventId;
           const res = await undiciRequest(this.url, { method: 'GET', headers, dispatcher: this.#agent, signal: g.ac.signal });
+          answered();
           const ok = res.statusCode >= 200 && res.statusCode < 300 && contentType(res.headers) === 'text/event-stream';
           if (!ok) {
             const status = res.statusCode;
@@ -459,7 +464,8 @@ export class HttpLink {
         if (state.retryMs === undefined) backoff = Math.min(backoff * 2, GET_BACKOFF_MAX_MS);
         await sleep(wait, g.ac.signal);
       }
-    })();
+    })().finally(answered);
+    return firstAnswer;
   }
 
   /** Ends the link for good: in-flight requests fail, the session (if any) is deleted. Idempotent. */
