@@ -41,6 +41,8 @@ export interface NegotiateOptions {
   capabilities?: Record<string, unknown>;
   /** Told the legacy version the server chose, before `notifications/initialized` is sent (HTTP sends it as a header). */
   onLegacyVersion?: (version: string) => void;
+  /** Sends `notifications/initialized` and waits until the server accepted it (HTTP); default: fire and forget. */
+  sendInitialized?: () => Promise<void>;
 }
 
 /** Negotiates the era on `peer`. Rejects with ALBEDO_ERA_REFUSED, ALBEDO_HANDSHAKE_FAILED or ALBEDO_TIMEOUT. */
@@ -168,7 +170,13 @@ async function initialize(peer: RpcPeer, opts: NegotiateOptions, timeoutMs: numb
   const r = parsed.data;
   if (!isLegacyVersion(r.protocolVersion)) throw refused([r.protocolVersion]);
   opts.onLegacyVersion?.(r.protocolVersion);
-  peer.notify(INITIALIZED_NOTIFICATION);
+  if (opts.sendInitialized) {
+    try {
+      await opts.sendInitialized();
+    } catch (err) {
+      throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `initialize succeeded but ${INITIALIZED_NOTIFICATION} was not accepted: ${toAlbedo(err).message}`, { outcome: 'not_run', data: toAlbedo(err).data });
+    }
+  } else peer.notify(INITIALIZED_NOTIFICATION);
   return { era: 'legacy', protocolVersion: r.protocolVersion, serverInfo: r.serverInfo, capabilities: r.capabilities, instructions: r.instructions ?? null };
 }
 
@@ -176,6 +184,7 @@ async function initialize(peer: RpcPeer, opts: NegotiateOptions, timeoutMs: numb
 export interface EraHeaders {
   setEra(era: Era, protocolVersion?: string): void;
   setProtocolVersion(v: string): void;
+  notifyAccepted(method: string): Promise<void>;
 }
 
 /**
@@ -192,7 +201,7 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
   if (opts.cached?.era === 'legacy') {
     link.setEra('legacy');
     try {
-      return { ...(await initialize(peer, { ...opts, onLegacyVersion: (v) => link.setProtocolVersion(v) }, opts.timeoutMs)), detection: 'cached' };
+      return { ...(await initialize(peer, { ...opts, onLegacyVersion: (v) => link.setProtocolVersion(v), sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION) }, opts.timeoutMs)), detection: 'cached' };
     } catch (err) {
       if (!legacyMeansProbe(err)) throw err;
     }
@@ -200,7 +209,7 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
   link.setEra('modern');
   const legacy = async (): Promise<ConnectionInfo> => {
     link.setEra('legacy');
-    return { ...(await initialize(peer, { ...opts, onLegacyVersion: (v) => link.setProtocolVersion(v) }, opts.timeoutMs)), detection: 'probe' };
+    return { ...(await initialize(peer, { ...opts, onLegacyVersion: (v) => link.setProtocolVersion(v), sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION) }, opts.timeoutMs)), detection: 'probe' };
   };
   const detection = opts.cached?.era === 'modern' ? 'cached' : 'probe';
   let raw: Record<string, unknown>;

@@ -375,6 +375,21 @@ export class HttpLink {
     }
   }
 
+  /**
+   * Sends a notification and resolves once the server accepted it (2xx);
+   * rejects with ALBEDO_HTTP_ERROR when it refused. For
+   * `notifications/initialized`, which must be accepted before any request.
+   */
+  async notifyAccepted(method: string): Promise<void> {
+    const message = { jsonrpc: '2.0', method };
+    const res = await undiciRequest(this.url, { method: 'POST', headers: this.#headers(message), body: JSON.stringify(message), dispatcher: this.#agent, signal: AbortSignal.timeout(this.server.startupTimeoutMs) });
+    const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const excerpt = text.replace(/\s+/g, ' ').trim().slice(0, 200);
+      throw new AlbedoError('ALBEDO_HTTP_ERROR', `the server refused ${method} with HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ''}`, { outcome: 'not_run', data: { status: res.statusCode, body: excerpt } });
+    }
+  }
+
   /** Notifications and responses to the server's requests: a POST expecting 202. */
   async #postOther(message: Record<string, unknown>, body: string): Promise<void> {
     const ac = new AbortController();

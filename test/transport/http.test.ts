@@ -175,3 +175,15 @@ t.test('a server that is not there fails as not run', async (t) => {
   t.equal(e.outcome, 'not_run');
   t.match(e.message, /ECONNREFUSED/);
 });
+
+t.test('modern: list changes arrive on the held subscriptions/listen and refresh the catalogue', async (t) => {
+  const tag = newTag();
+  const srv = await httpFixture(t, tag, SDK2, ['--mode', 'modern']);
+  const a = await albedoFor(t, tag);
+  const c = await a.connect({ url: srv.url });
+  t.notOk(c.catalogue.tools.some((x) => x.name === 'late_tool'));
+  const changed = new Promise<string[]>((resolve) => c.on('catalogue', (cat) => { if (cat.tools.some((x) => x.name === 'late_tool')) resolve(cat.tools.map((x) => x.name)); }));
+  t.equal((await c.callTool('add_tool')).content[0].text, 'added');
+  t.ok((await changed).includes('late_tool'), 'the new tool appeared through the listen stream');
+  t.equal((await c.callTool('late_tool')).content[0].text, 'late');
+});
