@@ -1,5 +1,7 @@
 import t from 'tap';
-import { albedoFor, newTag, server, fixture, EVERYTHING, rejection, taggedPids, until, NODE } from '../helpers.ts';
+import { albedoFor, newTag, server, fixture, EVERYTHING, rejection, taggedPids, until, NODE, ROOT } from '../helpers.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import os from 'node:os';
 
 const bad = fixture('bad-server.ts');
@@ -160,4 +162,16 @@ t.test('list_changed rediscovers in the background (legacy and modern listen)', 
     t.ok(seen.at(-1)!.includes('late_tool'), `${c.era}: the new tool appears`);
     t.ok(c.catalogue.tools.some((x) => x.name === 'late_tool'));
   }
+});
+
+t.test('the server runs under the launcher this build selected', async (t) => {
+  const tag = newTag();
+  const a = await albedoFor(t, tag);
+  await a.connect(server(tag, fixture('sdk1-server.ts')));
+  const [pid] = taggedPids(tag);
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+  const parent = readFileSync(`/proc/${ppid}/cmdline`, 'utf8');
+  const expected = process.env.ALBEDO_LAUNCHER === 'python' || !existsSync(path.join(ROOT, 'build', 'albedo-launcher')) ? 'launcher.py' : 'albedo-launcher';
+  t.ok(parent.includes(expected), `parent ${JSON.stringify(parent.replace(/\0/g, ' '))} is ${expected}`);
 });
