@@ -11,7 +11,7 @@
  * rots in CI; it asserts nothing about speed.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -237,6 +237,18 @@ writeFileSync(path.join(outDir, 'latest.json'), JSON.stringify({ meta, rows }, n
 writeFileSync(path.join(outDir, 'latest.md'), markdown(meta, rows));
 writeFileSync(path.join(outDir, 'latest.svg'), svg(rows));
 log(`bench: ${rows.length} rows in ${seconds.toFixed(0)} s → ${path.relative(process.cwd(), outDir) || '.'}/latest.{json,md,svg}`);
+// A full run into bench/results also refreshes the README's Performance table, so it never shows stale numbers.
+if (!quick && !argv.includes('--out')) {
+  const readmePath = path.join(ROOT, 'README.md');
+  const readme = readFileSync(readmePath, 'utf8');
+  const start = '<!-- bench:start -->';
+  const end = '<!-- bench:end -->';
+  if (readme.includes(start) && readme.includes(end)) {
+    const next = readme.slice(0, readme.indexOf(start) + start.length) + '\n' + markdown(meta, rows) + readme.slice(readme.indexOf(end));
+    writeFileSync(readmePath, next);
+    log('bench: README.md Performance table refreshed');
+  }
+}
 
 function markdown(m: typeof meta, rs: Row[]): string {
   const lines = [
