@@ -6,7 +6,7 @@
  */
 import { AlbedoError, serializeError } from '../../protocol/errors.ts';
 import { ErrorCode, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.ts';
-import { modernParams, LISTEN_METHOD, LISTEN_ACK, type ListenFilter } from '../../protocol/rev2026-07-28/index.ts';
+import { modernParams, LISTEN_METHOD, LISTEN_ACK, DISCOVER_METHOD, type ListenFilter } from '../../protocol/rev2026-07-28/index.ts';
 import { legacyParams } from '../../protocol/rev2025-11-25/index.ts';
 import {
   listSchemas, LIST_FIELD, MAX_LIST_PAGES, resultTypeOf, callToolResultSchema, readResourceResultSchema, getPromptResultSchema,
@@ -66,6 +66,8 @@ export class Connection {
   #client: ClientSide;
   /** Modern HTTP: each tool's Mcp-Param-* headers, from its x-mcp-header annotations. */
   #headerParams = new Map<string, HeaderParam[]>();
+  /** The JSON-RPC id of the held subscriptions/listen, which a server's notifications/cancelled may name. */
+  #listenId: number | undefined;
   #cache: EraCache | null;
   #emit: Emit;
   #live: Live | undefined;
@@ -213,6 +215,12 @@ export class Connection {
   #onNotification(n: JsonRpcNotification): void {
     const lists = LIST_FOR_NOTIFICATION[n.method];
     if (lists) this.#rediscover(lists);
+    // A server ends a subscriptions/listen stream (on stdio) with notifications/cancelled for its id:
+    // the subscription is over, as after its final result, and is not held again.
+    if (n.method === 'notifications/cancelled') {
+      const id = (n.params as { requestId?: unknown } | undefined)?.requestId;
+      if (id !== undefined && id === this.#listenId) this.#live?.peer.settle(id as number, {});
+    }
     // Other notifications (logging, progress, the listen acknowledgement) need no action here.
     void LISTEN_ACK;
   }
@@ -357,6 +365,7 @@ export class Connection {
     if (c.prompts?.listChanged) filter.promptsListChanged = true;
     if (Object.keys(filter).length === 0) return;
     const started = Date.now();
+    this.#listenId = live.peer.nextId;
     live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: filter }), { timeoutMs: Infinity }).then(
       () => {},
       (err: AlbedoError) => {
@@ -422,7 +431,10 @@ export class Connection {
       case 'prompts/get':
         return this.#checked(getPromptResultSchema, op.method, await this.#request(live, op.method, { name: op.name, arguments: op.arguments ?? {} }, timeoutMs, signal));
       case 'ping':
-        return this.#request(live, 'ping', undefined, timeoutMs, signal);
+        // 2026-07-28 removed ping: a modern server's liveness is a server/discover answer.
+        return live.info.era === 'modern'
+          ? this.#request(live, DISCOVER_METHOD, undefined, timeoutMs, signal).then(() => ({}))
+          : this.#request(live, 'ping', undefined, timeoutMs, signal);
       default:
         throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `unknown operation ${(op as { method: string }).method}`, { outcome: 'not_run' });
     }

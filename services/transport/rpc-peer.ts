@@ -176,6 +176,15 @@ export class RpcPeer {
     return this.#nextId;
   }
 
+  /** Settles one pending request as if `result` had arrived (a server ended a subscription another way). */
+  settle(id: RequestId, result: Record<string, unknown>): void {
+    const p = this.#pending.get(id);
+    if (!p) return;
+    this.#pending.delete(id);
+    p.cleanup();
+    p.resolve(result);
+  }
+
   /** Fails one pending request: the link knows its answer can no longer come. */
   fail(id: RequestId, err: AlbedoError): void {
     const p = this.#pending.get(id);

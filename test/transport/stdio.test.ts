@@ -175,3 +175,21 @@ t.test('the server runs under the launcher this build selected', async (t) => {
   const expected = process.env.ALBEDO_LAUNCHER === 'python' || !existsSync(path.join(ROOT, 'build', 'albedo-launcher')) ? 'launcher.py' : 'albedo-launcher';
   t.ok(parent.includes(expected), `parent ${JSON.stringify(parent.replace(/\0/g, ' '))} is ${expected}`);
 });
+
+t.test('a server that ends its listen with notifications/cancelled is not listened to again', async (t) => {
+  const tag = newTag();
+  const a = await albedoFor(t, tag);
+  const c = await a.connect(server(tag, bad, ['listen-cancel']));
+  t.equal(c.era, 'modern');
+  await new Promise((r) => setTimeout(r, 1_500));
+  t.equal((await c.callTool('echo', { text: 'x' })).content[0].text, '1', 'one listen, not held again');
+});
+
+t.test('ping: legacy sends ping; modern (2026-07-28 has no ping) asks server/discover', async (t) => {
+  const tag = newTag();
+  const a = await albedoFor(t, tag);
+  const modern = await a.connect(server(tag, fixture('sdk-server.ts')));
+  t.same(await modern.ping(), {});
+  const legacy = await a.connect(server(tag, fixture('sdk1-server.ts')));
+  t.same(await legacy.ping(), {});
+});
