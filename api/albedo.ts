@@ -14,10 +14,15 @@ import { AlbedoError } from '../protocol/errors.ts';
 import type { ServerConfigInput } from '../protocol/config.ts';
 import type { Implementation } from '../protocol/mcp.ts';
 import { parseServerConfig, resolveServer } from './resolve.ts';
+import type { ResolvedHttpServer, ServerConfig } from '../protocol/config.ts';
+import { credsStore } from '../services/oauth/store.ts';
+import { statusOf, signOut as signOutFlow, type AuthStatus } from '../services/oauth/sign-in.ts';
+import { openAuthorizationUrl } from './browser.ts';
 import { capabilitiesFor, INPUT_METHODS, type ClientHandlers } from '../protocol/client-input.ts';
 import { Connection } from './connection.ts';
 
 const TRANSPORT = fileURLToPath(new URL('../services/transport/service.ts', import.meta.url));
+const OAUTH = fileURLToPath(new URL('../services/oauth/service.ts', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
 export interface AlbedoOptions {
@@ -33,8 +38,27 @@ export interface AlbedoOptions {
    * fails the call with ALBEDO_INPUT_REQUIRED. `connect` may override them.
    */
   handlers?: ClientHandlers;
+  /**
+   * Shows the user an OAuth authorization URL during a sign-in. It may
+   * resolve with the callback URL the user pasted (the loopback callback
+   * wins if it comes first). Default: print the URL to stderr and open the
+   * browser unless ALBEDO_NO_BROWSER is set.
+   */
+  authorize?: AuthorizeHandler;
   /** Supervision tuning, mostly for tests. */
   supervision?: Pick<ServiceSpec, 'restart' | 'heartbeat'>;
+}
+
+/** `signal` aborts once the sign-in no longer needs the handler (the loopback callback came, or it failed or expired). */
+export type AuthorizeHandler = (request: { server: string; url: string; signal: AbortSignal }) => Promise<string | void | undefined> | string | void | undefined;
+
+export interface SignInOptions {
+  /** The server's name (its credentials are `mcp.<name>.oauth` in creds.json); defaults as for `connect`. */
+  name?: string;
+  /** This sign-in's way of showing the URL, instead of the instance's. */
+  authorize?: AuthorizeHandler;
+  /** How long the user has to finish (default 5 minutes). */
+  timeoutMs?: number;
 }
 
 export interface ConnectOptions {
@@ -58,6 +82,10 @@ export class Albedo {
   #handlersById = new Map<string, ClientHandlers | undefined>();
   #closed = false;
   #unsubscribe: Array<() => void> = [];
+  #authorize: AuthorizeHandler | undefined;
+  #authorizeByServer = new Map<string, AuthorizeHandler>();
+  #signIns = new Map<string, AbortController>();
+  #oauthStarted = false;
 
   constructor(opts: AlbedoOptions = {}) {
     this.home = opts.home === undefined ? defaultHome() : opts.home;
@@ -73,6 +101,7 @@ export class Albedo {
       ...opts.supervision,
     });
     this.#handlers = opts.handlers;
+    this.#authorize = opts.authorize;
     this.kernel.provide('client', {
       'client/input': async (p: { id: string; method: string; params: unknown }, ctx: { signal: AbortSignal }) => {
         const cap = INPUT_METHODS[p.method];
@@ -81,6 +110,17 @@ export class Albedo {
         const result = await handler((p.params ?? {}) as Record<string, unknown>, { connection: this.#connections.get(p.id)?.name ?? p.id, signal: ctx.signal });
         if (!result || typeof result !== 'object' || Array.isArray(result)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the ${cap} handler must return an object`, { outcome: 'not_run' });
         return result;
+      },
+      'client/authorize': async (p: { server: string; url: string }, ctx: { signal: AbortSignal }) => {
+        const handler = this.#authorizeByServer.get(p.server) ?? this.#authorize ?? openAuthorizationUrl;
+        const done = this.#signIns.get(p.server)?.signal;
+        const signal = done ? AbortSignal.any([ctx.signal, done]) : ctx.signal;
+        const stopped = new Promise<never>((_, reject) => {
+          if (signal.aborted) reject(signal.reason);
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+        const pasted = await Promise.race([Promise.resolve(handler({ server: p.server, url: p.url, signal })), stopped]);
+        return typeof pasted === 'string' && pasted.trim() ? { callbackUrl: pasted.trim() } : {};
       },
     });
     const byId = (id: string): Connection | undefined => this.#connections.get(id);
@@ -107,12 +147,12 @@ export class Albedo {
   async connect(config: ServerConfigInput, opts: ConnectOptions = {}): Promise<Connection> {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
     const parsed = parseServerConfig(config);
-    const server = resolveServer(parsed);
+    const name = nameOf(parsed, opts.name);
+    const server = resolveServer(parsed, process.env, process.cwd(), { name, credsPath: this.credsPath });
     const id = randomUUID();
     const handlers = opts.handlers ?? this.#handlers;
     const capabilities = capabilitiesFor(handlers);
     this.#handlersById.set(id, handlers);
-    const name = opts.name ?? (parsed.type === 'http' ? new URL(parsed.url).host : path.basename(parsed.command));
     try {
       const opened = await this.kernel.call('transport', 'connection/open', { id, server, eraCachePath: this.#eraCachePath, capabilities }, { key: id, isolate: parsed.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000 });
       const conn = new Connection({ id, name, server, isolate: parsed.isolate, kernel: this.kernel, eraCachePath: this.#eraCachePath, capabilities, opened, onClose: () => { this.#connections.delete(id); this.#handlersById.delete(id); } });
@@ -123,6 +163,64 @@ export class Albedo {
       await this.kernel.release('transport', id);
       throw err;
     }
+  }
+
+  /** creds.json in the state directory; null without one (credentials then live in worker memory). */
+  get credsPath(): string | null {
+    return this.home === null ? null : path.join(this.home, 'creds.json');
+  }
+
+  #httpServer(config: ServerConfigInput, name: string | undefined): { server: ResolvedHttpServer; name: string } {
+    const parsed = parseServerConfig(config);
+    if (parsed.type !== 'http') throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'OAuth applies to HTTP servers; this config is a stdio server', { outcome: 'not_run' });
+    const n = nameOf(parsed, name);
+    const server = resolveServer(parsed, process.env, process.cwd(), { name: n, credsPath: this.credsPath }) as ResolvedHttpServer;
+    if (!server.auth) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `${n} has a fixed Authorization header (bearerTokenEnvVar or headers); it does not use OAuth`, { outcome: 'not_run' });
+    return { server, name: n };
+  }
+
+  /**
+   * Signs in to an HTTP server that uses OAuth (MCP basic/authorization):
+   * discovery, client registration, the browser step through the
+   * `authorize` handler, tokens into creds.json. A server configured with a
+   * non-interactive grant gets its token without a browser. Resolves with
+   * the server's auth status; fails with ALBEDO_SIGN_IN_FAILED (data.reason
+   * names the check) and stores no token then.
+   */
+  async signIn(config: ServerConfigInput, opts: SignInOptions = {}): Promise<AuthStatus> {
+    if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
+    const { server, name } = this.#httpServer(config, opts.name);
+    if (server.auth!.credsPath === null && server.auth!.oauth.grant === 'authorization_code') {
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'signing in needs a state directory for creds.json (this instance was created with home: null)', { outcome: 'not_run' });
+    }
+    if (!this.#oauthStarted) {
+      this.#oauthStarted = true;
+      this.kernel.start({ name: 'oauth', module: OAUTH, instances: 1 });
+    }
+    const timeoutMs = opts.timeoutMs ?? 5 * 60_000;
+    if (this.#signIns.has(name)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `a sign-in to ${name} is already in progress`, { outcome: 'not_run' });
+    const ac = new AbortController();
+    this.#signIns.set(name, ac);
+    if (opts.authorize) this.#authorizeByServer.set(name, opts.authorize);
+    try {
+      return await this.kernel.call('oauth', 'oauth/sign-in', { auth: server.auth!, serverUrl: server.url, timeoutMs }, { timeoutMs: timeoutMs + 60_000 });
+    } finally {
+      ac.abort(new AlbedoError('ALBEDO_CLOSED', `the sign-in to ${name} is over`, { outcome: 'not_run' }));
+      this.#signIns.delete(name);
+      if (opts.authorize) this.#authorizeByServer.delete(name);
+    }
+  }
+
+  /** A server's auth state (none, needs_sign_in, signed_in, signed_out) with account, expiry, scope, step-up, reason and client; never a token. */
+  async authStatus(config: ServerConfigInput, opts: { name?: string } = {}): Promise<AuthStatus> {
+    const { server, name } = this.#httpServer(config, opts.name);
+    return statusOf(name, server.url, await credsStore(this.credsPath).get(name, server.url));
+  }
+
+  /** Forgets the server's tokens (the client registration stays); its state becomes signed_out. */
+  async signOut(config: ServerConfigInput, opts: { name?: string } = {}): Promise<AuthStatus> {
+    const { server } = this.#httpServer(config, opts.name);
+    return signOutFlow({ auth: server.auth!, serverUrl: server.url, store: credsStore(this.credsPath) });
   }
 
   get connections(): Connection[] {
@@ -137,6 +235,11 @@ export class Albedo {
     for (const u of this.#unsubscribe) u();
     await this.kernel.stop(10_000);
   }
+}
+
+/** A server's name: given, else the URL's host or the command's basename. */
+export function nameOf(parsed: ServerConfig, given: string | undefined): string {
+  return given ?? (parsed.type === 'http' ? new URL(parsed.url).host : path.basename(parsed.command));
 }
 
 /** Starts an Albedo kernel in this process. */

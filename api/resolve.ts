@@ -5,10 +5,16 @@
  * starts, with an error that names the field.
  */
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { AlbedoError } from '../protocol/errors.ts';
-import { serverConfigSchema, describeZodError, type ResolvedServer, type ResolvedHttpServer, type ServerConfig, type HttpServerConfig } from '../protocol/config.ts';
+import { serverConfigSchema, oauthConfigSchema, describeZodError, type ResolvedServer, type ResolvedHttpServer, type ResolvedOAuth, type ServerConfig, type HttpServerConfig, type OAuthConfig } from '../protocol/config.ts';
+
+/** Where an HTTP server's OAuth credentials live: its name (`mcp.<name>.oauth`) and creds.json (null: memory). */
+export interface AuthBinding {
+  name: string;
+  credsPath: string | null;
+}
 
 /** The only variables of the daemon's environment a stdio server inherits. */
 export const INHERITED_ENV = ['HOME', 'PATH', 'TMPDIR'] as const;
@@ -19,8 +25,8 @@ export function parseServerConfig(input: unknown): ServerConfig {
   return r.data;
 }
 
-export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv = process.env, baseDir = process.cwd()): ResolvedServer {
-  if (config.type === 'http') return resolveHttp(config, daemonEnv);
+export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv = process.env, baseDir = process.cwd(), binding?: AuthBinding): ResolvedServer {
+  if (config.type === 'http') return resolveHttp(config, daemonEnv, binding, baseDir);
   const env: Record<string, string> = {};
   for (const k of INHERITED_ENV) {
     const v = daemonEnv[k];
@@ -53,7 +59,7 @@ export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv
 }
 
 /** Header values looked up (literal or named variable), a bearer token from bearerTokenEnvVar; values are never echoed in errors. */
-function resolveHttp(config: HttpServerConfig, daemonEnv: NodeJS.ProcessEnv): ResolvedHttpServer {
+function resolveHttp(config: HttpServerConfig, daemonEnv: NodeJS.ProcessEnv, binding: AuthBinding | undefined, baseDir: string): ResolvedHttpServer {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(config.headers)) {
     const v = typeof value === 'string' ? value : daemonEnv[value.env];
@@ -70,5 +76,41 @@ function resolveHttp(config: HttpServerConfig, daemonEnv: NodeJS.ProcessEnv): Re
   const fingerprint = createHash('sha256')
     .update(JSON.stringify({ type: 'http', url: config.url, headers: Object.keys(headers).map((h) => h.toLowerCase()).sort() }))
     .digest('hex');
-  return { type: 'http', url: config.url, headers, startupTimeoutMs: config.startupTimeoutMs, callTimeoutMs: config.callTimeoutMs, fingerprint };
+  // OAuth unless the config fixes the Authorization header itself.
+  const fixedAuth = Object.keys(headers).some((h) => h.toLowerCase() === 'authorization');
+  const auth = binding && !fixedAuth ? { ...binding, oauth: resolveOAuth(config.oauth ?? oauthConfigSchema.parse({}), daemonEnv, baseDir) } : null;
+  return { type: 'http', url: config.url, headers, startupTimeoutMs: config.startupTimeoutMs, callTimeoutMs: config.callTimeoutMs, fingerprint, auth };
+}
+
+/** OAuth secrets looked up: an environment variable or a file's contents (trailing newline dropped); never echoed. */
+export function resolveOAuth(o: OAuthConfig, daemonEnv: NodeJS.ProcessEnv = process.env, baseDir = process.cwd()): ResolvedOAuth {
+  const secret = (field: string, v: string | { env: string } | { file: string } | undefined): string | undefined => {
+    if (v === undefined || typeof v === 'string') return v;
+    if ('env' in v) {
+      const x = daemonEnv[v.env];
+      if (!x) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `oauth.${field} names the environment variable ${v.env}, which is not set or empty`, { outcome: 'not_run' });
+      return x;
+    }
+    const file = path.resolve(baseDir, v.file);
+    try {
+      const x = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+      if (!x) throw new Error('the file is empty');
+      return x;
+    } catch (err) {
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `oauth.${field}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { outcome: 'not_run' });
+    }
+  };
+  const out: ResolvedOAuth = { grant: o.grant, dpop: o.dpop, callbackPort: o.callbackPort };
+  if (o.clientId) out.clientId = o.clientId;
+  const cs = secret('clientSecret', o.clientSecret);
+  if (cs) out.clientSecret = cs;
+  const pk = secret('privateKey', o.privateKey);
+  if (pk) out.privateKey = pk;
+  if (o.signingAlg) out.signingAlg = o.signingAlg;
+  if (o.clientMetadataUrl) out.clientMetadataUrl = o.clientMetadataUrl;
+  const a = secret('assertion', o.assertion);
+  if (a) out.assertion = a;
+  if (o.idp) out.idp = { tokenEndpoint: o.idp.tokenEndpoint, clientId: o.idp.clientId, idToken: secret('idp.idToken', o.idp.idToken)! };
+  if (o.scope) out.scope = o.scope;
+  return out;
 }

@@ -167,15 +167,21 @@ export class Kernel {
     return () => { if (this.#local.get(name) === handlers) this.#local.delete(name); };
   }
 
+  #localCalls = new Set<AbortController>();
+
   #routeLocal(c: OutgoingCall, handlers: Record<string, LocalHandler>): Promise<unknown> {
     const handler = handlers[c.method];
     if (!handler) return Promise.reject(new AlbedoError('ALBEDO_NOT_FOUND', `service ${c.service} has no method ${c.method}`, { outcome: 'not_run' }));
     const deadline = c.opts.deadline ?? Date.now() + (c.opts.timeoutMs ?? 30_000);
     const ac = new AbortController();
+    this.#localCalls.add(ac);
     const timer = setTimeout(() => ac.abort(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} passed its deadline`, { outcome: 'unknown' })), Math.max(0, deadline - Date.now()));
     const run = (async () => handler(c.params, { signal: ac.signal, deadline }))();
     const expired = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }));
-    return Promise.race([run, expired]).finally(() => clearTimeout(timer));
+    return Promise.race([run, expired]).finally(() => {
+      clearTimeout(timer);
+      this.#localCalls.delete(ac);
+    });
   }
 
   #route(c: OutgoingCall): Promise<unknown> {
@@ -276,5 +282,8 @@ export class Kernel {
     await Promise.all(all.map((s) => s.stop(graceMs)));
     this.#listeners.clear();
     this.#local.clear();
+    // Local handlers still running for calls nobody can receive any more: abort them (and their deadline timers).
+    for (const ac of this.#localCalls) ac.abort(new AlbedoError('ALBEDO_CLOSED', 'the kernel stopped', { outcome: 'unknown' }));
+    this.#localCalls.clear();
   }
 }

@@ -32,6 +32,10 @@ export const ErrorCodes = [
   'ALBEDO_NOT_FOUND',
   'ALBEDO_CLOSED',
   'ALBEDO_INTERNAL',
+  /** The server wants OAuth and there is no usable token: the request did not run; the user must sign in. */
+  'ALBEDO_NEEDS_SIGN_IN',
+  /** A sign-in or token request failed; `data.reason` says which check (state, iss, issuer, resource, https, ...). */
+  'ALBEDO_SIGN_IN_FAILED',
 ] as const;
 export type AlbedoErrorCode = (typeof ErrorCodes)[number];
 export type Outcome = 'not_run' | 'unknown';

@@ -3,10 +3,13 @@
  * are typed from these.
  */
 import type { TransportEvents, TransportMethods } from './transport.ts';
+import type { OAuthMethods } from './oauth.ts';
 
 /** The embedder's own service, on the kernel's thread: answers servers' input requests with its handlers. */
 export interface ClientMethods {
   'client/input': { params: { id: string; method: string; params: unknown }; result: Record<string, unknown> };
+  /** Shows the user an authorization URL (a browser); may answer with a callback URL the user pasted. */
+  'client/authorize': { params: { server: string; url: string }; result: { callbackUrl?: string } };
 }
 
 export interface LifecyclePayload {
@@ -20,10 +23,12 @@ export interface LifecyclePayload {
 export interface ServiceMethods {
   transport: TransportMethods;
   client: ClientMethods;
+  oauth: OAuthMethods;
 }
 export interface ServiceEvents {
   transport: TransportEvents;
   client: Record<never, never>;
+  oauth: Record<never, never>;
   kernel: {
     /** A worker died; its in-flight calls failed with ALBEDO_SERVICE_LOST. */
     'service/lost': LifecyclePayload;

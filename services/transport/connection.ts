@@ -21,6 +21,7 @@ import type { EraCache } from '../negotiation/era-cache.ts';
 import { RpcPeer, WireError, wireCodeOf } from './rpc-peer.ts';
 import { StdioLink } from './stdio-link.ts';
 import { HttpLink } from './http-link.ts';
+import { LinkAuth } from '../oauth/link-auth.ts';
 import type { z } from 'zod';
 
 export type Emit = <E extends keyof TransportEvents>(name: E, payload: TransportEvents[E]) => void;
@@ -115,6 +116,15 @@ export class Connection {
     return this.#dialling;
   }
 
+  #linkAuth: LinkAuth | undefined;
+
+  /** One OAuth state per connection (its DPoP nonce and token cache outlive a re-dial). */
+  #auth(): LinkAuth | undefined {
+    if (this.server.type !== 'http' || !this.server.auth) return undefined;
+    this.#linkAuth ??= new LinkAuth(this.server.auth, this.server.url);
+    return this.#linkAuth;
+  }
+
   #newLink(getPeer: () => RpcPeer): Link {
     if (this.server.type === 'http') {
       const link: HttpLink = new HttpLink(this.server, {
@@ -123,7 +133,7 @@ export class Connection {
         onClose: (err) => this.#onLinkClosed(link, getPeer(), err),
         onWarn: (message) => this.#emit('connection/warned', { id: this.id, message }),
         headerParams: (name) => this.#headerParams.get(name),
-      });
+      }, this.#auth());
       return link;
     }
     const link: StdioLink = new StdioLink(this.server, {

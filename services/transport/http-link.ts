@@ -23,6 +23,8 @@ import type { RequestId } from '../../protocol/jsonrpc.ts';
 import type { ResolvedHttpServer } from '../../protocol/config.ts';
 import { MODERN_VERSION } from '../../protocol/versions.ts';
 import { encodeHeaderValue, nameHeaderFor, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
+import { authChallenge } from '../../protocol/oauth.ts';
+import type { LinkAuth } from '../oauth/link-auth.ts';
 
 /** An error body is read only this far, for the message. */
 const ERROR_BODY_BYTES = 64 * 1024;
@@ -81,10 +83,13 @@ export class HttpLink {
   /** The HTTP status and a body excerpt of the last failed exchange, for error messages. */
   lastHttpError: { status: number; body: string } | undefined;
 
-  constructor(server: ResolvedHttpServer, events: HttpLinkEvents) {
+  #auth: LinkAuth | undefined;
+
+  constructor(server: ResolvedHttpServer, events: HttpLinkEvents, auth?: LinkAuth) {
     this.server = server;
     this.url = new URL(server.url);
     this.#events = events;
+    this.#auth = auth;
     // One pool per connection: keep-alive HTTP/1.1, no undici timers (the peer's request timeouts govern;
     // listen and GET streams are meant to stay quiet for long).
     this.#agent = new Agent({ connections: 256, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
@@ -169,19 +174,55 @@ export class HttpLink {
     return h;
   }
 
+  /** Authorization (and a DPoP proof) for one request, when the server uses OAuth. */
+  async #authHeaders(htm: string): Promise<AuthHeaders> {
+    return this.#auth ? this.#auth.headers(htm, this.url) : undefined;
+  }
+
+  /**
+   * A 401, or a 403 insufficient_scope, for a request that carried (or
+   * lacked) our token: true to send it again (the server did not run it);
+   * throws ALBEDO_NEEDS_SIGN_IN when only the user can help.
+   */
+  async #authRetry(res: Dispatcher.ResponseData, sentToken: string | undefined, attempt: number): Promise<boolean> {
+    if (!this.#auth || (res.statusCode !== 401 && res.statusCode !== 403)) return false;
+    const wa = res.headers['www-authenticate'];
+    if (res.statusCode === 403 && authChallenge(wa)?.error !== 'insufficient_scope') return false;
+    await res.body.dump().catch(() => {});
+    await this.#auth.onChallenge({ status: res.statusCode, wwwAuthenticate: wa, dpopNonce: headerOf(res.headers, 'dpop-nonce'), sentToken }, attempt);
+    return true;
+  }
+
   async #postRequest(f: InFlight, message: Record<string, unknown>, body: string): Promise<void> {
     let res: Dispatcher.ResponseData;
-    try {
-      res = await undiciRequest(this.url, { method: 'POST', headers: this.#headers(message), body, dispatcher: this.#agent, signal: f.ac.signal });
-    } catch (err) {
-      // Connection refused or reset before any answer: the request may not have been read at all,
-      // but a reset after sending cannot be told apart, so only a refused connection is 'not_run'.
-      const code = (err as { code?: string }).code;
-      const notRun = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT';
-      this.#fail(f, new AlbedoError(notRun ? 'ALBEDO_CONNECTION_CLOSED' : 'ALBEDO_STREAM_BROKEN', `${f.method}: cannot reach ${this.url.origin}: ${describeNetError(err)}`, { outcome: notRun ? 'not_run' : 'unknown' }));
-      return;
+    for (let attempt = 0; ; attempt++) {
+      let authed: AuthHeaders;
+      try {
+        authed = await this.#authHeaders('POST');
+      } catch (err) {
+        this.#fail(f, AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', `${f.method}: preparing its authorization failed: ${(err as Error).message}`, { outcome: 'not_run' }));
+        return;
+      }
+      if (f.dropped) return;
+      try {
+        res = await undiciRequest(this.url, { method: 'POST', headers: { ...this.#headers(message), ...authed?.headers }, body, dispatcher: this.#agent, signal: f.ac.signal });
+      } catch (err) {
+        // Connection refused or reset before any answer: the request may not have been read at all,
+        // but a reset after sending cannot be told apart, so only a refused connection is 'not_run'.
+        const code = (err as { code?: string }).code;
+        const notRun = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT';
+        this.#fail(f, new AlbedoError(notRun ? 'ALBEDO_CONNECTION_CLOSED' : 'ALBEDO_STREAM_BROKEN', `${f.method}: cannot reach ${this.url.origin}: ${describeNetError(err)}`, { outcome: notRun ? 'not_run' : 'unknown' }));
+        return;
+      }
+      if (f.dropped) return void res.body.destroy();
+      try {
+        if (!(await this.#authRetry(res, authed?.token, attempt))) break;
+      } catch (err) {
+        this.#fail(f, AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', `${f.method}: handling the server's authorization challenge failed: ${(err as Error).message}`, { outcome: 'not_run' }));
+        return;
+      }
+      if (f.dropped) return;
     }
-    if (f.dropped) return void res.body.destroy();
     if (f.method === 'initialize') {
       const sid = headerOf(res.headers, 'mcp-session-id');
       if (sid !== undefined && res.statusCode >= 200 && res.statusCode < 300) {
@@ -347,7 +388,8 @@ export class HttpLink {
       if (f.dropped || this.#closed) return;
       const before = state.lastEventId;
       try {
-        const res = await undiciRequest(this.url, { method: 'GET', headers: { ...this.#headers(NO_BODY, 'text/event-stream'), 'last-event-id': state.lastEventId! }, dispatcher: this.#agent, signal: f.ac.signal });
+        const authed = await this.#authHeaders('GET');
+        const res = await undiciRequest(this.url, { method: 'GET', headers: { ...this.#headers(NO_BODY, 'text/event-stream'), ...authed?.headers, 'last-event-id': state.lastEventId! }, dispatcher: this.#agent, signal: f.ac.signal });
         if (res.statusCode === 404 && this.#sessionId) {
           res.body.destroy();
           const err = new AlbedoError('ALBEDO_SESSION_EXPIRED', `${f.method}: the session ended while its response stream was being resumed; the outcome is unknown`, { outcome: 'unknown' });
@@ -382,7 +424,12 @@ export class HttpLink {
    */
   async notifyAccepted(method: string): Promise<void> {
     const message = { jsonrpc: '2.0', method };
-    const res = await undiciRequest(this.url, { method: 'POST', headers: this.#headers(message), body: JSON.stringify(message), dispatcher: this.#agent, signal: AbortSignal.timeout(this.server.startupTimeoutMs) });
+    let res: Dispatcher.ResponseData;
+    for (let attempt = 0; ; attempt++) {
+      const authed = await this.#authHeaders('POST');
+      res = await undiciRequest(this.url, { method: 'POST', headers: { ...this.#headers(message), ...authed?.headers }, body: JSON.stringify(message), dispatcher: this.#agent, signal: AbortSignal.timeout(this.server.startupTimeoutMs) });
+      if (!(await this.#authRetry(res, authed?.token, attempt))) break;
+    }
     const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const excerpt = text.replace(/\s+/g, ' ').trim().slice(0, 200);
@@ -395,7 +442,12 @@ export class HttpLink {
     const ac = new AbortController();
     this.#background.add(ac);
     try {
-      const res = await undiciRequest(this.url, { method: 'POST', headers: this.#headers(message), body, dispatcher: this.#agent, signal: ac.signal });
+      let res: Dispatcher.ResponseData;
+      for (let attempt = 0; ; attempt++) {
+        const authed = await this.#authHeaders('POST');
+        res = await undiciRequest(this.url, { method: 'POST', headers: { ...this.#headers(message), ...authed?.headers }, body, dispatcher: this.#agent, signal: ac.signal });
+        if (!(await this.#authRetry(res, authed?.token, attempt))) break;
+      }
       const what = typeof message.method === 'string' ? message.method : `the response to request ${JSON.stringify(message.id)}`;
       if (res.statusCode === 404 && this.#sessionId) {
         res.body.destroy();
@@ -443,7 +495,7 @@ export class HttpLink {
       while (!g.stopped && !this.#closed) {
         state.sawEvent = false;
         try {
-          const headers = this.#headers(NO_BODY, 'text/event-stream');
+          const headers = { ...this.#headers(NO_BODY, 'text/event-stream'), ...(await this.#authHeaders('GET'))?.headers };
           if (state.lastEventId !== undefined) headers['last-event-id'] = state.lastEventId;
           const res = await undiciRequest(this.url, { method: 'GET', headers, dispatcher: this.#agent, signal: g.ac.signal });
           answered();
@@ -490,7 +542,8 @@ export class HttpLink {
     this.#shutdown(null);
     if (sid && this.#era === 'legacy') {
       try {
-        const res = await undiciRequest(this.url, { method: 'DELETE', headers: this.#headers(NO_BODY), dispatcher: this.#agent, signal: AbortSignal.timeout(2_000) });
+        const authed = await this.#authHeaders('DELETE').catch(() => undefined);
+        const res = await undiciRequest(this.url, { method: 'DELETE', headers: { ...this.#headers(NO_BODY), ...authed?.headers }, dispatcher: this.#agent, signal: AbortSignal.timeout(2_000) });
         await res.body.dump();
       } catch {
         // The server may be gone already; a 405 means it does not let clients end sessions.
@@ -520,6 +573,8 @@ export class HttpLink {
     }
   }
 }
+
+type AuthHeaders = { headers: Record<string, string>; token: string | undefined } | undefined;
 
 /** Stands for "no body" in header building (GET, DELETE). */
 const NO_BODY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;

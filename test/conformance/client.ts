@@ -11,11 +11,23 @@
  * accepts with the schema's defaults, sampling returns a fixed message,
  * roots lists none.
  *
+ * Auth scenarios run the way a host would: a call that fails with
+ * ALBEDO_NEEDS_SIGN_IN leads to one sign-in and one more try. The "browser"
+ * requests the authorization URL without following the redirect and hands
+ * the callback URL back as if the user had pasted it. Scenario context
+ * (pre-registered clients, keys, workload and IdP tokens) becomes the
+ * server's `oauth` config, as a user would write it.
+ *
  * Exit 0 when the scenario's operations succeeded, 1 otherwise. The suite
  * judges the wire traffic, not this exit code (except in single-scenario runs).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { request } from 'undici';
 import { createAlbedo } from '../../api/albedo.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
+import type { OAuthConfigInput } from '../../protocol/config.ts';
 
 const DEADLINE_MS = Number(process.env.ALBEDO_CONFORMANCE_DEADLINE_MS ?? 25_000);
 
@@ -45,8 +57,43 @@ function defaultsOf(params: Record<string, unknown>): Record<string, unknown> {
   return content;
 }
 
+/** The scenario's credentials as a user's oauth config. */
+function oauthConfig(): OAuthConfigInput {
+  // A hosted Client ID Metadata Document (the suite's fixed URL), used where the AS supports them.
+  const base: OAuthConfigInput = { clientMetadataUrl: 'https://conformance-test.local/client-metadata.json', callbackPort: 0 };
+  const s = (k: string): string | undefined => (typeof context[k] === 'string' ? (context[k] as string) : undefined);
+  switch (String(context.name ?? scenario).replace(/^auth\//, '')) {
+    case 'client-credentials-jwt':
+      return { ...base, grant: 'client_credentials', clientId: s('client_id'), privateKey: s('private_key_pem'), signingAlg: (s('signing_algorithm') ?? 'ES256') as 'ES256' };
+    case 'client-credentials-basic':
+      return { ...base, grant: 'client_credentials', clientId: s('client_id'), clientSecret: s('client_secret') };
+    case 'pre-registration':
+      return { ...base, clientId: s('client_id'), clientSecret: s('client_secret') };
+    case 'enterprise-managed-authorization':
+      return { ...base, grant: 'token_exchange', clientId: s('client_id'), clientSecret: s('client_secret'), idp: { tokenEndpoint: s('idp_token_endpoint')!, clientId: s('idp_client_id'), idToken: s('idp_id_token')! } };
+    case 'wif-jwt-bearer':
+      return { ...base, grant: 'jwt_bearer', clientId: s('client_id'), assertion: s('valid_jwt') };
+    default:
+      return base;
+  }
+}
+
+/** The browser: asks for the authorization URL, does not follow the redirect, returns where it points (the "pasted" callback). */
+async function browser(req: { url: string }): Promise<string> {
+  const res = await request(req.url, { method: 'GET' });
+  await res.body.dump();
+  const location = res.headers.location;
+  const loc = Array.isArray(location) ? location[0] : location;
+  if (res.statusCode < 300 || res.statusCode >= 400 || !loc) throw new Error(`the authorization endpoint answered HTTP ${res.statusCode} without a redirect`);
+  return new URL(loc, req.url).toString();
+}
+
+const home = mkdtempSync(path.join(os.tmpdir(), 'albedo-conformance-'));
+process.on('exit', () => rmSync(home, { recursive: true, force: true }));
+
 const albedo = await createAlbedo({
-  home: null,
+  home,
+  authorize: browser,
   transportWorkers: 1,
   clientInfo: { name: 'albedo-conformance-client', version: '0.1.0' },
   handlers: {
@@ -65,7 +112,21 @@ let code = 0;
 try {
   // The suite runs every scenario's client at once: leave room for a loaded machine, inside our own deadline.
   const budget = Math.max(10_000, Math.floor((DEADLINE_MS - 2_000) / 2));
-  const c = await albedo.connect({ url, startupTimeoutMs: budget, callTimeoutMs: budget }, { name: scenario || 'server' });
+  const name = (scenario || 'server').replace(/[^A-Za-z0-9_-]/g, '_');
+  const config = { url: url!, startupTimeoutMs: budget, callTimeoutMs: budget, oauth: oauthConfig() };
+  /** A sign-in and one more try when the server wants one, as a host would do after asking the user; twice at most. */
+  const authed = async <T>(op: () => Promise<T>): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await op();
+      } catch (err) {
+        if (!AlbedoError.is(err) || err.code !== 'ALBEDO_NEEDS_SIGN_IN' || attempt >= 2) throw err;
+        process.stderr.write(`albedo conformance client: ${err.message}; signing in\n`);
+        await albedo.signIn(config, { name, timeoutMs: budget });
+      }
+    }
+  };
+  const c = await authed(() => albedo.connect(config, { name }));
   for (const w of c.warnings) process.stderr.write(`warning: ${w}\n`);
   const tools = c.catalogue.tools;
   const has = (name: string): boolean => tools.some((t) => t.name === name);
@@ -109,7 +170,7 @@ try {
     }
     default:
       // Auth scenarios and others: the generic flow of a host.
-      if (has('test-tool')) await c.callTool('test-tool', {});
+      if (has('test-tool')) await authed(() => c.callTool('test-tool', {}));
   }
   await c.close();
 } catch (err) {

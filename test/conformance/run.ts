@@ -45,8 +45,8 @@ export interface LegResult {
   exitCode: number | null;
   scenarios: ScenarioResult[];
   checks: { passed: number; failed: number; warnings: number };
-  /** Non-auth scenarios with a failed or warning check: must be empty. */
-  nonAuthFailures: string[];
+  /** Scenarios with a failed or warning check: must be empty. */
+  failures: string[];
   tail: string;
 }
 
@@ -112,8 +112,8 @@ export function runLeg(leg: { name: string; args: string[] }): Promise<LegResult
         exitCode,
         scenarios,
         checks: { passed: sum('passed'), failed: sum('failed'), warnings: sum('warnings') },
-        nonAuthFailures: scenarios.filter((s) => !s.scenario.startsWith('auth/') && (s.failed || s.warnings)).map((s) => s.scenario),
-        tail: [...output.split('\n').slice(-40), ...scenarios.filter((x) => !x.scenario.startsWith('auth/') && x.problems.length).map((x) => `${x.scenario}: ${x.problems.join('; ')}`)].join('\n'),
+        failures: scenarios.filter((s) => s.failed || s.warnings).map((s) => s.scenario),
+        tail: [...output.split('\n').slice(-40), ...scenarios.filter((x) => x.problems.length).map((x) => `${x.scenario}: ${x.problems.join('; ')}`)].join('\n'),
       });
     });
   });
@@ -131,11 +131,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const r = await runLeg(leg);
     results.push(r);
     if (!json) {
-      const nonAuth = r.scenarios.filter((s) => !s.scenario.startsWith('auth/'));
-      process.stdout.write(`${r.exitCode === 0 ? 'ok  ' : 'FAIL'} ${r.name}: exit ${r.exitCode}; non-auth scenarios ${nonAuth.length - r.nonAuthFailures.length}/${nonAuth.length} passed; checks ${r.checks.passed} passed, ${r.checks.failed} failed, ${r.checks.warnings} warnings\n`);
-      if (r.exitCode !== 0) process.stdout.write(r.tail + '\n');
+      const ok = r.exitCode === 0 && r.failures.length === 0;
+      process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${r.name}: exit ${r.exitCode}; scenarios ${r.scenarios.length - r.failures.length}/${r.scenarios.length} passed (auth ${r.scenarios.filter((s) => s.scenario.startsWith('auth/')).length}); checks ${r.checks.passed} passed, ${r.checks.failed} failed, ${r.checks.warnings} warnings\n`);
+      if (!ok) process.stdout.write(r.tail + '\n');
     }
   }
   if (json) process.stdout.write(JSON.stringify(results.map(({ tail, ...r }) => (r.exitCode === 0 ? r : { ...r, tail })), null, 2) + '\n');
-  process.exit(results.every((r) => r.exitCode === 0 && r.nonAuthFailures.length === 0) ? 0 : 1);
+  process.exit(results.every((r) => r.exitCode === 0 && r.failures.length === 0) ? 0 : 1);
 }

@@ -1,0 +1,284 @@
+/**
+ * creds.json: OAuth tokens and client registrations (and any other secret
+ * the daemon keeps), mode 0600, written atomically (temporary file, fsync,
+ * rename), never logged. Every change runs under a cross-process lock file
+ * and re-reads the document after taking it, so two processes refreshing one
+ * server's rotating refresh token do it once: the second finds the first's
+ * new token and adopts it (seed 002, "cross-process token refresh").
+ *
+ * The record of server `name` is `mcp.<name>.oauth`; it carries the server
+ * URL it belongs to, and a record for another URL is treated as absent.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync, statSync } from 'node:fs';
+import { open as openAsync, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes, type webcrypto } from 'node:crypto';
+
+type JsonWebKey = webcrypto.JsonWebKey;
+import { AlbedoError } from '../../protocol/errors.ts';
+
+export type AuthState = 'none' | 'needs_sign_in' | 'signed_in' | 'signed_out';
+
+export interface ClientRecord {
+  /** The authorization server the client belongs to: used with no other issuer (SEP-2352). */
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  /** client_secret_basic, client_secret_post, none, private_key_jwt. */
+  authMethod: string;
+  /** How it was obtained: dynamic registration, a metadata document URL, or configuration. */
+  kind: 'dcr' | 'cimd' | 'configured';
+  redirectUri?: string;
+  registeredAt: number;
+}
+
+export interface TokenRecord {
+  accessToken: string;
+  /** `Bearer`, or `DPoP` for a sender-constrained token. */
+  tokenType: 'Bearer' | 'DPoP';
+  refreshToken?: string;
+  /** Epoch ms; absent when the server did not say. */
+  expiresAt?: number;
+  scope?: string;
+  issuer: string;
+  resource?: string;
+  obtainedAt: number;
+}
+
+export interface OAuthRecord {
+  /** The MCP server URL this record belongs to. */
+  url: string;
+  state: Exclude<AuthState, 'none'>;
+  reason?: string;
+  /** A scope union asked for by a 403 insufficient_scope, for the next sign-in. */
+  stepUp?: string;
+  /** The last 401 challenge's parameters (no secret), for the next sign-in's discovery. */
+  challenge?: { resourceMetadata?: string; scope?: string; scheme?: string; at: number };
+  issuer?: string;
+  account?: string;
+  client?: ClientRecord;
+  tokens?: TokenRecord;
+  /** The DPoP key pair (private JWK), bound to the tokens. */
+  dpopKey?: JsonWebKey;
+  updatedAt: number;
+}
+
+interface CredsDoc {
+  mcp?: Record<string, { oauth?: OAuthRecord } & Record<string, unknown>>;
+  [k: string]: unknown;
+}
+
+/** How long a lock holder may keep the lock before it is presumed dead (a refresh is bounded well below this). */
+const LOCK_STALE_MS = 30_000;
+/** How long to wait for the lock (seed 002: lock acquisition and OAuth flows are bounded to 15 s). */
+const LOCK_WAIT_MS = 15_000;
+
+export interface CredsStore {
+  /** The record for `name` if it belongs to `url`. */
+  get(name: string, url: string): Promise<OAuthRecord | undefined>;
+  /** Runs `fn` on the current record under the lock; what it returns (undefined: delete) is written. */
+  update<T>(name: string, url: string, fn: (rec: OAuthRecord | undefined) => Promise<{ record: OAuthRecord | undefined | null; value: T }> | { record: OAuthRecord | undefined | null; value: T }): Promise<T>;
+  readonly path: string | null;
+  /** Changes whenever the stored document may have changed (another thread or process wrote it): a cheap staleness check. */
+  stamp(): string;
+}
+
+/** In-process serialisation per file, on top of the cross-process lock. */
+const queues = new Map<string, Promise<unknown>>();
+
+function serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const prev = queues.get(key) ?? Promise.resolve();
+  const run = prev.then(fn, fn);
+  const tail = run.then(() => undefined, () => undefined);
+  queues.set(key, tail);
+  void tail.then(() => { if (queues.get(key) === tail) queues.delete(key); });
+  return run;
+}
+
+export class FileCredsStore implements CredsStore {
+  readonly path: string;
+  readonly lockPath: string;
+
+  constructor(file: string) {
+    this.path = file;
+    this.lockPath = `${file}.lock`;
+  }
+
+  stamp(): string {
+    try {
+      const st = statSync(this.path);
+      return `${st.ino}:${st.mtimeMs}:${st.size}`;
+    } catch {
+      return 'absent';
+    }
+  }
+
+  async get(name: string, url: string): Promise<OAuthRecord | undefined> {
+    const doc = await this.#read();
+    const rec = doc.mcp?.[name]?.oauth;
+    return rec && rec.url === url ? rec : undefined;
+  }
+
+  /** Every server's record, for status listings. */
+  async all(): Promise<Record<string, OAuthRecord>> {
+    const doc = await this.#read();
+    const out: Record<string, OAuthRecord> = {};
+    for (const [n, v] of Object.entries(doc.mcp ?? {})) if (v?.oauth) out[n] = v.oauth;
+    return out;
+  }
+
+  update<T>(name: string, url: string, fn: (rec: OAuthRecord | undefined) => Promise<{ record: OAuthRecord | undefined | null; value: T }> | { record: OAuthRecord | undefined | null; value: T }): Promise<T> {
+    return serial(this.path, async () => {
+      const release = await this.#lock();
+      try {
+        const doc = await this.#read();
+        const cur = doc.mcp?.[name]?.oauth;
+        const { record, value } = await fn(cur && cur.url === url ? cur : undefined);
+        if (record === undefined) return value;
+        const mcp = (doc.mcp ??= {});
+        const entry = (mcp[name] ??= {});
+        if (record === null) delete entry.oauth;
+        else entry.oauth = { ...record, url, updatedAt: Date.now() };
+        if (Object.keys(entry).length === 0) delete mcp[name];
+        this.#write(doc);
+        return value;
+      } finally {
+        release();
+      }
+    });
+  }
+
+  async #read(): Promise<CredsDoc> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `cannot read ${this.path}: ${(err as Error).message}`, { outcome: 'not_run' });
+    }
+    if (!text.trim()) return {};
+    try {
+      const doc = JSON.parse(text) as unknown;
+      if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new Error('not a JSON object');
+      return doc as CredsDoc;
+    } catch (err) {
+      // Never quote the file: it holds secrets.
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${this.path} is not a valid credentials file (${(err as Error).message.replace(/ in JSON at.*$/, '')}); fix or remove it`, { outcome: 'not_run' });
+    }
+  }
+
+  /** Temporary file in the same directory (mode 0600), fsync, rename over: readers see the old or the new file, never half of one. */
+  #write(doc: CredsDoc): void {
+    const dir = path.dirname(this.path);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = path.join(dir, `.${path.basename(this.path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    const fd = openSync(tmp, 'wx', 0o600);
+    try {
+      writeSync(fd, `${JSON.stringify(doc, null, 2)}\n`);
+      fsyncSync(fd);
+    } catch (err) {
+      closeSync(fd);
+      try { unlinkSync(tmp); } catch { /* already gone */ }
+      throw err;
+    }
+    closeSync(fd);
+    try {
+      renameSync(tmp, this.path);
+    } catch (err) {
+      try { unlinkSync(tmp); } catch { /* already gone */ }
+      throw err;
+    }
+    chmodSync(this.path, 0o600);
+  }
+
+  /** A lock file made with O_EXCL; a holder that died (no such pid) or overstayed is broken. */
+  async #lock(): Promise<() => void> {
+    mkdirSync(path.dirname(this.lockPath), { recursive: true, mode: 0o700 });
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    const token = `${process.pid} ${Date.now()} ${randomBytes(6).toString('hex')}`;
+    let wait = 5;
+    for (;;) {
+      try {
+        const fh = await openAsync(this.lockPath, 'wx', 0o600);
+        await fh.writeFile(token);
+        await fh.close();
+        return () => {
+          try {
+            if (readFileSync(this.lockPath, 'utf8') === token) unlinkSync(this.lockPath);
+          } catch {
+            // Broken by someone who judged us dead; nothing to release.
+          }
+        };
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      if (this.#stale()) {
+        try { unlinkSync(this.lockPath); } catch { /* raced: someone else broke it */ }
+        continue;
+      }
+      if (Date.now() >= deadline) throw new AlbedoError('ALBEDO_TIMEOUT', `could not lock ${this.path} within ${LOCK_WAIT_MS / 1000} s (held by another process; remove ${this.lockPath} if none is running)`, { outcome: 'not_run' });
+      await new Promise((r) => setTimeout(r, wait));
+      wait = Math.min(wait * 2, 100);
+    }
+  }
+
+  #stale(): boolean {
+    try {
+      const [pidText, atText] = readFileSync(this.lockPath, 'utf8').split(' ');
+      const pid = Number(pidText);
+      const at = Number(atText);
+      if (Number.isFinite(at) && Date.now() - at > LOCK_STALE_MS) return true;
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) {
+        try {
+          process.kill(pid, 0);
+        } catch (e) {
+          return (e as NodeJS.ErrnoException).code === 'ESRCH';
+        }
+      }
+      return false;
+    } catch {
+      // Being written (empty) or just removed: not stale, try again.
+      try { return Date.now() - statSync(this.lockPath).mtimeMs > LOCK_STALE_MS; } catch { return false; }
+    }
+  }
+}
+
+/** Credentials kept in memory (no state directory): a worker's own, lost with it. */
+export class MemoryCredsStore implements CredsStore {
+  readonly path = null;
+  #records = new Map<string, OAuthRecord>();
+  #version = 0;
+
+  stamp(): string {
+    return String(this.#version);
+  }
+
+  async get(name: string, url: string): Promise<OAuthRecord | undefined> {
+    const r = this.#records.get(name);
+    return r && r.url === url ? r : undefined;
+  }
+
+  update<T>(name: string, url: string, fn: (rec: OAuthRecord | undefined) => Promise<{ record: OAuthRecord | undefined | null; value: T }> | { record: OAuthRecord | undefined | null; value: T }): Promise<T> {
+    return serial(`mem:${name}`, async () => {
+      const cur = await this.get(name, url);
+      const { record, value } = await fn(cur);
+      if (record === null) this.#records.delete(name);
+      else if (record !== undefined) this.#records.set(name, { ...record, url, updatedAt: Date.now() });
+      if (record !== undefined) this.#version++;
+      return value;
+    });
+  }
+}
+
+const memoryStores = new Map<string, MemoryCredsStore>();
+
+/** One store object per file in a thread (so in-process serialisation covers every user). */
+export function credsStore(file: string | null, memoryKey = 'default'): CredsStore {
+  if (file === null) {
+    let m = memoryStores.get(memoryKey);
+    if (!m) memoryStores.set(memoryKey, (m = new MemoryCredsStore()));
+    return m;
+  }
+  return (fileStores.get(file) ?? fileStores.set(file, new FileCredsStore(file)).get(file))!;
+}
+const fileStores = new Map<string, FileCredsStore>();
