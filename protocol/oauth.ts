@@ -98,6 +98,7 @@ export const authServerMetadataSchema = z.looseObject({
   client_id_metadata_document_supported: z.boolean().optional(),
   dpop_signing_alg_values_supported: z.array(z.string()).optional(),
   revocation_endpoint: z.string().optional(),
+  prompt_values_supported: z.array(z.string()).optional(),
 });
 export type AuthServerMetadata = z.infer<typeof authServerMetadataSchema>;
 

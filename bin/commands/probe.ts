@@ -6,12 +6,15 @@
  * on success, failure, or Ctrl-C.
  */
 import { parseArgs } from 'node:util';
-import { createAlbedo, type Albedo } from '../../api/albedo.ts';
+import { createInterface } from 'node:readline';
+import { createAlbedo, defaultHome, type Albedo, type AuthorizeHandler } from '../../api/albedo.ts';
+import { openAuthorizationUrl } from '../../api/browser.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { Connection } from '../../api/connection.ts';
 
 export const PROBE_HELP = `usage: albedo probe [options] -- COMMAND [ARGS...]
        albedo probe [options] --url URL [--header 'Name: value'] [--bearer-env VAR]
+       albedo probe --url URL --sign-in | --sign-out [--name NAME]
 
 Starts COMMAND as an MCP server over stdio (no shell), or talks Streamable
 HTTP to URL, detects its protocol era (2026-07-28 server/discover, or the
@@ -33,9 +36,17 @@ options:
   --url URL          an MCP server over Streamable HTTP (http or https)
   --header 'N: V'    send this header with every HTTP request (repeatable)
   --bearer-env VAR   send 'Authorization: Bearer' with the token in VAR
+  --sign-in          sign in with OAuth first (the server answers 401): the
+                     authorization URL is printed and opened in the browser
+                     (not with ALBEDO_NO_BROWSER set); on a terminal the
+                     callback URL may be pasted instead. Tokens go to
+                     $ALBEDO_HOME/creds.json; later probes use them.
+  --sign-out         forget the server's tokens and exit
+  --name NAME        the server's name for its credentials (default: the URL's host)
 
 exit status: 0 success; 1 the server could not be reached or the request
-failed; 2 bad usage; 3 the tool ran and reported an error (isError).`;
+failed (4 when it needs a sign-in); 2 bad usage; 3 the tool ran and
+reported an error (isError).`;
 
 class UsageError extends Error {}
 
@@ -52,6 +63,9 @@ interface ProbeArgs {
   url?: string;
   headers: Record<string, string>;
   bearerTokenEnvVar?: string;
+  signIn: boolean;
+  signOut: boolean;
+  name?: string;
 }
 
 function parse(argv: string[]): ProbeArgs | 'help' {
@@ -76,6 +90,9 @@ function parse(argv: string[]): ProbeArgs | 'help' {
         url: { type: 'string' },
         header: { type: 'string', multiple: true },
         'bearer-env': { type: 'string' },
+        'sign-in': { type: 'boolean', default: false },
+        'sign-out': { type: 'boolean', default: false },
+        name: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -88,6 +105,9 @@ function parse(argv: string[]): ProbeArgs | 'help' {
   if (v.url === undefined && command.length === 0) throw new UsageError('no server: give --url URL, or a command after --, e.g. albedo probe -- npx -y @modelcontextprotocol/server-everything');
   if (v.url === undefined && (v.header?.length || v['bearer-env'] !== undefined)) throw new UsageError('--header and --bearer-env go with --url');
   if (v.url !== undefined && (v.env?.length || v.cwd !== undefined)) throw new UsageError('--env and --cwd go with a command, not --url');
+  if (v.url === undefined && (v['sign-in'] || v['sign-out'] || v.name !== undefined)) throw new UsageError('--sign-in, --sign-out and --name go with --url');
+  if (v['sign-in'] && v['sign-out']) throw new UsageError('give --sign-in or --sign-out, not both');
+  if ((v['sign-in'] || v['sign-out']) && (v['bearer-env'] !== undefined || v.header?.some((h) => /^\s*authorization\s*:/i.test(h)))) throw new UsageError('--sign-in/--sign-out use OAuth; they do not go with a fixed Authorization (--bearer-env or an Authorization header)');
   const headers: Record<string, string> = {};
   for (const h of v.header ?? []) {
     const colon = h.indexOf(':');
@@ -115,7 +135,7 @@ function parse(argv: string[]): ProbeArgs | 'help' {
     if (eq <= 0) throw new UsageError(`--env wants NAME=VALUE, not ${JSON.stringify(e)}`);
     env[e.slice(0, eq)] = e.slice(eq + 1);
   }
-  return { json: v.json!, timeoutMs, call: v.call, read: v.read, prompt: v.prompt, args, cwd: v.cwd, env, command, url: v.url, headers, bearerTokenEnvVar: v['bearer-env'] };
+  return { json: v.json!, timeoutMs, call: v.call, read: v.read, prompt: v.prompt, args, cwd: v.cwd, env, command, url: v.url, headers, bearerTokenEnvVar: v['bearer-env'], signIn: v['sign-in']!, signOut: v['sign-out']!, name: v.name };
 }
 
 function oneLine(s: string): string {
@@ -138,7 +158,8 @@ export async function probeCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const a = args;
-  const albedo: Albedo = await createAlbedo({ home: null, transportWorkers: 1 });
+  // An HTTP probe keeps OAuth tokens (and era verdicts) in the state directory; a stdio probe keeps nothing.
+  const albedo: Albedo = await createAlbedo({ home: a.url !== undefined ? defaultHome() : null, transportWorkers: 1, authorize: terminalAuthorize });
   let interrupted = false;
   const onSignal = (sig: NodeJS.Signals): void => {
     interrupted = true;
@@ -149,8 +170,18 @@ export async function probeCommand(argv: string[]): Promise<number> {
   process.once('SIGTERM', onSignal);
   let code = 0;
   try {
-    const conn = a.url !== undefined
-      ? await albedo.connect({ type: 'http', url: a.url, headers: a.headers, bearerTokenEnvVar: a.bearerTokenEnvVar, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs })
+    const httpConfig = a.url !== undefined ? { type: 'http' as const, url: a.url, headers: a.headers, bearerTokenEnvVar: a.bearerTokenEnvVar, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs } : undefined;
+    if (httpConfig && a.signOut) {
+      const st = await albedo.signOut(httpConfig, { name: a.name });
+      process.stdout.write(a.json ? JSON.stringify({ auth: st }) + '\n' : `signed out of ${st.server}\n`);
+      return 0;
+    }
+    if (httpConfig && a.signIn) {
+      const st = await albedo.signIn(httpConfig, { name: a.name });
+      process.stderr.write(`albedo probe: signed in to ${st.server}${st.account ? ` as ${st.account}` : ''}${st.scope ? ` (scope ${st.scope})` : ''}\n`);
+    }
+    const conn = httpConfig
+      ? await albedo.connect(httpConfig, { name: a.name })
       : await albedo.connect(
         { command: a.command[0]!, args: a.command.slice(1), cwd: a.cwd, env: a.env, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs },
         { name: a.command[0] },
@@ -161,12 +192,14 @@ export async function probeCommand(argv: string[]): Promise<number> {
       if ((result as { isError?: boolean }).isError) code = 3;
     } else if (a.read !== undefined) result = await conn.readResource(a.read);
     else if (a.prompt !== undefined) result = await conn.getPrompt(a.prompt, a.args as Record<string, string>);
-    process.stdout.write(a.json ? JSON.stringify(report(conn, result)) + '\n' : human(conn, a, result));
+    const auth = httpConfig && conn.server.type === 'http' && conn.server.auth ? await albedo.authStatus(httpConfig, { name: a.name }) : undefined;
+    process.stdout.write(a.json ? JSON.stringify({ ...report(conn, result), ...(auth ? { auth } : {}) }) + '\n' : human(conn, a, result) + (auth && auth.state !== 'none' ? `auth     ${auth.state}${auth.account ? ` as ${auth.account}` : ''}${auth.expires_at ? `, expires ${auth.expires_at}` : ''}\n` : ''));
   } catch (err) {
     if (interrupted) return 130;
     const e = AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', String((err as Error)?.stack ?? err));
     process.stderr.write(`albedo probe: ${e.code}: ${oneLine(e.message)}\n`);
-    code = 1;
+    if (e.code === 'ALBEDO_NEEDS_SIGN_IN') process.stderr.write(`albedo probe: sign in with: albedo probe --url ${a.url} --sign-in${a.name ? ` --name ${a.name}` : ''}\n`);
+    code = e.code === 'ALBEDO_NEEDS_SIGN_IN' ? 4 : 1;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -174,6 +207,30 @@ export async function probeCommand(argv: string[]): Promise<number> {
   }
   return code;
 }
+
+/**
+ * Shows the sign-in URL (printed, and the browser unless ALBEDO_NO_BROWSER);
+ * on a terminal, a pasted callback URL is accepted too. Whichever of the
+ * loopback callback and the paste comes first wins; the prompt goes away
+ * when the sign-in no longer needs it.
+ */
+const terminalAuthorize: AuthorizeHandler = ({ server, url, signal }) => {
+  openAuthorizationUrl({ server, url });
+  if (!process.stdin.isTTY) return undefined;
+  return new Promise<string | undefined>((resolve) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    const stop = (): void => {
+      rl.close();
+      resolve(undefined);
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    rl.question('…or paste the URL the browser was sent back to: ', (line) => {
+      signal.removeEventListener('abort', stop);
+      rl.close();
+      resolve(line.trim() || undefined);
+    });
+  });
+};
 
 function report(conn: Connection, result: unknown): Record<string, unknown> {
   const i = conn.info;

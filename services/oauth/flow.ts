@@ -522,8 +522,8 @@ export async function authorizationUrl(d: Discovery, client: ClientRecord, redir
   u.searchParams.set('state', state);
   if (scope) u.searchParams.set('scope', scope);
   if (d.resource) u.searchParams.set('resource', d.resource);
-  // OpenID providers issue a refresh token for offline_access only with consent.
-  if (scope?.split(' ').includes('offline_access')) u.searchParams.set('prompt', 'consent');
+  // OpenID providers issue a refresh token for offline_access only with consent; ask for it where the server says it knows the value.
+  if (scope?.split(' ').includes('offline_access') && d.as.prompt_values_supported?.includes('consent')) u.searchParams.set('prompt', 'consent');
   return { url: u.toString(), state, verifier, redirectUri, scope };
 }
 

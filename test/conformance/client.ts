@@ -21,7 +21,7 @@
  * Exit 0 when the scenario's operations succeeded, 1 otherwise. The suite
  * judges the wire traffic, not this exit code (except in single-scenario runs).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
@@ -46,6 +46,7 @@ setTimeout(() => fail(`scenario ${scenario} did not finish within ${DEADLINE_MS}
 
 function fail(message: string): never {
   process.stderr.write(`albedo conformance client: ${message}\n`);
+  if (process.env.ALBEDO_CONFORMANCE_LOG) appendFileSync(process.env.ALBEDO_CONFORMANCE_LOG, `${scenario}: ${message}\n`);
   process.exit(1);
 }
 
@@ -176,6 +177,7 @@ try {
 } catch (err) {
   const e = AlbedoError.is(err) ? `${err.code}: ${err.message}` : String((err as Error)?.stack ?? err);
   process.stderr.write(`albedo conformance client: ${scenario}: ${e}\n`);
+  if (process.env.ALBEDO_CONFORMANCE_LOG) appendFileSync(process.env.ALBEDO_CONFORMANCE_LOG, `${scenario}: ${e}\n`);
   code = 1;
 } finally {
   await albedo.close();

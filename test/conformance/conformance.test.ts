@@ -21,8 +21,9 @@ const AUTH_EXT = ['client-credentials-jwt', 'client-credentials-basic', 'enterpr
 const AUTH: Record<string, string[]> = {
   'suite all': [...AUTH_CORE, ...AUTH_DRAFT, ...AUTH_EXT, '2025-03-26-oauth-metadata-backcompat', '2025-03-26-oauth-endpoint-fallback'],
   'suite all @2026-07-28': [...AUTH_CORE, ...AUTH_DRAFT],
-  'requirements 2025-11-25': AUTH_CORE,
-  'requirements 2026-07-28': [...AUTH_CORE, ...AUTH_DRAFT],
+  // The requirement sets force every listed scenario onto their revision's wire, the (unscored) extensions included.
+  'requirements 2025-11-25': [...AUTH_CORE, ...AUTH_EXT],
+  'requirements 2026-07-28': [...AUTH_CORE, ...AUTH_DRAFT, ...AUTH_EXT],
 };
 
 t.test('the expected-failures baseline is empty', async (t) => {

@@ -94,7 +94,9 @@ export function runLeg(leg: { name: string; args: string[] }): Promise<LegResult
   return new Promise((resolve) => {
     // `exec`: the suite spawns through /bin/sh, and a shell that forks would keep a hung client out of its reach.
     const command = `exec ${process.execPath} ${path.join(HERE, 'client.ts')}`;
-    const child = spawn(process.execPath, [CLI, 'client', '--command', command, ...leg.args, '--expected-failures', BASELINE, '--timeout', String(TIMEOUT_MS), '-o', outDir], {
+    // Through `env -u NODE_OPTIONS`: a test runner that hooks spawn (tap's processinfo) puts its
+    // instrumentation back into NODE_OPTIONS, and the suite starts its ~50 clients at once.
+    const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, CLI, 'client', '--command', command, ...leg.args, '--expected-failures', BASELINE, '--timeout', String(TIMEOUT_MS), '-o', outDir], {
       cwd: ROOT,
       // NODE_OPTIONS dropped: a test runner's instrumentation would load into each of the suite's ~50 client processes.
       env: { ...withoutNodeOptions(process.env), ALBEDO_CONFORMANCE_DEADLINE_MS: String(TIMEOUT_MS - 5_000), NO_COLOR: '1', FORCE_COLOR: '0' },

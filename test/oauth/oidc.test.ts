@@ -9,6 +9,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { readFileSync, statSync, existsSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { createAlbedo, type Albedo, type AlbedoOptions } from '../../api/albedo.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
@@ -72,11 +73,21 @@ async function setup(t: Tap, stackOpts: Parameters<typeof startOAuthStack>[0] = 
 }
 type Tap = { teardown(fn: () => unknown): void };
 
+/** A port nobody listens on right now (each test its own, so parallel test files never share a callback port). */
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
 const text = (r: unknown): string => ((r as { content?: Array<{ text?: string }> }).content?.[0]?.text ?? '');
 
 t.test('sign-in, calls, step-up on insufficient_scope', async (t) => {
   const { stack, home, albedo } = await setup(t);
-  const cfg = { url: stack.mcpUrl };
+  const callbackPort = await freePort();
+  const cfg = { url: stack.mcpUrl, oauth: { callbackPort } };
   const name = 'secure';
 
   t.equal((await albedo.authStatus(cfg, { name })).state, 'none', 'nothing stored yet');
@@ -125,6 +136,15 @@ t.test('sign-in, calls, step-up on insufficient_scope', async (t) => {
   t.match(text(await c.callTool('admin', {})), /admin ok/, 'the same connection now calls admin');
   t.equal(mode(home), 0o600);
   await c.close();
+
+  // The callback port is taken: an ephemeral one, and so a new registration (its redirect differs).
+  const squatter = net.createServer();
+  await new Promise<void>((r) => squatter.listen(callbackPort, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => squatter.close(() => r())));
+  const moved = seen(await albedo.signIn(cfg, { name }));
+  t.equal(moved.state, 'signed_in', 'signed in through an ephemeral callback port');
+  t.equal(stack.stats.registrations, 2, 'registered again for the new redirect URI');
+  t.not(moved.client?.id, again.client?.id);
 
   const out = seen(await albedo.signOut(cfg, { name }));
   t.equal(out.state, 'signed_out');

@@ -135,9 +135,17 @@ t.test('bearer token from a named variable, and a custom header', async (t) => {
   const tag = newTag();
   const srv = await httpFixture(t, tag, SDK2, ['--mode', 'dual', '--bearer', 's3cret-token']);
   const a = await albedoFor(t, tag);
+  // Without a token a 401 asks for a sign-in (the server wants OAuth, as far as Albedo can tell).
   const denied = await rejection(a.connect({ url: srv.url, startupTimeoutMs: 5_000 }));
-  t.equal(denied.code, 'ALBEDO_HTTP_ERROR');
-  t.match(denied.data, { status: 401 });
+  t.equal(denied.code, 'ALBEDO_NEEDS_SIGN_IN');
+  t.equal(denied.outcome, 'not_run');
+  t.match(denied.data, { reason: 'not_signed_in' });
+  // A fixed Authorization that the server refuses is an HTTP error: there is nothing to sign in to.
+  process.env.ALBEDO_TEST_BEARER = 'wrong-token';
+  const wrong = await rejection(a.connect({ url: srv.url, bearerTokenEnvVar: 'ALBEDO_TEST_BEARER', startupTimeoutMs: 5_000 }));
+  t.equal(wrong.code, 'ALBEDO_HTTP_ERROR');
+  t.match(wrong.data, { status: 401 });
+  t.notMatch(wrong.message, /wrong-token/, 'the token is not in the message');
   process.env.ALBEDO_TEST_BEARER = 's3cret-token';
   t.teardown(() => { delete process.env.ALBEDO_TEST_BEARER; });
   const c = await a.connect({ url: srv.url, bearerTokenEnvVar: 'ALBEDO_TEST_BEARER', headers: { 'X-Fixture-Probe': 'yes' } });

@@ -1,0 +1,193 @@
+// The pure OAuth pieces (challenge parsing, well-known URLs, resource and
+// scope rules), the credentials store (0600, atomic, the lock), discovery's
+// refusals against small hand-written servers (faults a real authorization
+// server will not produce), and config validation.
+import t from 'tap';
+import http from 'node:http';
+import { chmodSync, readFileSync, statSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { parseWwwAuthenticate, authChallenge, authServerMetadataUrls, protectedResourceMetadataUrls, resourceCovers, scopeUnion, scopeCovers } from '../../protocol/oauth.ts';
+import { FileCredsStore } from '../../services/oauth/store.ts';
+import { discover, checkCallback, authorizationUrl, refreshDue, type Discovery } from '../../services/oauth/flow.ts';
+import { parseServerConfig, resolveServer } from '../../api/resolve.ts';
+import { AlbedoError } from '../../protocol/errors.ts';
+import { rejection, tempHome } from '../helpers.ts';
+import type { ResolvedAuth } from '../../protocol/config.ts';
+
+t.test('WWW-Authenticate parsing', async (t) => {
+  t.same(parseWwwAuthenticate('Bearer error="invalid_token", error_description="Missing \\"Authorization\\" header", resource_metadata="http://x/.well-known/oauth-protected-resource/mcp"'), [
+    { scheme: 'bearer', params: { error: 'invalid_token', error_description: 'Missing "Authorization" header', resource_metadata: 'http://x/.well-known/oauth-protected-resource/mcp' } },
+  ]);
+  t.same(parseWwwAuthenticate('Basic realm="a, b", DPoP algs="ES256 PS256", Bearer scope=read'), [
+    { scheme: 'basic', params: { realm: 'a, b' } },
+    { scheme: 'dpop', params: { algs: 'ES256 PS256' } },
+    { scheme: 'bearer', params: { scope: 'read' } },
+  ], 'several challenges, commas inside quotes, token values');
+  t.same(parseWwwAuthenticate('Negotiate abc123==, Bearer'), [{ scheme: 'negotiate', params: {} }, { scheme: 'bearer', params: {} }], 'token68 and a bare scheme');
+  t.same(parseWwwAuthenticate(undefined), []);
+  t.same(authChallenge(['Bearer scope="mcp:basic"', 'DPoP error="use_dpop_nonce", resource_metadata="u"']), { scheme: 'dpop', error: 'use_dpop_nonce', scope: undefined, resourceMetadata: 'u' }, 'a DPoP error challenge wins');
+  t.same(authChallenge('Bearer error="insufficient_scope", scope="a b"'), { scheme: 'bearer', error: 'insufficient_scope', scope: 'a b', resourceMetadata: undefined });
+});
+
+t.test('well-known URLs in the spec order', async (t) => {
+  t.same(authServerMetadataUrls('https://as.example.com'), ['https://as.example.com/.well-known/oauth-authorization-server', 'https://as.example.com/.well-known/openid-configuration']);
+  t.same(authServerMetadataUrls('https://as.example.com/tenant1'), [
+    'https://as.example.com/.well-known/oauth-authorization-server/tenant1',
+    'https://as.example.com/.well-known/openid-configuration/tenant1',
+    'https://as.example.com/tenant1/.well-known/openid-configuration',
+  ]);
+  t.same(protectedResourceMetadataUrls('https://mcp.example.com/api/mcp'), ['https://mcp.example.com/.well-known/oauth-protected-resource/api/mcp', 'https://mcp.example.com/.well-known/oauth-protected-resource']);
+  t.same(protectedResourceMetadataUrls('https://mcp.example.com'), ['https://mcp.example.com/.well-known/oauth-protected-resource']);
+});
+
+t.test('resource and scope rules', async (t) => {
+  t.ok(resourceCovers('https://m.example.com/mcp', 'https://m.example.com/mcp'));
+  t.ok(resourceCovers('https://m.example.com', 'https://m.example.com/mcp'), 'an origin covers its paths');
+  t.ok(resourceCovers('https://m.example.com/api', 'https://m.example.com/api/mcp'));
+  t.notOk(resourceCovers('https://m.example.com/ap', 'https://m.example.com/api/mcp'), 'prefixes end on a segment');
+  t.notOk(resourceCovers('https://evil.example.com/mcp', 'https://m.example.com/mcp'), 'another origin');
+  t.notOk(resourceCovers('http://m.example.com/mcp', 'https://m.example.com/mcp'), 'another scheme');
+  t.notOk(resourceCovers('https://m.example.com/mcp#x', 'https://m.example.com/mcp'), 'a fragment');
+  t.equal(scopeUnion('a b', undefined, 'b c'), 'a b c');
+  t.equal(scopeUnion(undefined, ''), undefined);
+  t.ok(scopeCovers('a b c', 'c a'));
+  t.notOk(scopeCovers('a', 'a b'));
+  const now = 1_000_000;
+  t.ok(refreshDue({ obtainedAt: now - 3_600_000, expiresAt: now + 30_000 }, now), 'within a minute of expiry');
+  t.notOk(refreshDue({ obtainedAt: now, expiresAt: now + 3_600_000 }, now));
+  t.notOk(refreshDue({ obtainedAt: now, expiresAt: now + 30_000 }, now), 'a 30 s token is not refreshed at once (half its life)');
+  t.ok(refreshDue({ obtainedAt: now - 16_000, expiresAt: now + 14_000 }, now));
+  t.notOk(refreshDue({ obtainedAt: now }, now), 'no expiry, no refresh');
+});
+
+t.test('creds.json: 0600, atomic, other content kept, no secret in errors', async (t) => {
+  const home = tempHome(t);
+  const file = path.join(home, 'creds.json');
+  writeFileSync(file, JSON.stringify({ other: { keep: 'me' }, mcp: { x: { bearer: 'kept' } } }));
+  chmodSync(file, 0o644);
+  const store = new FileCredsStore(file);
+  await store.update('x', 'https://m/mcp', () => ({ record: { url: 'ignored', state: 'signed_in', updatedAt: 0, tokens: { accessToken: 'AT-secret', tokenType: 'Bearer', issuer: 'https://as', obtainedAt: 1 } }, value: undefined }));
+  t.equal(statSync(file).mode & 0o777, 0o600, 'a 0644 file becomes 0600 on write');
+  const doc = JSON.parse(readFileSync(file, 'utf8'));
+  t.same(doc.other, { keep: 'me' }, 'unrelated content kept');
+  t.equal(doc.mcp.x.bearer, 'kept');
+  t.equal(doc.mcp.x.oauth.url, 'https://m/mcp', 'the record carries the server URL it belongs to');
+  t.equal((await store.get('x', 'https://m/mcp'))?.tokens?.accessToken, 'AT-secret');
+  t.equal(await store.get('x', 'https://other/mcp'), undefined, 'a record for another URL is never handed out');
+  t.same(readdirSync(home).filter((f) => f.includes('.tmp')), [], 'no temporary file left');
+  t.notOk(existsSync(`${file}.lock`), 'the lock is released');
+
+  // A callback that throws writes nothing.
+  const before = readFileSync(file, 'utf8');
+  await t.rejects(store.update('x', 'https://m/mcp', () => { throw new Error('boom'); }), /boom/);
+  t.equal(readFileSync(file, 'utf8'), before, 'a failed update changes nothing');
+  t.notOk(existsSync(`${file}.lock`));
+
+  // A stale lock (its process is gone) is broken; a live one is waited for.
+  writeFileSync(`${file}.lock`, `999999999 ${Date.now()} dead`);
+  await store.update('x', 'https://m/mcp', (r) => ({ record: { ...r!, reason: 'after-stale-lock' }, value: undefined }));
+  t.equal((await store.get('x', 'https://m/mcp'))?.reason, 'after-stale-lock', 'a dead holder\'s lock was broken');
+
+  writeFileSync(file, '{"mcp": {"x": {"oauth": {"tokens": {"accessToken": "AT-secret"');
+  const err = await rejection(store.get('x', 'https://m/mcp'));
+  t.equal(err.code, 'ALBEDO_INVALID_CONFIG');
+  t.notMatch(err.message, /AT-secret/, 'a broken file is not quoted');
+});
+
+/** A hand-written authorization stack whose documents a test sets. */
+async function fakeStack(t: { teardown(fn: () => unknown): void }, docs: (base: string) => Record<string, unknown>): Promise<{ base: string; hits: string[] }> {
+  const hits: string[] = [];
+  let base = '';
+  const srv = http.createServer((req, res) => {
+    hits.push(`${req.method} ${req.url}`);
+    const body = docs(base)[req.url ?? ''];
+    if (body === undefined) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  t.teardown(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+  return { base, hits };
+}
+
+const auth = (): ResolvedAuth => ({ name: 's', credsPath: null, oauth: { grant: 'authorization_code', dpop: 'auto', callbackPort: 0 } });
+
+t.test('discovery refuses what it must, before any registration or token request', async (t) => {
+  const asMeta = (b: string, extra: Record<string, unknown> = {}) => ({ issuer: b, authorization_endpoint: `${b}/authorize`, token_endpoint: `${b}/token`, registration_endpoint: `${b}/register`, code_challenge_methods_supported: ['S256'], ...extra });
+  const reason = async (p: Promise<unknown>): Promise<string> => {
+    const e = await rejection(p);
+    t.equal(e.code, 'ALBEDO_SIGN_IN_FAILED', e.message);
+    return (e.data as { reason: string }).reason;
+  };
+
+  const mismatch = await fakeStack(t, (b) => ({
+    '/.well-known/oauth-protected-resource/mcp': { resource: `${b}/mcp`, authorization_servers: [b] },
+    '/.well-known/oauth-authorization-server': asMeta('https://attacker.example.com'),
+    '/.well-known/openid-configuration': asMeta('https://attacker.example.com'),
+  }));
+  t.equal(await reason(discover({ auth: auth(), serverUrl: `${mismatch.base}/mcp`, store: undefined as never })), 'issuer_mismatch', 'metadata naming another issuer is not used');
+  t.notOk(mismatch.hits.some((h) => /register|authorize|token/.test(h)), 'nothing of the mismatched metadata was used');
+
+  const evil = await fakeStack(t, (b) => ({ '/.well-known/oauth-protected-resource/mcp': { resource: 'https://evil.example.com/mcp', authorization_servers: [b] } }));
+  t.equal(await reason(discover({ auth: auth(), serverUrl: `${evil.base}/mcp`, store: undefined as never })), 'resource_mismatch');
+
+  const good = await fakeStack(t, (b) => ({
+    '/.well-known/oauth-protected-resource/mcp': { resource: `${b}/mcp`, authorization_servers: [b], scopes_supported: ['r'] },
+    '/.well-known/oauth-authorization-server': asMeta(b, { code_challenge_methods_supported: ['plain'] }),
+  }));
+  const d = await discover({ auth: auth(), serverUrl: `${good.base}/mcp`, store: undefined as never });
+  t.equal(d.resource, `${good.base}/mcp`, 'the PRM resource, verbatim');
+  t.equal(await reason(authorizationUrl(d, { issuer: d.issuer, clientId: 'c', authMethod: 'none', kind: 'dcr', registeredAt: 0 }, 'http://127.0.0.1:1/callback', 'r')), 'no_s256', 'no S256, no sign-in');
+
+  // An https MCP server: plain-http metadata or endpoints are refused before they are fetched.
+  const hitsBefore = good.hits.length;
+  t.equal(await reason(discover({ auth: auth(), serverUrl: 'https://mcp.example.test/mcp', store: undefined as never }, `${good.base}/.well-known/oauth-protected-resource/mcp`)), 'insecure_endpoint');
+  t.equal(good.hits.length, hitsBefore, 'the http metadata URL was not fetched for the https server');
+});
+
+t.test('callback checks: state, iss table, error', async (t) => {
+  const d = { issuer: 'https://as.example.com', as: { issuer: 'https://as.example.com', authorization_response_iss_parameter_supported: true }, defaults: false } as Discovery;
+  const p = { url: '', state: 'S', verifier: 'v', redirectUri: 'r', scope: undefined };
+  const check = (q: string, dd: Discovery = d): string | undefined => {
+    try {
+      checkCallback(dd, p, new URLSearchParams(q));
+      return undefined;
+    } catch (err) {
+      return AlbedoError.is(err) ? (err.data as { reason: string }).reason : String(err);
+    }
+  };
+  t.equal(check('code=c&state=S&iss=https://as.example.com'), undefined, 'advertised and present: compared, equal');
+  t.equal(check('code=c&state=S'), 'iss_missing', 'advertised and absent: refused');
+  t.equal(check('code=c&state=S&iss=https://as.example.com/'), 'iss_mismatch', 'no normalisation');
+  const quiet = { ...d, as: { issuer: d.issuer } } as Discovery;
+  t.equal(check('code=c&state=S', quiet), undefined, 'not advertised and absent: proceed');
+  t.equal(check('code=c&state=S&iss=https://evil.example.com', quiet), 'iss_mismatch', 'not advertised but present: compared');
+  t.equal(check('code=c&state=T&iss=https://as.example.com'), 'state_mismatch');
+  t.equal(check('error=access_denied&state=S&iss=https://as.example.com'), 'denied');
+  t.equal(check('state=S&iss=https://as.example.com'), 'no_code');
+});
+
+t.test('oauth config: specific errors, secrets resolved and never echoed', async (t) => {
+  const bad = (cfg: unknown, pattern: RegExp): void => {
+    try {
+      parseServerConfig(cfg);
+      t.fail(`accepted ${JSON.stringify(cfg)}`);
+    } catch (err) {
+      t.equal((err as AlbedoError).code, 'ALBEDO_INVALID_CONFIG');
+      t.match((err as Error).message, pattern);
+    }
+  };
+  bad({ url: 'https://m/mcp', oauth: { grant: 'client_credentials' } }, /oauth\.clientId: client_credentials needs a clientId/);
+  bad({ url: 'https://m/mcp', oauth: { grant: 'jwt_bearer' } }, /oauth\.assertion/);
+  bad({ url: 'https://m/mcp', oauth: { clientMetadataUrl: 'http://insecure/doc.json' } }, /clientMetadataUrl: must be an https URL/);
+  bad({ url: 'https://m/mcp', oauth: { grant: 'magic' } }, /oauth\.grant/);
+  bad({ url: 'https://m/mcp', oauth: {}, bearerTokenEnvVar: 'X' }, /either oauth or a fixed Authorization/);
+  bad({ url: 'https://m/mcp', oauth: { clientSecret: 's' } }, /needs its clientId/);
+  const parsed = parseServerConfig({ url: 'https://m/mcp', oauth: { clientId: 'c', clientSecret: { env: 'ALBEDO_TEST_OAUTH_SECRET' } } });
+  t.throws(() => resolveServer(parsed, {}, process.cwd(), { name: 'm', credsPath: null }), /oauth\.clientSecret names the environment variable ALBEDO_TEST_OAUTH_SECRET/);
+  const r = resolveServer(parsed, { ALBEDO_TEST_OAUTH_SECRET: 'shh' }, process.cwd(), { name: 'm', credsPath: null });
+  t.equal(r.type === 'http' && r.auth?.oauth.clientSecret, 'shh');
+  const fixed = resolveServer(parseServerConfig({ url: 'https://m/mcp', headers: { Authorization: 'Bearer x' } }), {}, process.cwd(), { name: 'm', credsPath: null });
+  t.equal(fixed.type === 'http' && fixed.auth, null, 'a fixed Authorization header means no OAuth');
+});
