@@ -53,7 +53,7 @@ export interface AlbedoOptions {
 export type AuthorizeHandler = (request: { server: string; url: string; signal: AbortSignal }) => Promise<string | void | undefined> | string | void | undefined;
 
 export interface SignInOptions {
-  /** The server's name (its credentials are `mcp.<name>.oauth` in creds.json); defaults as for `connect`. */
+  /** The server's name (its credentials are `mcp.<name>.oauth` in creds.json); defaults as for `connect` (the URL's host and path). */
   name?: string;
   /** This sign-in's way of showing the URL, instead of the instance's. */
   authorize?: AuthorizeHandler;
@@ -62,7 +62,7 @@ export interface SignInOptions {
 }
 
 export interface ConnectOptions {
-  /** A name for messages and tool prefixes; defaults to the command's basename or the URL's host. */
+  /** A name for messages, tool prefixes and credentials; defaults to the command's basename or the URL's host and path. */
   name?: string;
   /** This connection's input handlers, instead of the instance's. */
   handlers?: ClientHandlers;
@@ -203,7 +203,8 @@ export class Albedo {
     this.#signIns.set(name, ac);
     if (opts.authorize) this.#authorizeByServer.set(name, opts.authorize);
     try {
-      return await this.kernel.call('oauth', 'oauth/sign-in', { auth: server.auth!, serverUrl: server.url, timeoutMs }, { timeoutMs: timeoutMs + 60_000 });
+      // The user's time plus the network work around it (discovery, registration, exchange: 15 s each at most).
+      return await this.kernel.call('oauth', 'oauth/sign-in', { auth: server.auth!, serverUrl: server.url, timeoutMs }, { timeoutMs: timeoutMs + 180_000 });
     } finally {
       ac.abort(new AlbedoError('ALBEDO_CLOSED', `the sign-in to ${name} is over`, { outcome: 'not_run' }));
       this.#signIns.delete(name);
@@ -237,9 +238,14 @@ export class Albedo {
   }
 }
 
-/** A server's name: given, else the URL's host or the command's basename. */
+/** A server's name: given, else the URL's host and path, or the command's basename. */
 export function nameOf(parsed: ServerConfig, given: string | undefined): string {
-  return given ?? (parsed.type === 'http' ? new URL(parsed.url).host : path.basename(parsed.command));
+  if (given !== undefined) return given;
+  if (parsed.type !== 'http') return path.basename(parsed.command);
+  // The path is part of it: two servers on one host must not share credentials (mcp.<name>.oauth).
+  const u = new URL(parsed.url);
+  const p = u.pathname.replace(/\/+$/, '');
+  return p ? `${u.host}${p}` : u.host;
 }
 
 /** Starts an Albedo kernel in this process. */

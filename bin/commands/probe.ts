@@ -42,7 +42,7 @@ options:
                      callback URL may be pasted instead. Tokens go to
                      $ALBEDO_HOME/creds.json; later probes use them.
   --sign-out         forget the server's tokens and exit
-  --name NAME        the server's name for its credentials (default: the URL's host)
+  --name NAME        the server's name for its credentials (default: the URL's host and path)
 
 exit status: 0 success; 1 the server could not be reached or the request
 failed (4 when it needs a sign-in); 2 bad usage; 3 the tool ran and

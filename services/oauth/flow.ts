@@ -85,13 +85,15 @@ function requireSecure(serverUrl: string, url: string, what: string): void {
   throw signInFailed('insecure_endpoint', `the ${what} ${u.origin}${u.pathname} is not https, and the MCP server is; refusing to send credentials over plain HTTP`);
 }
 
-async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+/** A metadata GET: redirects are followed, but a document that ended up on plain http for an https server is refused. */
+async function getJson(serverUrl: string, url: string): Promise<{ status: number; body: unknown }> {
   let res;
   try {
-    res = await undiciFetch(url, { headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(OAUTH_HTTP_TIMEOUT_MS), redirect: 'follow' });
+    res = await undiciFetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(OAUTH_HTTP_TIMEOUT_MS), redirect: 'follow' });
   } catch (err) {
     throw signInFailed('network', `cannot fetch ${url}: ${(err as { cause?: Error }).cause?.message ?? (err as Error).message}`);
   }
+  if (res.url && res.url !== url) requireSecure(serverUrl, res.url, `metadata URL ${url} redirected to`);
   if (res.status !== 200) {
     await res.body?.cancel().catch(() => {});
     return { status: res.status, body: undefined };
@@ -120,8 +122,14 @@ export async function discover(ctx: FlowContext, resourceMetadata?: string): Pro
   const candidates = resourceMetadata ? [resourceMetadata] : protectedResourceMetadataUrls(serverUrl);
   for (const url of candidates) {
     requireSecure(serverUrl, url, 'protected resource metadata URL');
-    const { status, body } = await getJson(url);
-    if (status !== 200) continue;
+    const { status, body } = await getJson(serverUrl, url);
+    // A server error is not "no metadata": falling back to the 2025-03-26 defaults then would sign in
+    // somewhere else (or, for a refresh, conclude the authorization server moved).
+    if (status >= 500 || status === 429) throw signInFailed('network', `the protected resource metadata at ${url} is unavailable (HTTP ${status}); try again later`);
+    if (status !== 200) {
+      if (resourceMetadata) throw signInFailed('no_metadata', `the server's challenge names the resource metadata ${url}, which answered HTTP ${status}`);
+      continue;
+    }
     const parsed = protectedResourceMetadataSchema.safeParse(body);
     if (!parsed.success) {
       if (resourceMetadata) throw signInFailed('invalid_response', `the protected resource metadata at ${url} is malformed (it needs a resource)`);
@@ -164,8 +172,10 @@ export async function discover(ctx: FlowContext, resourceMetadata?: string): Pro
 async function authServerMetadata(serverUrl: string, issuer: string, onMismatch?: () => void): Promise<AuthServerMetadata | undefined> {
   requireSecure(serverUrl, issuer, 'authorization server');
   let mismatched: string | undefined;
+  let unavailable: number | undefined;
   for (const url of authServerMetadataUrls(issuer)) {
-    const { status, body } = await getJson(url);
+    const { status, body } = await getJson(serverUrl, url);
+    if (status >= 500 || status === 429) unavailable = status;
     if (status !== 200) continue;
     const parsed = authServerMetadataSchema.safeParse(body);
     if (!parsed.success) continue;
@@ -178,6 +188,7 @@ async function authServerMetadata(serverUrl: string, issuer: string, onMismatch?
     return parsed.data;
   }
   if (mismatched !== undefined) throw signInFailed('issuer_mismatch', `the authorization server metadata for ${issuer} names the issuer ${JSON.stringify(mismatched)}; a document for another issuer is not used`);
+  if (unavailable !== undefined) throw signInFailed('network', `the authorization server ${issuer} did not serve its metadata (HTTP ${unavailable}); try again later`);
   return undefined;
 }
 
@@ -246,9 +257,14 @@ export async function resolveClient(ctx: FlowContext, d: Discovery, rec: OAuthRe
     const authMethod = o.privateKey ? 'private_key_jwt' : o.clientSecret ? pickSecretMethod(d.as) : 'none';
     return { issuer: d.issuer, clientId: o.clientId, clientSecret: o.clientSecret, authMethod, kind: 'configured', redirectUri, registeredAt: Date.now() };
   }
-  const stored = rec?.client;
-  if (stored && stored.issuer === d.issuer && stored.kind !== 'configured' && (stored.kind === 'cimd' || redirectUri === undefined || stored.redirectUri === redirectUri)) {
-    if (stored.kind !== 'cimd' || (o.clientMetadataUrl === stored.clientId && d.as.client_id_metadata_document_supported)) return stored;
+  // A registration of this issuer (and, for DCR, this redirect URI) is reused; another issuer's never.
+  for (const stored of [rec?.client, ...(rec?.registrations ?? [])]) {
+    if (!stored || stored.issuer !== d.issuer || stored.kind === 'configured') continue;
+    if (stored.kind === 'cimd') {
+      if (o.clientMetadataUrl === stored.clientId && d.as.client_id_metadata_document_supported) return stored;
+      continue;
+    }
+    if (redirectUri === undefined || stored.redirectUri === redirectUri) return stored;
   }
   if (o.clientMetadataUrl && d.as.client_id_metadata_document_supported) {
     return { issuer: d.issuer, clientId: o.clientMetadataUrl, authMethod: 'none', kind: 'cimd', redirectUri, registeredAt: Date.now() };
@@ -267,7 +283,8 @@ export async function resolveClient(ctx: FlowContext, d: Discovery, rec: OAuthRe
   // RFC 7591 by hand (lenient where servers commonly are, e.g. a secret without client_secret_expires_at).
   let reg: { client_id: string; client_secret?: unknown; token_endpoint_auth_method?: unknown };
   try {
-    const res = await undiciFetch(d.as.registration_endpoint, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(metadata), signal: AbortSignal.timeout(OAUTH_HTTP_TIMEOUT_MS) });
+    const res = await undiciFetch(d.as.registration_endpoint, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(metadata), signal: AbortSignal.timeout(OAUTH_HTTP_TIMEOUT_MS), redirect: 'manual' });
+    if (res.status >= 300 && res.status < 400) throw new Error(`HTTP ${res.status}: the registration endpoint redirected; not followed`);
     const body = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
     if (res.status !== 201 && res.status !== 200) {
       const why = body && typeof body.error === 'string' ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}` : 'no error given';
@@ -484,7 +501,8 @@ async function idJag(ctx: FlowContext, d: Discovery, scope: string | undefined):
   if (idp.clientId) form.set('client_id', idp.clientId);
   let res;
   try {
-    res = await undiciFetch(idp.tokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString(), signal: AbortSignal.timeout(OAUTH_HTTP_TIMEOUT_MS) });
+    // Never redirected: a 307 would re-post the user's ID token wherever it points.
+    res = await undiciFetch(idp.tokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString(), signal: AbortSignal.timeout(OAUTH_HTTP_TIMEOUT_MS), redirect: 'manual' });
   } catch (err) {
     throw signInFailed('network', `cannot reach the identity provider at ${idp.tokenEndpoint}: ${describeOAuthError(err)}`);
   }

@@ -13,7 +13,7 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import type { ResolvedAuth } from '../../protocol/config.ts';
 import { authChallenge, scopeUnion, scopeCovers } from '../../protocol/oauth.ts';
 import { credsStore, type CredsStore, type OAuthRecord, type TokenRecord } from './store.ts';
-import { discover, dpopKeyFrom, dpopProof, nonInteractiveGrant, refresh, refreshDue, newDpopKey, wantsDpop, type FlowContext } from './flow.ts';
+import { discover, dpopKeyFrom, dpopProof, nonInteractiveGrant, refresh, refreshDue, newDpopKey, wantsDpop, signInFailed, type FlowContext } from './flow.ts';
 
 export interface ChallengeInput {
   status: number;
@@ -21,6 +21,8 @@ export interface ChallengeInput {
   dpopNonce: string | undefined;
   /** The access token the refused request carried, if any. */
   sentToken: string | undefined;
+  /** When the request was first sent (epoch ms): a token obtained since then is not refreshed again for it. */
+  startedAt: number;
 }
 
 export class LinkAuth {
@@ -112,18 +114,24 @@ export class LinkAuth {
       throw this.#needs('insufficient_scope', ch, `the server wants the scope ${JSON.stringify(ch.scope ?? '')}, which the token lacks`, stepUp);
     }
     // 401.
-    if (attempt >= 2) throw this.#needs('unauthorized', ch, 'the server refused the token again after it was renewed');
     const before = c.sentToken;
     const rec = await this.#load(true);
     // Another process (or a sign-in) stored a different token meanwhile: use it.
-    if (rec?.tokens && rec.tokens.accessToken !== before && rec.state === 'signed_in') return;
+    if (attempt < 2 && rec?.tokens && rec.tokens.accessToken !== before && rec.state === 'signed_in') return;
+    // The token this request already renewed was refused too: renewing again would only burn refresh tokens.
+    const renewedForThis = before !== undefined && rec?.tokens?.accessToken === before && rec.tokens.obtainedAt >= c.startedAt;
+    if (attempt >= 2 || renewedForThis) {
+      await this.#mark(before, ch, 'token_rejected');
+      throw this.#needs('token_rejected', ch, 'the server refused the token again after it was renewed');
+    }
     if (before && rec?.tokens?.refreshToken) {
       try {
         await this.#refreshOnce(before);
         if (this.#rec?.tokens && this.#rec.tokens.accessToken !== before) return;
       } catch (err) {
         if (AlbedoError.is(err) && err.code === 'ALBEDO_NEEDS_SIGN_IN') throw err;
-        throw err;
+        // Transient (the authorization server unreachable, the lock busy): the request did not run; the token stays.
+        throw new AlbedoError('ALBEDO_HTTP_ERROR', `${this.auth.name}: the server refused the access token and renewing it failed for now (${AlbedoError.is(err) ? err.message : String(err)}); the request did not run`, { outcome: 'not_run', data: { status: 401 } });
       }
     }
     if (!this.interactive) {
@@ -131,19 +139,23 @@ export class LinkAuth {
       return;
     }
     const reason = before ? (rec?.reason === 'refresh_refused' ? 'refresh_refused' : 'token_rejected') : rec?.state === 'signed_out' ? 'signed_out' : rec?.reason === 'refresh_refused' ? 'refresh_refused' : 'not_signed_in';
+    await this.#mark(before, ch, reason);
+    throw this.#needs(reason, ch, before ? 'the server refused the access token and it cannot be refreshed' : 'the server requires OAuth and there is no token for it');
+  }
+
+  /** Records that only a sign-in helps: the reason, the challenge for the next sign-in's discovery; a refused token goes. */
+  async #mark(refused: string | undefined, ch: ReturnType<typeof authChallenge>, reason: string): Promise<void> {
     await this.store.update(this.auth.name, this.serverUrl, (cur) => ({
       record: {
         ...(cur ?? { url: this.serverUrl, updatedAt: 0 }),
-        state: cur?.state === 'signed_out' && !before ? 'signed_out' : 'needs_sign_in',
+        state: cur?.state === 'signed_out' && !refused ? 'signed_out' : 'needs_sign_in',
         reason,
         challenge: { resourceMetadata: ch?.resourceMetadata, scope: ch?.scope, scheme: ch?.scheme, at: Date.now() },
-        // A token the server refuses is useless; without a refresh token it goes.
-        tokens: before && cur?.tokens?.accessToken === before ? undefined : cur?.tokens,
+        tokens: refused && cur?.tokens?.accessToken === refused ? undefined : cur?.tokens,
       },
       value: undefined,
     }));
     await this.#load(true);
-    throw this.#needs(reason, ch, before ? 'the server refused the access token and it cannot be refreshed' : 'the server requires OAuth and there is no token for it');
   }
 
   #needs(reason: string, ch: ReturnType<typeof authChallenge>, why: string, stepUp?: string): AlbedoError {
@@ -169,12 +181,16 @@ export class LinkAuth {
       try {
         const d = await discover(ctx, cur.challenge?.resourceMetadata);
         if (d.issuer !== t.issuer || cur.client.issuer !== d.issuer) {
+          // Only the resource's own metadata can say the authorization server moved (SEP-2352); a fallback cannot.
+          if (!d.prm) throw signInFailed('network', `the resource metadata of ${this.serverUrl} could not be found to refresh the token; try again later`);
           // The authorization server moved: these tokens and this client mean nothing there.
           return { record: { ...cur, state: 'needs_sign_in' as const, reason: 'authorization_server_changed', tokens: undefined }, value: 'refused' as const };
         }
         const key = cur.dpopKey ? await dpopKeyFrom(cur.dpopKey) : undefined;
         const tokens: TokenRecord = await refresh(ctx, d, cur.client, t, t.tokenType === 'DPoP' ? key : undefined);
-        return { record: { ...cur, tokens, state: 'signed_in' as const, reason: undefined }, value: 'refreshed' as const };
+        // A pending step-up still needs its sign-in; the refresh does not change that.
+        const pending = cur.stepUp ? { state: cur.state, reason: cur.reason } : { state: 'signed_in' as const, reason: undefined };
+        return { record: { ...cur, tokens, ...pending }, value: 'refreshed' as const };
       } catch (err) {
         if (AlbedoError.is(err) && (err.data as { reason?: string } | undefined)?.reason === 'refresh_refused') {
           return { record: { ...cur, state: 'needs_sign_in' as const, reason: 'refresh_refused', tokens: { ...t, refreshToken: undefined } }, value: 'refused' as const };
@@ -199,14 +215,21 @@ export class LinkAuth {
       const rm = resourceMetadata ?? cur?.challenge?.resourceMetadata;
       try {
         const d = await discover(ctx, rm);
+        // Configured credentials go only to the authorization server they were first used with; a new one needs an explicit sign-in.
+        if (cur?.issuer && cur.issuer !== d.issuer) {
+          throw signInFailed('unsupported', `the resource now names the authorization server ${d.issuer}, not ${cur.issuer}; the configured credentials are not sent there until someone signs in again`, { authorization_server_changed: true });
+        }
         const dpopJwk = wantsDpop(ctx, d, scheme ?? cur?.challenge?.scheme) ? (cur?.dpopKey ?? (await newDpopKey()).jwk) : undefined;
         const key = dpopJwk ? await dpopKeyFrom(dpopJwk) : undefined;
-        const { tokens, client } = await nonInteractiveGrant(ctx, d, scope ?? this.auth.oauth.scope, key);
+        const { tokens, client } = await nonInteractiveGrant(ctx, d, scope ?? cur?.tokens?.scope ?? this.auth.oauth.scope, key);
         return { record: { ...base, state: 'signed_in' as const, reason: undefined, stepUp: undefined, issuer: d.issuer, client, tokens, dpopKey: dpopJwk, challenge: { resourceMetadata: rm, scheme: scheme ?? cur?.challenge?.scheme, at: Date.now() } }, value: undefined };
       } catch (err) {
         if (!AlbedoError.is(err)) throw err;
         // Recorded so status tells why; the grant is not retried with anything else.
-        const reason = ((err.data as { reason?: string } | undefined)?.reason) ?? 'token_refused';
+        const data = err.data as { reason?: string; authorization_server_changed?: boolean } | undefined;
+        const reason = data?.authorization_server_changed ? 'authorization_server_changed' : (data?.reason ?? 'token_refused');
+        // A transient failure keeps whatever token there is; a refusal drops it.
+        if (reason === 'network') return { record: undefined, value: { reason, message: err.message } };
         return { record: { ...base, state: 'needs_sign_in' as const, reason, tokens: undefined, challenge: { resourceMetadata: rm, at: Date.now() } }, value: { reason, message: err.message } };
       }
     });

@@ -15,7 +15,7 @@ import {
   authorizationUrl, checkCallback, discover, dpopKeyFrom, exchangeCode, newDpopKey, nonInteractiveGrant, resolveClient,
   signInFailed, wantsDpop, chooseScope, OAUTH_HTTP_TIMEOUT_MS, type FlowContext, type DpopKey,
 } from './flow.ts';
-import type { OAuthRecord, AuthState } from './store.ts';
+import type { OAuthRecord, AuthState, ClientRecord } from './store.ts';
 
 export interface AuthStatus {
   server: string;
@@ -102,18 +102,21 @@ export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<Aut
     return statusOf(auth.name, serverUrl, await store.get(auth.name, serverUrl));
   }
 
-  const listener = await loopback(auth.oauth.callbackPort);
+  let pendingState: string | undefined;
+  const listener = await loopback(auth.oauth.callbackPort, () => pendingState);
   try {
     const client = await resolveClient(ctx, d, rec, listener.redirectUri);
-    if (client.kind !== 'configured' && (rec?.client?.clientId !== client.clientId || rec?.client?.issuer !== client.issuer)) {
-      // Keep the registration at once: a failed sign-in must not register again next time.
+    if (client.kind === 'dcr') {
+      // Kept at once (a failed sign-in must not register again next time), beside the client the
+      // current tokens belong to, which their refreshes keep using until this sign-in succeeds.
       await store.update(auth.name, serverUrl, (cur) => ({
-        record: { ...(cur ?? { url: serverUrl, state: 'needs_sign_in', reason: 'not_signed_in', updatedAt: 0 }), client },
+        record: { ...(cur ?? { url: serverUrl, state: 'needs_sign_in', reason: 'not_signed_in', updatedAt: 0 }), registrations: remember(cur?.registrations, client) },
         value: undefined,
       }));
     }
     const scope = chooseScope(d, rec, auth.oauth.scope, challenge?.scope);
     const pending = await authorizationUrl(d, client, listener.redirectUri, scope);
+    pendingState = pending.state;
     const timeoutMs = opts.timeoutMs ?? DEFAULT_SIGN_IN_MS;
     const callback = await new Promise<URLSearchParams>((resolve, reject) => {
       const timer = setTimeout(() => reject(signInFailed('expired', `the sign-in to ${auth.name} was not completed within ${Math.round(timeoutMs / 1000)} s; its state has expired`)), timeoutMs);
@@ -147,6 +150,7 @@ export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<Aut
         ...(cur ?? { url: serverUrl, updatedAt: 0 }),
         state: 'signed_in', reason: undefined, stepUp: undefined, challenge: undefined,
         issuer: d.issuer, client, tokens, dpopKey: dpopJwk, account: accountOf(tokens.accessToken) ?? cur?.account,
+        registrations: client.kind === 'dcr' ? remember(cur?.registrations, client) : cur?.registrations,
       },
       value: undefined,
     }));
@@ -154,6 +158,11 @@ export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<Aut
   } finally {
     listener.close();
   }
+}
+
+/** A registration added to the list (newest first, one per client id, at most four). */
+function remember(list: ClientRecord[] | undefined, c: ClientRecord): ClientRecord[] {
+  return [c, ...(list ?? []).filter((x) => x.clientId !== c.clientId || x.issuer !== c.issuer)].slice(0, 4);
 }
 
 /** The `sub` (or email) of a JWT access token, for display; opaque tokens have none. */
@@ -188,13 +197,20 @@ const PAGE = (title: string, text: string): string =>
   `<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:sans-serif;margin:3em"><h1>${title}</h1><p>${text}</p></body>`;
 
 /** The loopback redirect listener (RFC 8252 §7.3): the preferred port, else any free one. */
-async function loopback(port: number): Promise<Loopback> {
+async function loopback(port: number, expectedState: () => string | undefined): Promise<Loopback> {
   let resolveCb!: (p: URLSearchParams) => void;
   const callback = new Promise<URLSearchParams>((r) => (resolveCb = r));
   const server: Server = createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (req.method !== 'GET' || u.pathname !== '/callback') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    // A stray or stale request (an old tab, another page) does not end the sign-in: only our state does.
+    const want = expectedState();
+    if (want !== undefined && u.searchParams.get('state') !== want) {
+      res.writeHead(400, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+        .end(PAGE('Not this sign-in', 'This callback does not belong to the sign-in in progress (its state differs). Nothing was done.'));
       return;
     }
     const failed = u.searchParams.get('error');

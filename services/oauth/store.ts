@@ -1,18 +1,22 @@
 /**
  * creds.json: OAuth tokens and client registrations (and any other secret
  * the daemon keeps), mode 0600, written atomically (temporary file, fsync,
- * rename), never logged. Every change runs under a cross-process lock file
- * and re-reads the document after taking it, so two processes refreshing one
- * server's rotating refresh token do it once: the second finds the first's
- * new token and adopts it (seed 002, "cross-process token refresh").
+ * rename), never logged. Every change runs under a cross-process lock
+ * (proper-lockfile: an atomic mkdir of creds.json.lock whose mtime the holder
+ * refreshes every few seconds, so only a holder that stopped — crashed,
+ * killed — goes stale) and re-reads the document after taking it, so two
+ * processes refreshing one server's rotating refresh token do it once: the
+ * second finds the first's new token and adopts it (seed 002, "cross-process
+ * token refresh"). A holder that lost its lock (compromised) writes nothing.
  *
  * The record of server `name` is `mcp.<name>.oauth`; it carries the server
  * URL it belongs to, and a record for another URL is treated as absent.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, chmodSync, statSync } from 'node:fs';
-import { open as openAsync, readFile } from 'node:fs/promises';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, chmodSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes, type webcrypto } from 'node:crypto';
+import lockfile from 'proper-lockfile';
 
 type JsonWebKey = webcrypto.JsonWebKey;
 import { AlbedoError } from '../../protocol/errors.ts';
@@ -56,7 +60,10 @@ export interface OAuthRecord {
   challenge?: { resourceMetadata?: string; scope?: string; scheme?: string; at: number };
   issuer?: string;
   account?: string;
+  /** The client the tokens were issued to (refreshes use it). */
   client?: ClientRecord;
+  /** Registrations kept for reuse, per issuer and redirect URI, newest first (at most 4). */
+  registrations?: ClientRecord[];
   tokens?: TokenRecord;
   /** The DPoP key pair (private JWK), bound to the tokens. */
   dpopKey?: JsonWebKey;
@@ -68,8 +75,9 @@ interface CredsDoc {
   [k: string]: unknown;
 }
 
-/** How long a lock holder may keep the lock before it is presumed dead (a refresh is bounded well below this). */
+/** A lock whose holder stopped refreshing it this long ago is presumed dead; holders refresh it every LOCK_UPDATE_MS. */
 const LOCK_STALE_MS = 30_000;
+const LOCK_UPDATE_MS = 5_000;
 /** How long to wait for the lock (seed 002: lock acquisition and OAuth flows are bounded to 15 s). */
 const LOCK_WAIT_MS = 15_000;
 
@@ -129,7 +137,8 @@ export class FileCredsStore implements CredsStore {
 
   update<T>(name: string, url: string, fn: (rec: OAuthRecord | undefined) => Promise<{ record: OAuthRecord | undefined | null; value: T }> | { record: OAuthRecord | undefined | null; value: T }): Promise<T> {
     return serial(this.path, async () => {
-      const release = await this.#lock();
+      const lost: { err?: Error } = {};
+      const release = await this.#lock(lost);
       try {
         const doc = await this.#read();
         const cur = doc.mcp?.[name]?.oauth;
@@ -140,10 +149,12 @@ export class FileCredsStore implements CredsStore {
         if (record === null) delete entry.oauth;
         else entry.oauth = { ...record, url, updatedAt: Date.now() };
         if (Object.keys(entry).length === 0) delete mcp[name];
+        // Someone judged us dead and took the lock: what we read may be stale, so nothing is written.
+        if (lost.err) throw new AlbedoError('ALBEDO_TIMEOUT', `lost the lock on ${this.path} while working (${lost.err.message}); nothing was written`, { outcome: 'not_run' });
         this.#write(doc);
         return value;
       } finally {
-        release();
+        await release();
       }
     });
   }
@@ -191,54 +202,25 @@ export class FileCredsStore implements CredsStore {
     chmodSync(this.path, 0o600);
   }
 
-  /** A lock file made with O_EXCL; a holder that died (no such pid) or overstayed is broken. */
-  async #lock(): Promise<() => void> {
+  async #lock(lost: { err?: Error }): Promise<() => Promise<void>> {
     mkdirSync(path.dirname(this.lockPath), { recursive: true, mode: 0o700 });
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    const token = `${process.pid} ${Date.now()} ${randomBytes(6).toString('hex')}`;
-    let wait = 5;
-    for (;;) {
-      try {
-        const fh = await openAsync(this.lockPath, 'wx', 0o600);
-        await fh.writeFile(token);
-        await fh.close();
-        return () => {
-          try {
-            if (readFileSync(this.lockPath, 'utf8') === token) unlinkSync(this.lockPath);
-          } catch {
-            // Broken by someone who judged us dead; nothing to release.
-          }
-        };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      if (this.#stale()) {
-        try { unlinkSync(this.lockPath); } catch { /* raced: someone else broke it */ }
-        continue;
-      }
-      if (Date.now() >= deadline) throw new AlbedoError('ALBEDO_TIMEOUT', `could not lock ${this.path} within ${LOCK_WAIT_MS / 1000} s (held by another process; remove ${this.lockPath} if none is running)`, { outcome: 'not_run' });
-      await new Promise((r) => setTimeout(r, wait));
-      wait = Math.min(wait * 2, 100);
-    }
-  }
-
-  #stale(): boolean {
     try {
-      const [pidText, atText] = readFileSync(this.lockPath, 'utf8').split(' ');
-      const pid = Number(pidText);
-      const at = Number(atText);
-      if (Number.isFinite(at) && Date.now() - at > LOCK_STALE_MS) return true;
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) {
-        try {
-          process.kill(pid, 0);
-        } catch (e) {
-          return (e as NodeJS.ErrnoException).code === 'ESRCH';
-        }
+      const release = await lockfile.lock(this.path, {
+        lockfilePath: this.lockPath,
+        realpath: false,
+        stale: LOCK_STALE_MS,
+        update: LOCK_UPDATE_MS,
+        retries: { retries: 1_000, factor: 1.3, minTimeout: 5, maxTimeout: 100, maxRetryTime: LOCK_WAIT_MS },
+        onCompromised: (err) => { lost.err = err; },
+      });
+      return async () => {
+        await release().catch(() => {});
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ELOCKED') {
+        throw new AlbedoError('ALBEDO_TIMEOUT', `could not lock ${this.path} within ${LOCK_WAIT_MS / 1000} s: another process holds ${this.lockPath} and is alive`, { outcome: 'not_run' });
       }
-      return false;
-    } catch {
-      // Being written (empty) or just removed: not stale, try again.
-      try { return Date.now() - statSync(this.lockPath).mtimeMs > LOCK_STALE_MS; } catch { return false; }
+      throw err;
     }
   }
 }

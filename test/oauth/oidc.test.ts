@@ -249,6 +249,21 @@ t.test('bad callbacks are refused with a specific reason and store no token', as
   }
   t.equal(stack.stats.tokenRequests.authorization_code ?? 0, 0, 'no code ever reached the token endpoint');
 
+  // A stray request to the loopback callback (an old tab) is answered 400 and does not end the sign-in.
+  let strayStatus = 0;
+  const ok = seen(await albedo.signIn(cfg, {
+    name: 'stray',
+    authorize: async ({ url }) => {
+      const redirect = new URL(url).searchParams.get('redirect_uri')!;
+      const stray = await fetch(`${redirect}?code=stolen&state=not-this-one`);
+      strayStatus = stray.status;
+      await stray.body?.cancel();
+      await browserStandIn(url);
+    },
+  }));
+  t.equal(strayStatus, 400, 'the stray callback was refused');
+  t.equal(ok.state, 'signed_in', 'and the real one completed the sign-in');
+
   const expired = seen(await rejection(albedo.signIn(cfg, { name: 'bad', timeoutMs: 300, authorize: () => new Promise(() => {}) })));
   t.equal(expired.code, 'ALBEDO_SIGN_IN_FAILED');
   t.equal((expired.data as { reason: string }).reason, 'expired', 'a sign-in left unfinished expires');

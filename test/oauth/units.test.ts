@@ -4,7 +4,8 @@
 // server will not produce), and config validation.
 import t from 'tap';
 import http from 'node:http';
-import { chmodSync, readFileSync, statSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, writeFileSync, existsSync, readdirSync, mkdirSync, utimesSync } from 'node:fs';
+import lockfile from 'proper-lockfile';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { parseWwwAuthenticate, authChallenge, authServerMetadataUrls, protectedResourceMetadataUrls, resourceCovers, scopeUnion, scopeCovers } from '../../protocol/oauth.ts';
@@ -14,6 +15,8 @@ import { parseServerConfig, resolveServer } from '../../api/resolve.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { rejection, tempHome } from '../helpers.ts';
 import type { ResolvedAuth } from '../../protocol/config.ts';
+import { LinkAuth } from '../../services/oauth/link-auth.ts';
+import { nameOf } from '../../api/albedo.ts';
 
 t.test('WWW-Authenticate parsing', async (t) => {
   t.same(parseWwwAuthenticate('Bearer error="invalid_token", error_description="Missing \\"Authorization\\" header", resource_metadata="http://x/.well-known/oauth-protected-resource/mcp"'), [
@@ -84,10 +87,20 @@ t.test('creds.json: 0600, atomic, other content kept, no secret in errors', asyn
   t.equal(readFileSync(file, 'utf8'), before, 'a failed update changes nothing');
   t.notOk(existsSync(`${file}.lock`));
 
-  // A stale lock (its process is gone) is broken; a live one is waited for.
-  writeFileSync(`${file}.lock`, `999999999 ${Date.now()} dead`);
+  // A stale lock (its holder stopped refreshing it a minute ago) is broken; a live one is waited for.
+  mkdirSync(`${file}.lock`);
+  const old = new Date(Date.now() - 60_000);
+  utimesSync(`${file}.lock`, old, old);
   await store.update('x', 'https://m/mcp', (r) => ({ record: { ...r!, reason: 'after-stale-lock' }, value: undefined }));
   t.equal((await store.get('x', 'https://m/mcp'))?.reason, 'after-stale-lock', 'a dead holder\'s lock was broken');
+  const release = await lockfile.lock(file, { lockfilePath: `${file}.lock`, realpath: false, stale: 30_000 });
+  let done = false;
+  const waiting = store.update('x', 'https://m/mcp', (r) => ({ record: { ...r!, reason: 'after-live-lock' }, value: undefined })).then(() => { done = true; });
+  await new Promise((r) => setTimeout(r, 400));
+  t.notOk(done, 'a live holder\'s lock is waited for');
+  await release();
+  await waiting;
+  t.equal((await store.get('x', 'https://m/mcp'))?.reason, 'after-live-lock');
 
   writeFileSync(file, '{"mcp": {"x": {"oauth": {"tokens": {"accessToken": "AT-secret"');
   const err = await rejection(store.get('x', 'https://m/mcp'));
@@ -190,4 +203,45 @@ t.test('oauth config: specific errors, secrets resolved and never echoed', async
   t.equal(r.type === 'http' && r.auth?.oauth.clientSecret, 'shh');
   const fixed = resolveServer(parseServerConfig({ url: 'https://m/mcp', headers: { Authorization: 'Bearer x' } }), {}, process.cwd(), { name: 'm', credsPath: null });
   t.equal(fixed.type === 'http' && fixed.auth, null, 'a fixed Authorization header means no OAuth');
+});
+
+t.test('a resource metadata outage during a refresh keeps the tokens (no fallback, no sign-out)', async (t) => {
+  const home = tempHome(t);
+  let prmStatus = 503;
+  const st = await fakeStack(t, (b) => ({}));
+  // Serve the PRM with a status the test sets.
+  const srv = http.createServer((req, res) => {
+    if (req.url === '/.well-known/oauth-protected-resource/mcp') {
+      res.writeHead(prmStatus, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${base}/mcp`, authorization_servers: [st.base] }));
+    } else res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  t.teardown(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+  const file = path.join(home, 'creds.json');
+  const a: ResolvedAuth = { name: 'm', credsPath: file, oauth: { grant: 'authorization_code', dpop: 'auto', callbackPort: 0 } };
+  const store = new FileCredsStore(file);
+  const now = Date.now();
+  await store.update('m', `${base}/mcp`, () => ({
+    record: {
+      url: `${base}/mcp`, state: 'signed_in', updatedAt: 0, issuer: st.base,
+      client: { issuer: st.base, clientId: 'c', authMethod: 'none', kind: 'dcr', registeredAt: now },
+      tokens: { accessToken: 'AT', refreshToken: 'RT', tokenType: 'Bearer', issuer: st.base, obtainedAt: now - 3_600_000, expiresAt: now + 10_000, resource: `${base}/mcp` },
+    },
+    value: undefined,
+  }));
+  const la = new LinkAuth(a, `${base}/mcp`);
+  const h = await la.headers('POST', new URL(`${base}/mcp`));
+  t.equal(h.headers.authorization, 'Bearer AT', 'the current token is still sent');
+  const rec = await store.get('m', `${base}/mcp`);
+  t.equal(rec?.state, 'signed_in', 'still signed in');
+  t.equal(rec?.tokens?.refreshToken, 'RT', 'the refresh token is kept for the next try');
+  t.notOk(st.hits.some((x) => /register|token/.test(x)), 'nothing was sent to any token or registration endpoint');
+});
+
+t.test('default names keep two servers of one host apart', async (t) => {
+  t.equal(nameOf(parseServerConfig({ url: 'https://h.example.com/a' }), undefined), 'h.example.com/a');
+  t.equal(nameOf(parseServerConfig({ url: 'https://h.example.com/b/' }), undefined), 'h.example.com/b');
+  t.equal(nameOf(parseServerConfig({ url: 'https://h.example.com' }), undefined), 'h.example.com');
+  t.equal(nameOf(parseServerConfig({ url: 'https://h.example.com/a' }), 'mine'), 'mine');
 });
