@@ -20,6 +20,8 @@
  *
  * Exit 0 when the scenario's operations succeeded, 1 otherwise. The suite
  * judges the wire traffic, not this exit code (except in single-scenario runs).
+ * ALBEDO_CONFORMANCE_LOG=FILE appends each failure (scenario: code: message)
+ * to FILE, since the suite keeps only the checks of a scenario.
  */
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';

@@ -16,7 +16,7 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import { rejection, tempHome } from '../helpers.ts';
 import type { ResolvedAuth } from '../../protocol/config.ts';
 import { LinkAuth } from '../../services/oauth/link-auth.ts';
-import { nameOf } from '../../api/albedo.ts';
+import { nameOf, createAlbedo } from '../../api/albedo.ts';
 
 t.test('WWW-Authenticate parsing', async (t) => {
   t.same(parseWwwAuthenticate('Bearer error="invalid_token", error_description="Missing \\"Authorization\\" header", resource_metadata="http://x/.well-known/oauth-protected-resource/mcp"'), [
@@ -244,4 +244,32 @@ t.test('default names keep two servers of one host apart', async (t) => {
   t.equal(nameOf(parseServerConfig({ url: 'https://h.example.com/b/' }), undefined), 'h.example.com/b');
   t.equal(nameOf(parseServerConfig({ url: 'https://h.example.com' }), undefined), 'h.example.com');
   t.equal(nameOf(parseServerConfig({ url: 'https://h.example.com/a' }), 'mine'), 'mine');
+});
+
+t.test('signIn refuses a mismatched issuer and plain-http metadata for an https server; nothing is stored', async (t) => {
+  const home = tempHome(t);
+  const albedo = await createAlbedo({ home, transportWorkers: 1, authorize: () => { throw new Error('the browser must not be opened'); } });
+  t.teardown(() => albedo.close());
+  const mismatch = await fakeStack(t, (b) => ({
+    '/.well-known/oauth-protected-resource/mcp': { resource: `${b}/mcp`, authorization_servers: [b] },
+    '/.well-known/oauth-authorization-server': { issuer: 'https://attacker.example.com', authorization_endpoint: `${b}/authorize`, token_endpoint: `${b}/token`, registration_endpoint: `${b}/register`, code_challenge_methods_supported: ['S256'] },
+  }));
+  const e1 = await rejection(albedo.signIn({ url: `${mismatch.base}/mcp` }, { name: 'mm' }));
+  t.equal(e1.code, 'ALBEDO_SIGN_IN_FAILED');
+  t.equal((e1.data as { reason: string }).reason, 'issuer_mismatch');
+  t.notOk(mismatch.hits.some((h) => /register|authorize|token/.test(h)), 'no endpoint of the mismatched metadata was used');
+  t.not((await albedo.authStatus({ url: `${mismatch.base}/mcp` }, { name: 'mm' })).state, 'signed_in');
+
+  // An https server whose last challenge named plain-http resource metadata.
+  const url = 'https://127.0.0.1:9/mcp';
+  await new FileCredsStore(path.join(home, 'creds.json')).update('sec', url, () => ({
+    record: { url, state: 'needs_sign_in', reason: 'not_signed_in', updatedAt: 0, challenge: { resourceMetadata: `${mismatch.base}/.well-known/oauth-protected-resource/mcp`, at: 0 } },
+    value: undefined,
+  }));
+  const hits = mismatch.hits.length;
+  const e2 = await rejection(albedo.signIn({ url }, { name: 'sec' }));
+  t.equal((e2.data as { reason: string }).reason, 'insecure_endpoint', e2.message);
+  t.equal(mismatch.hits.length, hits, 'the http metadata was not even fetched');
+  const st = await albedo.authStatus({ url }, { name: 'sec' });
+  t.equal(st.state, 'needs_sign_in', 'nothing stored: still needs a sign-in');
 });
