@@ -186,6 +186,28 @@ t.test('refresh near expiry, and a revoked refresh token marks the server needs_
   await c.close();
 });
 
+t.test('a server that refuses every token: one refresh for the request, then needs_sign_in (no refresh loop)', async (t) => {
+  const { stack, home, albedo } = await setup(t);
+  const cfg = { url: stack.mcpUrl };
+  const name = 'refuser';
+  seen(await albedo.signIn(cfg, { name }));
+  const c = await albedo.connect(cfg, { name });
+  stack.refuseAllTokens(true);
+  const before = stack.stats.tokenRequests.refresh_token ?? 0;
+  const err = seen(await rejection(c.callTool('whoami', {})));
+  t.equal(err.code, 'ALBEDO_NEEDS_SIGN_IN');
+  t.equal(err.outcome, 'not_run');
+  t.equal((err.data as { reason: string }).reason, 'token_rejected');
+  t.equal((stack.stats.tokenRequests.refresh_token ?? 0) - before, 1, 'exactly one refresh for the refused request');
+  t.equal((await albedo.authStatus(cfg, { name })).state, 'needs_sign_in');
+  const again = seen(await rejection(c.callTool('whoami', {})));
+  t.equal(again.code, 'ALBEDO_NEEDS_SIGN_IN');
+  t.equal((stack.stats.tokenRequests.refresh_token ?? 0) - before, 1, 'the next call does not refresh again');
+  t.equal(mode(home), 0o600);
+  stack.refuseAllTokens(false);
+  await c.close();
+});
+
 t.test('two processes race a rotating refresh token: one refresh, both signed in', async (t) => {
   const { stack, home, albedo } = await setup(t, { accessTokenTtl: 6 });
   const cfg = { url: stack.mcpUrl };
