@@ -15,7 +15,7 @@ import type { ServerConfigInput } from '../protocol/config.ts';
 import type { Implementation } from '../protocol/mcp.ts';
 import { parseServerConfig, resolveServer } from './resolve.ts';
 import type { ResolvedHttpServer, ServerConfig } from '../protocol/config.ts';
-import { credsStore } from '../services/oauth/store.ts';
+import { credsStore, FileCredsStore } from '../services/oauth/store.ts';
 import { statusOf, signOut as signOutFlow, type AuthStatus } from '../services/oauth/sign-in.ts';
 import { openAuthorizationUrl } from './browser.ts';
 import { capabilitiesFor, INPUT_METHODS, type ClientHandlers } from '../protocol/client-input.ts';
@@ -216,6 +216,13 @@ export class Albedo {
   async authStatus(config: ServerConfigInput, opts: { name?: string } = {}): Promise<AuthStatus> {
     const { server, name } = this.#httpServer(config, opts.name);
     return statusOf(name, server.url, await credsStore(this.credsPath).get(name, server.url));
+  }
+
+  /** The auth status of every server with OAuth state in creds.json, by name; never a token. */
+  async authStatuses(): Promise<AuthStatus[]> {
+    const store = credsStore(this.credsPath);
+    if (!(store instanceof FileCredsStore)) return [];
+    return Object.entries(await store.all()).map(([name, rec]) => statusOf(name, rec.url, rec));
   }
 
   /** Forgets the server's tokens (the client registration stays); its state becomes signed_out. */

@@ -58,6 +58,16 @@ export interface Discovery {
   as: AuthServerMetadata;
   /** True when no metadata exists and the 2025-03-26 default endpoints are used. */
   defaults: boolean;
+  /** The protected resource metadata URL that answered. */
+  prmUrl?: string;
+}
+
+/** A discovery rebuilt from what a sign-in stored, for refreshes and renewals (no network). */
+export function storedDiscovery(rec: { issuer?: string; authServer?: Record<string, unknown>; resourceMetadata?: string }, resource: string | undefined): Discovery | undefined {
+  if (!rec.issuer || !rec.authServer) return undefined;
+  const as = authServerMetadataSchema.safeParse(rec.authServer);
+  if (!as.success || as.data.issuer !== rec.issuer) return undefined;
+  return { resource, issuer: rec.issuer, as: as.data, defaults: false, prmUrl: rec.resourceMetadata };
 }
 
 export interface FlowContext {
@@ -119,13 +129,18 @@ async function getJson(serverUrl: string, url: string): Promise<{ status: number
 export async function discover(ctx: FlowContext, resourceMetadata?: string): Promise<Discovery> {
   const { serverUrl } = ctx;
   let prm: ProtectedResourceMetadata | undefined;
+  let prmUrl: string | undefined;
+  let unavailable: string | undefined;
   const candidates = resourceMetadata ? [resourceMetadata] : protectedResourceMetadataUrls(serverUrl);
   for (const url of candidates) {
     requireSecure(serverUrl, url, 'protected resource metadata URL');
     const { status, body } = await getJson(serverUrl, url);
-    // A server error is not "no metadata": falling back to the 2025-03-26 defaults then would sign in
-    // somewhere else (or, for a refresh, conclude the authorization server moved).
-    if (status >= 500 || status === 429) throw signInFailed('network', `the protected resource metadata at ${url} is unavailable (HTTP ${status}); try again later`);
+    // A server error is not "no metadata": the next URL may answer, but falling back to the
+    // 2025-03-26 defaults because of it would sign in somewhere else.
+    if (status >= 500 || status === 429) {
+      unavailable = `${url} answered HTTP ${status}`;
+      continue;
+    }
     if (status !== 200) {
       if (resourceMetadata) throw signInFailed('no_metadata', `the server's challenge names the resource metadata ${url}, which answered HTTP ${status}`);
       continue;
@@ -136,8 +151,10 @@ export async function discover(ctx: FlowContext, resourceMetadata?: string): Pro
       continue;
     }
     prm = parsed.data;
+    prmUrl = url;
     break;
   }
+  if (!prm && unavailable) throw signInFailed('network', `the protected resource metadata is unavailable (${unavailable}); try again later`);
   if (prm) {
     if (!resourceCovers(prm.resource, serverUrl)) {
       throw signInFailed('resource_mismatch', `the protected resource metadata names the resource ${JSON.stringify(prm.resource)}, which is not ${serverUrl} or a prefix of it; refusing to sign in for another resource`);
@@ -147,7 +164,7 @@ export async function discover(ctx: FlowContext, resourceMetadata?: string): Pro
     const as = await authServerMetadata(serverUrl, issuer);
     if (!as) throw signInFailed('no_metadata', `the authorization server ${issuer} publishes no usable metadata (RFC 8414 or OpenID Connect)`);
     checkEndpoints(serverUrl, as);
-    return { resource: prm.resource, prm, issuer, as, defaults: false };
+    return { resource: prm.resource, prm, issuer, as, defaults: false, prmUrl };
   }
   // No PRM: the MCP server's origin is its authorization server (2025-03-26).
   const origin = new URL(serverUrl).origin;

@@ -13,7 +13,7 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import type { ResolvedAuth } from '../../protocol/config.ts';
 import { authChallenge, scopeUnion, scopeCovers } from '../../protocol/oauth.ts';
 import { credsStore, type CredsStore, type OAuthRecord, type TokenRecord } from './store.ts';
-import { discover, dpopKeyFrom, dpopProof, nonInteractiveGrant, refresh, refreshDue, newDpopKey, wantsDpop, signInFailed, type FlowContext } from './flow.ts';
+import { discover, dpopKeyFrom, dpopProof, nonInteractiveGrant, refresh, refreshDue, newDpopKey, wantsDpop, signInFailed, storedDiscovery, type FlowContext } from './flow.ts';
 
 export interface ChallengeInput {
   status: number;
@@ -21,8 +21,8 @@ export interface ChallengeInput {
   dpopNonce: string | undefined;
   /** The access token the refused request carried, if any. */
   sentToken: string | undefined;
-  /** When the request was first sent (epoch ms): a token obtained since then is not refreshed again for it. */
-  startedAt: number;
+  /** This request's own state: set once a challenge renewed (or adopted) its token, so a refused renewal is not renewed again. */
+  request: { renewed: boolean };
 }
 
 export class LinkAuth {
@@ -90,9 +90,10 @@ export class LinkAuth {
    */
   async onChallenge(c: ChallengeInput, attempt: number): Promise<void> {
     const ch = authChallenge(c.wwwAuthenticate);
-    if (c.status === 401 && ch?.error === 'use_dpop_nonce' && c.dpopNonce && attempt < 2) {
+    if (c.status === 401 && ch?.error === 'use_dpop_nonce' && c.dpopNonce) {
       this.#rsNonce = c.dpopNonce;
-      return;
+      if (attempt < 2) return;
+      throw new AlbedoError('ALBEDO_HTTP_ERROR', `${this.auth.name}: the server kept asking for a new DPoP nonce; the request did not run`, { outcome: 'not_run', data: { status: 401 } });
     }
     if (c.dpopNonce) this.#rsNonce = c.dpopNonce;
     if (c.status === 403) {
@@ -117,17 +118,22 @@ export class LinkAuth {
     const before = c.sentToken;
     const rec = await this.#load(true);
     // Another process (or a sign-in) stored a different token meanwhile: use it.
-    if (attempt < 2 && rec?.tokens && rec.tokens.accessToken !== before && rec.state === 'signed_in') return;
+    if (attempt < 2 && rec?.tokens && rec.tokens.accessToken !== before && rec.state === 'signed_in') {
+      c.request.renewed = true;
+      return;
+    }
     // The token this request already renewed was refused too: renewing again would only burn refresh tokens.
-    const renewedForThis = before !== undefined && rec?.tokens?.accessToken === before && rec.tokens.obtainedAt >= c.startedAt;
-    if (attempt >= 2 || renewedForThis) {
+    if (attempt >= 2 || (c.request.renewed && before !== undefined && rec?.tokens?.accessToken === before)) {
       await this.#mark(before, ch, 'token_rejected');
       throw this.#needs('token_rejected', ch, 'the server refused the token again after it was renewed');
     }
     if (before && rec?.tokens?.refreshToken) {
       try {
         await this.#refreshOnce(before);
-        if (this.#rec?.tokens && this.#rec.tokens.accessToken !== before) return;
+        if (this.#rec?.tokens && this.#rec.tokens.accessToken !== before) {
+          c.request.renewed = true;
+          return;
+        }
       } catch (err) {
         if (AlbedoError.is(err) && err.code === 'ALBEDO_NEEDS_SIGN_IN') throw err;
         // Transient (the authorization server unreachable, the lock busy): the request did not run; the token stays.
@@ -136,6 +142,7 @@ export class LinkAuth {
     }
     if (!this.interactive) {
       await this.#acquireOnce(ch?.scope, ch?.resourceMetadata, ch?.scheme);
+      c.request.renewed = true;
       return;
     }
     const reason = before ? (rec?.reason === 'refresh_refused' ? 'refresh_refused' : 'token_rejected') : rec?.state === 'signed_out' ? 'signed_out' : rec?.reason === 'refresh_refused' ? 'refresh_refused' : 'not_signed_in';
@@ -179,7 +186,8 @@ export class LinkAuth {
       if (!t || (t.accessToken !== staleToken && !refreshDue(t))) return { record: undefined, value: 'adopted' as const };
       if (!t.refreshToken || !cur.client) return { record: undefined, value: 'none' as const };
       try {
-        const d = await discover(ctx, cur.challenge?.resourceMetadata);
+        // The authorization server the sign-in found; an old record without it discovers again.
+        const d = storedDiscovery(cur, t.resource) ?? (await discover(ctx, cur.resourceMetadata ?? cur.challenge?.resourceMetadata));
         if (d.issuer !== t.issuer || cur.client.issuer !== d.issuer) {
           // Only the resource's own metadata can say the authorization server moved (SEP-2352); a fallback cannot.
           if (!d.prm) throw signInFailed('network', `the resource metadata of ${this.serverUrl} could not be found to refresh the token; try again later`);
@@ -212,9 +220,13 @@ export class LinkAuth {
     const ctx = this.#ctx;
     const failure = await this.store.update(this.auth.name, this.serverUrl, async (cur) => {
       const base = cur ?? { url: this.serverUrl, updatedAt: 0 };
-      const rm = resourceMetadata ?? cur?.challenge?.resourceMetadata;
+      const rm = resourceMetadata ?? cur?.resourceMetadata ?? cur?.challenge?.resourceMetadata;
       try {
-        const d = await discover(ctx, rm);
+        // A renewal uses what the last grant found; a challenge (resourceMetadata given) discovers again.
+        const stored = resourceMetadata ? undefined : storedDiscovery(cur ?? {}, cur?.tokens?.resource);
+        const d = stored ?? (await discover(ctx, rm));
+        // Without resource metadata there is no word of a new authorization server: try again later.
+        if (!d.prm && !stored && cur?.issuer && cur.issuer !== d.issuer) throw signInFailed('network', `the resource metadata of ${this.serverUrl} could not be found; try again later`);
         // Configured credentials go only to the authorization server they were first used with; a new one needs an explicit sign-in.
         if (cur?.issuer && cur.issuer !== d.issuer) {
           throw signInFailed('unsupported', `the resource now names the authorization server ${d.issuer}, not ${cur.issuer}; the configured credentials are not sent there until someone signs in again`, { authorization_server_changed: true });
@@ -222,7 +234,7 @@ export class LinkAuth {
         const dpopJwk = wantsDpop(ctx, d, scheme ?? cur?.challenge?.scheme) ? (cur?.dpopKey ?? (await newDpopKey()).jwk) : undefined;
         const key = dpopJwk ? await dpopKeyFrom(dpopJwk) : undefined;
         const { tokens, client } = await nonInteractiveGrant(ctx, d, scope ?? cur?.tokens?.scope ?? this.auth.oauth.scope, key);
-        return { record: { ...base, state: 'signed_in' as const, reason: undefined, stepUp: undefined, issuer: d.issuer, client, tokens, dpopKey: dpopJwk, challenge: { resourceMetadata: rm, scheme: scheme ?? cur?.challenge?.scheme, at: Date.now() } }, value: undefined };
+        return { record: { ...base, state: 'signed_in' as const, reason: undefined, stepUp: undefined, issuer: d.issuer, authServer: d.defaults ? undefined : (d.as as Record<string, unknown>), resourceMetadata: d.prmUrl ?? cur?.resourceMetadata, client, tokens, dpopKey: dpopJwk, challenge: { resourceMetadata: rm, scheme: scheme ?? cur?.challenge?.scheme, at: Date.now() } }, value: undefined };
       } catch (err) {
         if (!AlbedoError.is(err)) throw err;
         // Recorded so status tells why; the grant is not retried with anything else.
@@ -234,6 +246,7 @@ export class LinkAuth {
       }
     });
     await this.#load(true);
+    if (failure?.reason === 'network') throw new AlbedoError('ALBEDO_HTTP_ERROR', `${this.auth.name}: getting a token failed for now (${failure.message}); the request did not run`, { outcome: 'not_run' });
     if (failure) throw new AlbedoError('ALBEDO_NEEDS_SIGN_IN', `${this.auth.name}: getting a token failed (${failure.message}); the request did not run`, { outcome: 'not_run', data: { server: this.auth.name, reason: failure.reason } });
   }
 }

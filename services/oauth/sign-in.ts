@@ -13,7 +13,7 @@ import { authChallenge } from '../../protocol/oauth.ts';
 import { MODERN_VERSION } from '../../protocol/versions.ts';
 import {
   authorizationUrl, checkCallback, discover, dpopKeyFrom, exchangeCode, newDpopKey, nonInteractiveGrant, resolveClient,
-  signInFailed, wantsDpop, chooseScope, OAUTH_HTTP_TIMEOUT_MS, type FlowContext, type DpopKey,
+  signInFailed, wantsDpop, chooseScope, OAUTH_HTTP_TIMEOUT_MS, type FlowContext, type DpopKey, type Discovery,
 } from './flow.ts';
 import type { OAuthRecord, AuthState, ClientRecord } from './store.ts';
 
@@ -87,8 +87,18 @@ async function probeChallenge(serverUrl: string): Promise<{ resourceMetadata?: s
 export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<AuthStatus> {
   const { auth, serverUrl, store } = ctx;
   const rec = await store.get(auth.name, serverUrl);
-  const challenge = rec?.challenge ?? (await probeChallenge(serverUrl));
-  const d = await discover(ctx, challenge?.resourceMetadata);
+  let challenge = rec?.challenge ?? (await probeChallenge(serverUrl));
+  let d: Discovery;
+  try {
+    d = await discover(ctx, challenge?.resourceMetadata);
+  } catch (err) {
+    // A remembered challenge can be out of date (the metadata moved): ask the server afresh once.
+    const reason = AlbedoError.is(err) ? (err.data as { reason?: string } | undefined)?.reason : undefined;
+    if (!rec?.challenge || reason !== 'no_metadata') throw err;
+    challenge = await probeChallenge(serverUrl);
+    d = await discover(ctx, challenge?.resourceMetadata);
+  }
+  const learned = { issuer: d.issuer, authServer: d.defaults ? undefined : (d.as as Record<string, unknown>), resourceMetadata: d.prmUrl };
   const dpopJwk = wantsDpop(ctx, d, challenge?.scheme) ? (rec?.dpopKey ?? (await newDpopKey()).jwk) : undefined;
   const dpop: DpopKey | undefined = dpopJwk ? await dpopKeyFrom(dpopJwk) : undefined;
 
@@ -96,7 +106,7 @@ export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<Aut
     const scope = rec?.stepUp ?? challenge?.scope ?? auth.oauth.scope;
     const { tokens, client } = await nonInteractiveGrant(ctx, d, scope, dpop);
     await store.update(auth.name, serverUrl, (cur) => ({
-      record: { ...(cur ?? { url: serverUrl, updatedAt: 0 }), state: 'signed_in', reason: undefined, stepUp: undefined, challenge: undefined, issuer: d.issuer, client, tokens, dpopKey: dpopJwk },
+      record: { ...(cur ?? { url: serverUrl, updatedAt: 0 }), state: 'signed_in', reason: undefined, stepUp: undefined, challenge: undefined, ...learned, client, tokens, dpopKey: dpopJwk },
       value: undefined,
     }));
     return statusOf(auth.name, serverUrl, await store.get(auth.name, serverUrl));
@@ -149,7 +159,7 @@ export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<Aut
       record: {
         ...(cur ?? { url: serverUrl, updatedAt: 0 }),
         state: 'signed_in', reason: undefined, stepUp: undefined, challenge: undefined,
-        issuer: d.issuer, client, tokens, dpopKey: dpopJwk, account: accountOf(tokens.accessToken) ?? cur?.account,
+        ...learned, client, tokens, dpopKey: dpopJwk, account: accountOf(tokens.accessToken) ?? cur?.account,
         registrations: client.kind === 'dcr' ? remember(cur?.registrations, client) : cur?.registrations,
       },
       value: undefined,
@@ -181,7 +191,7 @@ function accountOf(token: string): string | undefined {
 /** Signs out: the tokens go, the client registration stays (it is reusable); state signed_out. */
 export async function signOut(ctx: FlowContext): Promise<AuthStatus> {
   await ctx.store.update(ctx.auth.name, ctx.serverUrl, (cur) => ({
-    record: { ...(cur ?? { url: ctx.serverUrl, updatedAt: 0 }), state: 'signed_out', tokens: undefined, dpopKey: undefined, reason: undefined, stepUp: undefined, account: undefined },
+    record: { ...(cur ?? { url: ctx.serverUrl, updatedAt: 0 }), state: 'signed_out', tokens: undefined, dpopKey: undefined, reason: undefined, stepUp: undefined, account: undefined, challenge: undefined },
     value: undefined,
   }));
   return statusOf(ctx.auth.name, ctx.serverUrl, await ctx.store.get(ctx.auth.name, ctx.serverUrl));
@@ -208,7 +218,7 @@ async function loopback(port: number, expectedState: () => string | undefined): 
     }
     // A stray or stale request (an old tab, another page) does not end the sign-in: only our state does.
     const want = expectedState();
-    if (want !== undefined && u.searchParams.get('state') !== want) {
+    if (want === undefined || u.searchParams.get('state') !== want) {
       res.writeHead(400, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
         .end(PAGE('Not this sign-in', 'This callback does not belong to the sign-in in progress (its state differs). Nothing was done.'));
       return;

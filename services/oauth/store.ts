@@ -59,6 +59,10 @@ export interface OAuthRecord {
   /** The last 401 challenge's parameters (no secret), for the next sign-in's discovery. */
   challenge?: { resourceMetadata?: string; scope?: string; scheme?: string; at: number };
   issuer?: string;
+  /** The authorization server's metadata as discovered at sign-in (no secret): refreshes and renewals use it without discovering again. */
+  authServer?: Record<string, unknown>;
+  /** The resource metadata URL the sign-in used. */
+  resourceMetadata?: string;
   account?: string;
   /** The client the tokens were issued to (refreshes use it). */
   client?: ClientRecord;
@@ -204,6 +208,12 @@ export class FileCredsStore implements CredsStore {
 
   async #lock(lost: { err?: Error }): Promise<() => Promise<void>> {
     mkdirSync(path.dirname(this.lockPath), { recursive: true, mode: 0o700 });
+    // The lock is a directory; a plain file there is a leftover of an earlier format and holds nothing.
+    try {
+      if (statSync(this.lockPath).isFile()) unlinkSync(this.lockPath);
+    } catch {
+      // Absent, or a directory: as it should be.
+    }
     try {
       const release = await lockfile.lock(this.path, {
         lockfilePath: this.lockPath,

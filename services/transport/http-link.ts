@@ -184,18 +184,18 @@ export class HttpLink {
    * lacked) our token: true to send it again (the server did not run it);
    * throws ALBEDO_NEEDS_SIGN_IN when only the user can help.
    */
-  async #authRetry(res: Dispatcher.ResponseData, sentToken: string | undefined, attempt: number, startedAt: number): Promise<boolean> {
+  async #authRetry(res: Dispatcher.ResponseData, sentToken: string | undefined, attempt: number, request: { renewed: boolean }): Promise<boolean> {
     if (!this.#auth || (res.statusCode !== 401 && res.statusCode !== 403)) return false;
     const wa = res.headers['www-authenticate'];
     if (res.statusCode === 403 && authChallenge(wa)?.error !== 'insufficient_scope') return false;
     await res.body.dump().catch(() => {});
-    await this.#auth.onChallenge({ status: res.statusCode, wwwAuthenticate: wa, dpopNonce: headerOf(res.headers, 'dpop-nonce'), sentToken, startedAt }, attempt);
+    await this.#auth.onChallenge({ status: res.statusCode, wwwAuthenticate: wa, dpopNonce: headerOf(res.headers, 'dpop-nonce'), sentToken, request }, attempt);
     return true;
   }
 
   async #postRequest(f: InFlight, message: Record<string, unknown>, body: string): Promise<void> {
     let res: Dispatcher.ResponseData;
-    const startedAt = Date.now();
+    const request = { renewed: false };
     for (let attempt = 0; ; attempt++) {
       let authed: AuthHeaders;
       try {
@@ -217,7 +217,7 @@ export class HttpLink {
       }
       if (f.dropped) return void res.body.destroy();
       try {
-        if (!(await this.#authRetry(res, authed?.token, attempt, startedAt))) break;
+        if (!(await this.#authRetry(res, authed?.token, attempt, request))) break;
       } catch (err) {
         this.#fail(f, AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', `${f.method}: handling the server's authorization challenge failed: ${(err as Error).message}`, { outcome: 'not_run' }));
         return;
@@ -426,11 +426,11 @@ export class HttpLink {
   async notifyAccepted(method: string): Promise<void> {
     const message = { jsonrpc: '2.0', method };
     let res: Dispatcher.ResponseData;
-    const startedAt = Date.now();
+    const request = { renewed: false };
     for (let attempt = 0; ; attempt++) {
       const authed = await this.#authHeaders('POST');
       res = await undiciRequest(this.url, { method: 'POST', headers: { ...this.#headers(message), ...authed?.headers }, body: JSON.stringify(message), dispatcher: this.#agent, signal: AbortSignal.timeout(this.server.startupTimeoutMs) });
-      if (!(await this.#authRetry(res, authed?.token, attempt, startedAt))) break;
+      if (!(await this.#authRetry(res, authed?.token, attempt, request))) break;
     }
     const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
     if (res.statusCode < 200 || res.statusCode >= 300) {
@@ -445,11 +445,11 @@ export class HttpLink {
     this.#background.add(ac);
     try {
       let res: Dispatcher.ResponseData;
-      const startedAt = Date.now();
+      const request = { renewed: false };
       for (let attempt = 0; ; attempt++) {
         const authed = await this.#authHeaders('POST');
         res = await undiciRequest(this.url, { method: 'POST', headers: { ...this.#headers(message), ...authed?.headers }, body, dispatcher: this.#agent, signal: ac.signal });
-        if (!(await this.#authRetry(res, authed?.token, attempt, startedAt))) break;
+        if (!(await this.#authRetry(res, authed?.token, attempt, request))) break;
       }
       const what = typeof message.method === 'string' ? message.method : `the response to request ${JSON.stringify(message.id)}`;
       if (res.statusCode === 404 && this.#sessionId) {

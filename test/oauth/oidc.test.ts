@@ -146,6 +146,8 @@ t.test('sign-in, calls, step-up on insufficient_scope', async (t) => {
   t.equal(stack.stats.registrations, 2, 'registered again for the new redirect URI');
   t.not(moved.client?.id, again.client?.id);
 
+  const all = seen(await albedo.authStatuses());
+  t.same(all.map((x) => [x.server, x.state]), [['secure', 'signed_in']], 'the list of every server with OAuth state');
   const out = seen(await albedo.signOut(cfg, { name }));
   t.equal(out.state, 'signed_out');
   t.notOk(readCreds(home).mcp?.secure?.oauth?.tokens, 'signing out removed the tokens');

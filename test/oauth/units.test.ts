@@ -273,3 +273,28 @@ t.test('signIn refuses a mismatched issuer and plain-http metadata for an https 
   const st = await albedo.authStatus({ url }, { name: 'sec' });
   t.equal(st.state, 'needs_sign_in', 'nothing stored: still needs a sign-in');
 });
+
+t.test('a refresh uses the authorization server the sign-in found: no metadata needed (custom PRM location)', async (t) => {
+  const home = tempHome(t);
+  const as = await fakeStack(t, () => ({
+    '/token': { access_token: 'AT2', token_type: 'Bearer', expires_in: 3600, refresh_token: 'RT2', scope: 'r' },
+  }));
+  const url = 'http://127.0.0.1:9/mcp';
+  const file = path.join(home, 'creds.json');
+  const now = Date.now();
+  await new FileCredsStore(file).update('m', url, () => ({
+    record: {
+      url, state: 'signed_in', updatedAt: 0, issuer: as.base,
+      authServer: { issuer: as.base, token_endpoint: `${as.base}/token`, authorization_endpoint: `${as.base}/authorize`, code_challenge_methods_supported: ['S256'] },
+      client: { issuer: as.base, clientId: 'c', authMethod: 'none', kind: 'dcr', registeredAt: now },
+      tokens: { accessToken: 'AT1', refreshToken: 'RT1', tokenType: 'Bearer', issuer: as.base, obtainedAt: now - 3_600_000, expiresAt: now + 5_000, resource: url },
+    },
+    value: undefined,
+  }));
+  const la = new LinkAuth({ name: 'm', credsPath: file, oauth: { grant: 'authorization_code', dpop: 'auto', callbackPort: 0 } }, url);
+  const h = await la.headers('POST', new URL(url));
+  t.equal(h.headers.authorization, 'Bearer AT2', 'refreshed before the request');
+  t.same(as.hits, ['POST /token'], 'one token request and no discovery at all');
+  const rec = await new FileCredsStore(file).get('m', url);
+  t.equal(rec?.tokens?.refreshToken, 'RT2', 'the rotated refresh token is stored');
+});
