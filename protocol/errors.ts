@@ -36,6 +36,10 @@ export const ErrorCodes = [
   'ALBEDO_NEEDS_SIGN_IN',
   /** A sign-in or token request failed; `data.reason` says which check (state, iss, issuer, resource, https, ...). */
   'ALBEDO_SIGN_IN_FAILED',
+  /** A server's catalogue passed a bound (depth, items, bytes); `data.server` names it, `data.limit` says which. */
+  'ALBEDO_CATALOGUE_TOO_LARGE',
+  /** A queue in front of a server is full (a stdio server that stopped reading): the request did not run. */
+  'ALBEDO_OVERLOADED',
 ] as const;
 export type AlbedoErrorCode = (typeof ErrorCodes)[number];
 export type Outcome = 'not_run' | 'unknown';

@@ -32,13 +32,18 @@ export type ClientOp =
 
 export interface TransportMethods {
   /** Spawns the server, negotiates its era and discovers its catalogue. */
-  'connection/open': { params: { id: string; server: ResolvedServer; eraCachePath: string | null; capabilities: Record<string, unknown> }; result: OpenResult };
+  'connection/open': {
+    params: { id: string; server: ResolvedServer; eraCachePath: string | null; capabilities: Record<string, unknown>; name?: string };
+    result: OpenResult;
+  };
   /** Runs one operation; a dropped connection is dialled again first. */
   'connection/request': { params: { id: string; op: ClientOp; timeoutMs: number }; result: unknown };
   /** Closes the connection and reaps the server's process group. */
   'connection/close': { params: { id: string }; result: { stderrTail: string } };
   /** Kernel hop benchmark and liveness: answers at once. */
   'kernel/echo': { params: unknown; result: unknown };
+  /** This worker's heap and how many connections it holds (gc: collect first, when the worker runs with --expose-gc). */
+  'worker/stats': { params: { gc?: boolean }; result: { heapUsed: number; external: number; connections: number } };
 }
 
 export interface TransportEvents {
@@ -47,5 +52,5 @@ export interface TransportEvents {
   /** The server went away without being asked to (exit, bad frame). The next request dials again. */
   'connection/dropped': { id: string; error: SerializedError };
   /** A warning worth showing the user (schema problems, a late garbage line). */
-  'connection/warned': { id: string; message: string };
+  'connection/warned': { id: string; message: string; code?: string };
 }

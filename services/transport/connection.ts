@@ -6,45 +6,49 @@
  */
 import { AlbedoError, serializeError } from '../../protocol/errors.ts';
 import { ErrorCode, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.ts';
-import { modernParams, LISTEN_METHOD, LISTEN_ACK, DISCOVER_METHOD, type ListenFilter } from '../../protocol/rev2026-07-28/index.ts';
+import { modernParams, LISTEN_METHOD, DISCOVER_METHOD } from '../../protocol/rev2026-07-28/index.ts';
 import { legacyParams } from '../../protocol/rev2025-11-25/index.ts';
 import {
-  listSchemas, LIST_FIELD, MAX_LIST_PAGES, resultTypeOf, callToolResultSchema, readResourceResultSchema, getPromptResultSchema,
+  LIST_FIELD, callToolResultSchema, readResourceResultSchema, getPromptResultSchema,
   type Catalogue, type Implementation, type ListMethod,
 } from '../../protocol/mcp.ts';
 import { describeZodError, type ResolvedServer } from '../../protocol/config.ts';
+import { MAX_DEPTH, depthOf } from '../../protocol/bounds.ts';
 import type { ClientOp, ConnectionInfo, OpenResult, TransportEvents } from '../../protocol/services/transport.ts';
 import { headerParamsOf, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
-import { INPUT_METHODS, MRTR_METHODS, MAX_INPUT_ROUNDS, inputRequestsSchema } from '../../protocol/client-input.ts';
+import { INPUT_METHODS } from '../../protocol/client-input.ts';
 import { negotiate, negotiateHttp } from '../negotiation/negotiate.ts';
 import type { EraCache } from '../negotiation/era-cache.ts';
 import { RpcPeer, WireError, wireCodeOf } from './rpc-peer.ts';
 import { StdioLink } from './stdio-link.ts';
 import { HttpLink } from './http-link.ts';
 import { LinkAuth } from '../oauth/link-auth.ts';
+import { listAll, discoverAll, listsFor, checkTotal, type Lister, type ListBytes } from './discovery.ts';
+import { requestWithInput } from './input-rounds.ts';
+import { WarnLimiter } from './warn-limiter.ts';
+import { holdListen, listenFilter } from './listen.ts';
 import type { z } from 'zod';
 
 export type Emit = <E extends keyof TransportEvents>(name: E, payload: TransportEvents[E]) => void;
 
-const LIST_FOR_NOTIFICATION: Record<string, ListMethod[]> = {
-  'notifications/tools/list_changed': ['tools/list'],
-  'notifications/resources/list_changed': ['resources/list', 'resources/templates/list'],
-  'notifications/prompts/list_changed': ['prompts/list'],
-};
-const JUNK_WARNINGS = 3;
-/** subscriptions/listen: re-held after 1 s doubling to 60 s; a listen that lived 30 s counts as healthy; 8 short ones in a row give up. */
-const LISTEN_BACKOFF_MS = 1_000;
-const LISTEN_BACKOFF_MAX_MS = 60_000;
-const LISTEN_HEALTHY_MS = 30_000;
-const LISTEN_MAX_FAILURES = 8;
+/** Looked up with Map, never a plain object: a wire string such as `constructor` must not reach Object.prototype. */
+const LIST_FOR_NOTIFICATION: ReadonlyMap<string, ListMethod[]> = new Map([
+  ['notifications/tools/list_changed', ['tools/list']],
+  ['notifications/resources/list_changed', ['resources/list', 'resources/templates/list']],
+  ['notifications/prompts/list_changed', ['prompts/list']],
+]);
 /** How long a legacy HTTP dial waits for its GET stream to be answered. */
 const GET_STREAM_WAIT_MS = 2_000;
 
 /** The embedder's side of the connection: the capabilities its handlers give, and a way to ask them. */
 export interface ClientSide {
   capabilities: Record<string, unknown>;
-  /** Runs the embedder's handler for one input request (elicitation/create, sampling/createMessage, roots/list). */
-  ask(method: string, params: unknown, timeoutMs: number): Promise<Record<string, unknown>>;
+  /**
+   * Runs the embedder's handler for one input request (elicitation/create,
+   * sampling/createMessage, roots/list); `signal` aborts the handler's own
+   * signal when the request waiting on it is given up.
+   */
+  ask(method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
 }
 
 const NO_CLIENT: ClientSide = {
@@ -60,9 +64,18 @@ interface Live {
   info: ConnectionInfo;
 }
 
+/** What went wrong inside one of our own callbacks, as the connection's failure. */
+function contained(err: unknown): AlbedoError {
+  if (AlbedoError.is(err)) return err;
+  const why = err instanceof Error ? err.message : String(err);
+  return new AlbedoError('ALBEDO_INTERNAL', `handling the server's input failed (${why}); the connection was closed`, { outcome: 'unknown' });
+}
+
 export class Connection {
   readonly id: string;
   readonly server: ResolvedServer;
+  /** The server's name, for errors and warnings (the connection id when none was given). */
+  readonly name: string;
   #clientInfo: Implementation;
   #client: ClientSide;
   /** Modern HTTP: each tool's Mcp-Param-* headers, from its x-mcp-header annotations. */
@@ -74,11 +87,13 @@ export class Connection {
   #live: Live | undefined;
   #dialling: Promise<Live> | undefined;
   #catalogue: Catalogue = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
+  #sizes: ListBytes = {};
   #rediscovering: Promise<void> | undefined;
   #again = new Set<ListMethod>();
   #closed = false;
   #reaping = new Set<Promise<void>>();
   #junk = { count: 0, sample: '' };
+  #warnings = new WarnLimiter();
   #lastInfo: ConnectionInfo | undefined;
   #dialLink: Link | undefined;
   /** Warnings raised while opening, reported with the open result. */
@@ -86,9 +101,13 @@ export class Connection {
   /** Settles when the first discovery has; rediscovery never races it. */
   #initial: Promise<void> = Promise.resolve();
 
-  constructor(id: string, server: ResolvedServer, clientInfo: Implementation, cache: EraCache | null, emit: Emit, client: ClientSide = NO_CLIENT) {
+  constructor(
+    id: string, server: ResolvedServer, clientInfo: Implementation, cache: EraCache | null, emit: Emit,
+    client: ClientSide = NO_CLIENT, name: string = id,
+  ) {
     this.id = id;
     this.server = server;
+    this.name = name;
     this.#clientInfo = clientInfo;
     this.#client = client;
     this.#cache = cache;
@@ -101,10 +120,11 @@ export class Connection {
     const live = await this.#dial();
     const deadline = Date.now() + this.server.startupTimeoutMs;
     // List changes that arrive meanwhile wait for this first discovery (#rediscover awaits it).
-    const discovering = this.#discoverAll(live, warnings, deadline, signal);
+    const discovering = discoverAll(this.#lister(live), listsFor(live.info), deadline, warnings, signal);
     this.#initial = discovering.then(() => undefined, () => undefined);
-    const catalogue = await discovering;
+    const { catalogue, sizes } = await discovering;
     this.#catalogue = catalogue;
+    this.#sizes = sizes;
     if (live.info.era === 'modern') this.#listen(live);
     return { ...live.info, catalogue, warnings };
   }
@@ -125,20 +145,47 @@ export class Connection {
     return this.#linkAuth;
   }
 
+  /**
+   * The containment boundary: every callback a link or peer runs for this
+   * connection goes through here. Whatever it throws fails this connection
+   * alone (`connection/dropped` with the cause), never the worker.
+   */
+  #guard<A extends unknown[]>(link: () => Link, peer: () => RpcPeer, fn: (...args: A) => void): (...args: A) => void {
+    return (...args: A) => {
+      try {
+        fn(...args);
+      } catch (err) {
+        this.#fault(link(), peer(), contained(err));
+      }
+    };
+  }
+
+  /** A fault in our handling of this link's input: the link is failed as if the server had dropped. */
+  #fault(link: Link, peer: RpcPeer, err: AlbedoError): void {
+    try {
+      this.#onLinkClosed(link, peer, err);
+      this.#reap(link);
+    } catch {
+      // Failing the connection must not fail the worker either.
+    }
+  }
+
   #newLink(getPeer: () => RpcPeer): Link {
+    let link!: Link;
+    const self = (): Link => link;
     if (this.server.type === 'http') {
-      const link: HttpLink = new HttpLink(this.server, {
-        onMessage: (m, raw) => getPeer().receiveMessage(m, raw),
-        onRequestFailed: (id, err) => getPeer().fail(id, err),
-        onClose: (err) => this.#onLinkClosed(link, getPeer(), err),
-        onWarn: (message) => this.#emit('connection/warned', { id: this.id, message }),
+      link = new HttpLink(this.server, {
+        onMessage: this.#guard(self, getPeer, (m: unknown, raw: string) => getPeer().receiveMessage(m, raw)),
+        onRequestFailed: this.#guard(self, getPeer, (id, err) => getPeer().fail(id, err)),
+        onClose: this.#guard(self, getPeer, (err: AlbedoError | null) => this.#onLinkClosed(link, getPeer(), err)),
+        onWarn: this.#guard(self, getPeer, (message: string) => this.#warn(message)),
         headerParams: (name) => this.#headerParams.get(name),
       }, this.#auth());
       return link;
     }
-    const link: StdioLink = new StdioLink(this.server, {
-      onMessage: (line) => getPeer().receive(line),
-      onClose: (err) => this.#onLinkClosed(link, getPeer(), err),
+    link = new StdioLink(this.server, {
+      onMessage: this.#guard(self, getPeer, (line: string) => getPeer().receive(line)),
+      onClose: this.#guard(self, getPeer, (err: AlbedoError | null) => this.#onLinkClosed(link, getPeer(), err)),
     });
     return link;
   }
@@ -146,15 +193,17 @@ export class Connection {
   async #dialOnce(): Promise<Live> {
     let peer!: RpcPeer;
     const link = this.#newLink(() => peer);
+    const redial = this.#lastInfo !== undefined;
     peer = new RpcPeer(link, {
-      onRequest: (req) => this.#onServerRequest(req),
+      onRequest: (req: JsonRpcRequest, signal: AbortSignal) => this.#onServerRequest(req, signal),
       onNotification: (n) => this.#onNotification(n),
       onJunk: (what, line) => this.#onJunk(what, line),
     });
     this.#dialLink = link;
     try {
       if (link instanceof StdioLink) await link.start();
-      const cached = this.#cache?.get(this.server.fingerprint) ?? (this.#lastInfo ? { era: this.#lastInfo.era, protocolVersion: this.#lastInfo.protocolVersion } : null);
+      const cached = this.#cache?.get(this.server.fingerprint)
+        ?? (this.#lastInfo ? { era: this.#lastInfo.era, protocolVersion: this.#lastInfo.protocolVersion } : null);
       const nopts = {
         clientInfo: this.#clientInfo,
         timeoutMs: this.server.startupTimeoutMs,
@@ -174,6 +223,8 @@ export class Connection {
         clearTimeout(timer);
       }
       this.#lastInfo = info;
+      // Once per dial, however many requests waited for it: one listen, one check of the catalogue.
+      if (redial && this.#live === live) this.#afterRedial(live);
       return live;
     } catch (err) {
       this.#reap(link);
@@ -185,14 +236,16 @@ export class Connection {
 
   #silenceHint(link: Link): string {
     const parts: string[] = [];
-    if (this.#junk.count) parts.push(`it wrote ${this.#junk.count} line(s) that are not JSON-RPC, the first: ${JSON.stringify(this.#junk.sample.slice(0, 120))}`);
+    if (this.#junk.count) {
+      parts.push(`it wrote ${this.#junk.count} line(s) that are not JSON-RPC, the first: ${JSON.stringify(this.#junk.sample.slice(0, 120))}`);
+    }
     const tail = link instanceof StdioLink ? link.stderrTail.trim() : '';
     if (tail) parts.push(`its stderr ends:\n${tail}`);
     return parts.join('; ');
   }
 
   #reap(link: Link): void {
-    const p = link.close().finally(() => this.#reaping.delete(p));
+    const p = link.close().catch(() => {}).finally(() => this.#reaping.delete(p));
     this.#reaping.add(p);
   }
 
@@ -207,15 +260,23 @@ export class Connection {
     }
   }
 
-  /** A legacy server's own request: ping is answered; input requests go to the embedder's handlers when it declared them. */
-  async #onServerRequest(req: JsonRpcRequest): Promise<Record<string, unknown>> {
+  #warn(message: string, code?: string): void {
+    this.#emit('connection/warned', code ? { id: this.id, message, code } : { id: this.id, message });
+  }
+
+  /**
+   * A server's own request: ping is answered; input requests go to the
+   * embedder's handlers when it declared them. `signal` aborts when the
+   * server cancels its request or the connection ends.
+   */
+  async #onServerRequest(req: JsonRpcRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
     if (req.method === 'ping') return {};
-    const cap = INPUT_METHODS[req.method];
-    if (!cap || !(cap in this.#client.capabilities)) {
+    const cap = Object.hasOwn(INPUT_METHODS, req.method) ? INPUT_METHODS[req.method] : undefined;
+    if (!cap || !Object.hasOwn(this.#client.capabilities, cap)) {
       throw new WireError(ErrorCode.MethodNotFound, `Method not found: ${req.method} (this client did not declare ${cap ?? 'a capability for it'})`);
     }
     try {
-      return await this.#client.ask(req.method, req.params ?? {}, this.server.callTimeoutMs);
+      return await this.#client.ask(req.method, req.params ?? {}, this.server.callTimeoutMs, signal);
     } catch (err) {
       if (err instanceof WireError) throw err;
       throw new WireError(ErrorCode.InternalError, `the client's ${cap} handler failed: ${(err as Error).message}`);
@@ -223,91 +284,51 @@ export class Connection {
   }
 
   #onNotification(n: JsonRpcNotification): void {
-    const lists = LIST_FOR_NOTIFICATION[n.method];
-    if (lists) this.#rediscover(lists);
+    const lists = LIST_FOR_NOTIFICATION.get(n.method);
+    if (lists) return this.#rediscover(lists);
     // A server ends a subscriptions/listen stream (on stdio) with notifications/cancelled for its id:
     // the subscription is over, as after its final result, and is not held again.
     if (n.method === 'notifications/cancelled') {
       const id = (n.params as { requestId?: unknown } | undefined)?.requestId;
       if (id !== undefined && id === this.#listenId) this.#live?.peer.settle(id as number, {});
+      return;
+    }
+    // Every MCP notification is named notifications/…; anything else (`constructor`, `__proto__`) is not one.
+    if (!n.method.startsWith('notifications/')) {
+      const note = this.#warnings.admit(`ignored a notification with method ${JSON.stringify(n.method.slice(0, 100))}, which is not an MCP notification`);
+      if (note) this.#warn(note);
     }
     // Other notifications (logging, progress, the listen acknowledgement) need no action here.
-    void LISTEN_ACK;
   }
 
   #onJunk(what: string, line: string): void {
     this.#junk.count++;
-    if (this.#junk.count === 1) this.#junk.sample = line;
-    if (this.#junk.count <= JUNK_WARNINGS) {
-      if (!this.#live) this.#openNotes.push(`ignored a line from the server (${what}): ${JSON.stringify(line.slice(0, 200))}`);
-      this.#emit('connection/warned', { id: this.id, message: `ignored a line from the server (${what}): ${JSON.stringify(line.slice(0, 200))}` });
-    }
+    if (this.#junk.count === 1) this.#junk.sample = line.slice(0, 200);
+    const note = this.#warnings.admit(`ignored a line from the server (${what}): ${JSON.stringify(line.slice(0, 200))}`);
+    if (!note) return;
+    if (!this.#live && this.#openNotes.length < 16) this.#openNotes.push(note);
+    this.#warn(note);
   }
 
   #params(live: Live, params?: Record<string, unknown>): Record<string, unknown> | undefined {
     return live.info.era === 'modern' ? modernParams(params, this.#clientInfo, this.#client.capabilities) : legacyParams(params);
   }
 
-  /**
-   * One request with era params, checking resultType. An `input_required`
-   * result (2026-07-28 MRTR) is fulfilled by the embedder's handlers and the
-   * request retried on a new id with `inputResponses` and the byte-exact
-   * `requestState`, for at most MAX_INPUT_ROUNDS rounds, all within `timeoutMs`.
-   */
-  async #request(live: Live, method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
-    const deadline = Date.now() + timeoutMs;
-    let retry: Record<string, unknown> = {};
-    for (let round = 0; ; round++) {
-      const left = Math.max(1, deadline - Date.now());
-      let result: Record<string, unknown>;
-      try {
-        result = await live.peer.request(method, this.#params(live, params === undefined && round === 0 ? undefined : { ...params, ...retry }), { timeoutMs: left, signal });
-      } catch (err) {
-        if (wireCodeOf(err) !== ErrorCode.MissingRequiredClientCapability) throw err;
-        const required = ((err as AlbedoError).data as { data?: { requiredCapabilities?: unknown } }).data?.requiredCapabilities;
-        throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `${method} needs client capabilities this client did not declare${required ? ` (${JSON.stringify(required)})` : ''}: register a handler for them`, { outcome: 'not_run', data: { requiredCapabilities: required, server: (err as AlbedoError).data } });
-      }
-      const kind = resultTypeOf(result);
-      if (kind === 'complete') return result;
-      if (kind !== 'input_required') throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned an unknown resultType ${JSON.stringify(kind)}`);
-      if (!MRTR_METHODS.has(method)) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned resultType input_required, which only tools/call, prompts/get and resources/read may`);
-      const parsed = inputRequestsSchema.safeParse(result.inputRequests ?? {});
-      if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned malformed inputRequests: ${describeZodError(parsed.error)}`);
-      const requests = Object.entries(parsed.data);
-      const undeclared = requests.filter(([, r]) => !(INPUT_METHODS[r.method]! in this.#client.capabilities));
-      if (undeclared.length) {
-        throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `${method} needs input (${undeclared.map(([k, r]) => `${k}: ${r.method}`).join(', ')}) that this client has no handler for`, { outcome: 'not_run', data: { inputRequests: result.inputRequests } });
-      }
-      if (round + 1 >= MAX_INPUT_ROUNDS) throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `${method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; gave up`, { outcome: 'not_run' });
-      const answers = await Promise.all(requests.map(async ([key, r]) => [key, await this.#client.ask(r.method, r.params ?? {}, Math.max(1, deadline - Date.now()))] as const));
-      retry = {};
-      if (result.inputRequests !== undefined) retry.inputResponses = Object.fromEntries(answers);
-      if (typeof result.requestState === 'string') retry.requestState = result.requestState;
-    }
+  /** One request with era params; `input_required` is fulfilled by the embedder (input-rounds.ts). */
+  #request(live: Live, method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    return requestWithInput({
+      send: (m, p, t, s) => live.peer.request(m, this.#params(live, p), { timeoutMs: t, signal: s }),
+      capabilities: this.#client.capabilities,
+      ask: (m, p, t, s) => this.#client.ask(m, p, t, s),
+    }, method, params, timeoutMs, signal);
   }
 
-  async #list(live: Live, method: ListMethod, timeoutMs: number, warnings: string[], signal?: AbortSignal): Promise<unknown[]> {
-    const field = LIST_FIELD[method];
-    const schema = listSchemas[method] as z.ZodType<Record<string, unknown>>;
-    const items: unknown[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const raw = await this.#request(live, method, cursor === undefined ? undefined : { cursor }, timeoutMs, signal);
-      const parsed = schema.safeParse(raw);
-      if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a malformed page: ${describeZodError(parsed.error)}`);
-      items.push(...(method === 'tools/list' ? this.#acceptTools(live, parsed.data[field] as unknown[], warnings) : (parsed.data[field] as unknown[])));
-      const next = parsed.data.nextCursor as string | undefined;
-      if (next === undefined) return items;
-      if (seen.has(next)) {
-        warnings.push(`${method}: the server repeated cursor ${JSON.stringify(next)}; stopped after ${page + 1} pages`);
-        return items;
-      }
-      seen.add(next);
-      cursor = next;
-    }
-    warnings.push(`${method}: stopped after ${MAX_LIST_PAGES} pages; the list may be incomplete`);
-    return items;
+  #lister(live: Live): Lister {
+    return {
+      server: this.name,
+      request: (m, p, t, s) => this.#request(live, m, p, t, s),
+      acceptTools: (tools, warnings) => this.#acceptTools(live, tools, warnings),
+    };
   }
 
   /**
@@ -323,7 +344,7 @@ export class Connection {
       if (!r.ok) {
         const message = `left out tool ${JSON.stringify(tool.name)}: ${r.reason}`;
         warnings.push(message);
-        if (this.#live) this.#emit('connection/warned', { id: this.id, message });
+        if (this.#live) this.#warn(message);
         this.#headerParams.delete(tool.name);
         return false;
       }
@@ -333,113 +354,84 @@ export class Connection {
     });
   }
 
-  #listsFor(info: ConnectionInfo): ListMethod[] {
-    const c = info.capabilities;
-    const out: ListMethod[] = [];
-    if (c.tools) out.push('tools/list');
-    if (c.resources) out.push('resources/list', 'resources/templates/list');
-    if (c.prompts) out.push('prompts/list');
-    return out;
-  }
-
-  async #discoverAll(live: Live, warnings: string[], deadline: number, signal?: AbortSignal): Promise<Catalogue> {
-    const cat: Catalogue = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
-    const results = await Promise.all(this.#listsFor(live.info).map(async (m) => {
-      try {
-        return [m, await this.#list(live, m, Math.max(1, deadline - Date.now()), warnings, signal)] as const;
-      } catch (err) {
-        // A server that declares resources but not templates (or similar) is common: note it, go on.
-        if (AlbedoError.is(err) && (err.data as { code?: number } | undefined)?.code === ErrorCode.MethodNotFound) {
-          warnings.push(`${m}: the server does not implement it`);
-          return [m, [] as unknown[]] as const;
-        }
-        throw err;
-      }
-    }));
-    for (const [m, items] of results) (cat as unknown as Record<string, unknown[]>)[LIST_FIELD[m]] = items;
-    return cat;
+  /** A modern server whose lists can change gets one held subscriptions/listen (listen.ts). */
+  #listen(live: Live): void {
+    const filter = listenFilter(live.info.capabilities);
+    if (Object.keys(filter).length === 0) return;
+    holdListen({
+      current: () => this.#live === live && !this.#closed,
+      send: (f) => {
+        this.#listenId = live.peer.nextId;
+        return live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: f }), { timeoutMs: Infinity });
+      },
+      resync: () => this.#rediscover(listsFor(live.info)),
+      warn: (m) => this.#warn(m),
+      guard: (fn) => this.#guard(() => live.link, () => live.peer, fn),
+    }, filter);
   }
 
   /**
-   * A modern server whose capabilities say a list can change gets one held
-   * `subscriptions/listen`. A listen that breaks is held again after 1 s,
-   * doubling to 60 s, and the lists are fetched again (changes may have been
-   * missed meanwhile); eight short-lived listens in a row give up with a
-   * warning. A server that ends the subscription with a result is left alone.
+   * Fetches the named lists again in the background, one run at a time (a
+   * change meanwhile runs it once more); a catalogue that differs is
+   * published. Everything it does is inside the boundary: a failure is a
+   * warning, never an unhandled rejection.
    */
-  #listen(live: Live, failures = 0): void {
-    const c = live.info.capabilities;
-    const filter: ListenFilter = {};
-    if (c.tools?.listChanged) filter.toolsListChanged = true;
-    if (c.resources?.listChanged) filter.resourcesListChanged = true;
-    if (c.prompts?.listChanged) filter.promptsListChanged = true;
-    if (Object.keys(filter).length === 0) return;
-    const started = Date.now();
-    this.#listenId = live.peer.nextId;
-    live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: filter }), { timeoutMs: Infinity }).then(
-      () => {},
-      (err: AlbedoError) => {
-        if (this.#live !== live || this.#closed) return;
-        const n = Date.now() - started > LISTEN_HEALTHY_MS ? 1 : failures + 1;
-        if (n >= LISTEN_MAX_FAILURES) {
-          this.#emit('connection/warned', { id: this.id, message: `${LISTEN_METHOD} broke ${n} times in a row (last: ${err.message}); list changes will not be seen until the next reconnect` });
-          return;
-        }
-        const wait = Math.min(LISTEN_BACKOFF_MS * 2 ** (n - 1), LISTEN_BACKOFF_MAX_MS);
-        const timer = setTimeout(() => {
-          if (this.#live !== live || this.#closed) return;
-          this.#listen(live, n);
-          this.#rediscover(this.#listsFor(live.info));
-        }, wait);
-        timer.unref?.();
-      },
-    );
-  }
-
   #rediscover(lists: ListMethod[]): void {
     for (const l of lists) this.#again.add(l);
     if (this.#rediscovering) return;
-    this.#rediscovering = (async () => {
-      await this.#initial;
-      while (this.#again.size && !this.#closed) {
-        const todo = [...this.#again];
-        this.#again.clear();
-        const live = this.#live;
-        if (!live) return;
-        const fresh: Partial<Record<string, unknown[]>> = {};
-        try {
-          for (const m of todo) fresh[LIST_FIELD[m]] = await this.#list(live, m, this.server.callTimeoutMs, []);
-        } catch (err) {
-          this.#emit('connection/warned', { id: this.id, message: `rediscovery failed: ${(err as Error).message}` });
-          continue;
+    this.#rediscovering = this.#rediscoverLoop()
+      .catch((err) => this.#warn(`rediscovery failed: ${(err as Error)?.message ?? String(err)}`))
+      .finally(() => { this.#rediscovering = undefined; });
+  }
+
+  async #rediscoverLoop(): Promise<void> {
+    await this.#initial;
+    while (this.#again.size && !this.#closed) {
+      const todo = [...this.#again];
+      this.#again.clear();
+      const live = this.#live;
+      if (!live) return;
+      const fresh: Partial<Record<string, unknown[]>> = {};
+      const sizes: ListBytes = { ...this.#sizes };
+      try {
+        for (const m of todo) {
+          const listed = await listAll(this.#lister(live), m, this.server.callTimeoutMs, []);
+          fresh[LIST_FIELD[m]] = listed.items;
+          sizes[LIST_FIELD[m]] = listed.bytes;
         }
-        // Merge into the catalogue as it is now: only the lists just fetched are replaced.
-        const next = { ...this.#catalogue, ...fresh } as Catalogue;
-        if (JSON.stringify(next) !== JSON.stringify(this.#catalogue)) {
-          this.#catalogue = next;
-          this.#emit('connection/catalogue-changed', { id: this.id, catalogue: next });
-        }
+        checkTotal(this.name, sizes);
+      } catch (err) {
+        const code = AlbedoError.is(err) ? err.code : undefined;
+        this.#warn(`rediscovery failed, the previous catalogue stays: ${(err as Error).message}`, code);
+        continue;
       }
-    })().finally(() => { this.#rediscovering = undefined; });
+      // Merge into the catalogue as it is now: only the lists just fetched are replaced.
+      const next = { ...this.#catalogue, ...fresh } as Catalogue;
+      if (JSON.stringify(next) !== JSON.stringify(this.#catalogue)) {
+        this.#catalogue = next;
+        this.#sizes = sizes;
+        this.#emit('connection/catalogue-changed', { id: this.id, catalogue: next });
+      }
+    }
   }
 
   /** Runs one operation, dialling again first when the server dropped. */
   async request(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
-    const wasDropped = !this.#live && this.#lastInfo !== undefined;
     const live = await this.#dial();
-    if (wasDropped) this.#afterRedial(live);
     switch (op.method) {
       case 'tools/list':
       case 'resources/list':
       case 'resources/templates/list':
       case 'prompts/list':
-        return this.#list(live, op.method, timeoutMs, [], signal);
+        return (await listAll(this.#lister(live), op.method, timeoutMs, [], signal)).items;
       case 'tools/call':
         return this.#checked(callToolResultSchema, op.method, await this.#callTool(live, op.name, op.arguments ?? {}, timeoutMs, signal));
       case 'resources/read':
         return this.#checked(readResourceResultSchema, op.method, await this.#request(live, op.method, { uri: op.uri }, timeoutMs, signal));
-      case 'prompts/get':
-        return this.#checked(getPromptResultSchema, op.method, await this.#request(live, op.method, { name: op.name, arguments: op.arguments ?? {} }, timeoutMs, signal));
+      case 'prompts/get': {
+        const params = { name: op.name, arguments: op.arguments ?? {} };
+        return this.#checked(getPromptResultSchema, op.method, await this.#request(live, op.method, params, timeoutMs, signal));
+      }
       case 'ping':
         // 2026-07-28 removed ping: a modern server's liveness is a server/discover answer.
         return live.info.era === 'modern'
@@ -461,7 +453,7 @@ export class Connection {
       return await this.#request(live, 'tools/call', { name, arguments: args }, timeoutMs, signal);
     } catch (err) {
       if (!(live.link instanceof HttpLink) || wireCodeOf(err) !== ErrorCode.HeaderMismatch || Date.now() >= deadline) throw err;
-      await this.#list(live, 'tools/list', Math.max(1, deadline - Date.now()), [], signal);
+      await listAll(this.#lister(live), 'tools/list', Math.max(1, deadline - Date.now()), [], signal);
       return this.#request(live, 'tools/call', { name, arguments: args }, Math.max(1, deadline - Date.now()), signal);
     }
   }
@@ -469,10 +461,14 @@ export class Connection {
   /** After a redial: a modern server's listen is re-held, and the catalogue is checked in the background. */
   #afterRedial(live: Live): void {
     if (live.info.era === 'modern') this.#listen(live);
-    this.#rediscover(this.#listsFor(live.info));
+    this.#rediscover(listsFor(live.info));
   }
 
+  /** A result past the depth bound could not even cross to the caller's thread (structured clone recurses). */
   #checked<T>(schema: z.ZodType<T>, method: string, raw: Record<string, unknown>): T {
+    if (depthOf(raw, MAX_DEPTH) > MAX_DEPTH) {
+      throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a result nested deeper than ${MAX_DEPTH} levels`, { outcome: 'unknown' });
+    }
     const r = schema.safeParse(raw);
     if (!r.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a malformed result: ${describeZodError(r.error)}`);
     return r.data;

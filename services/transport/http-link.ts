@@ -16,7 +16,6 @@
  *    the session ends the link so the next request dials again.
  */
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { MAX_MESSAGE_BYTES } from '../../protocol/framing.ts';
 import type { RequestId } from '../../protocol/jsonrpc.ts';
@@ -25,17 +24,14 @@ import { MODERN_VERSION } from '../../protocol/versions.ts';
 import { encodeHeaderValue, nameHeaderFor, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
 import { authChallenge } from '../../protocol/oauth.ts';
 import type { LinkAuth } from '../oauth/link-auth.ts';
+import { headerOf, contentType, readCapped, excerptOf, describeNetError } from './http-util.ts';
+import { readSse, newStreamState, type StreamState } from './sse-reader.ts';
+import { resumeResponse, holdGetStream, type LegacyHost } from './http-legacy.ts';
 
 /** An error body is read only this far, for the message. */
 const ERROR_BODY_BYTES = 64 * 1024;
-/** SSE resumption (legacy): the server's `retry`, else 250 ms, never above 30 s; five empty resumptions in a row give up. */
-const RESUME_DEFAULT_MS = 250;
-const RESUME_MAX_MS = 30_000;
-const RESUME_EMPTY_LIMIT = 5;
-/** The legacy GET stream: reopened after `retry` or 1 s doubling to 60 s; eight silent attempts in a row give up. */
-const GET_BACKOFF_MIN_MS = 1_000;
-const GET_BACKOFF_MAX_MS = 60_000;
-const GET_SILENT_LIMIT = 8;
+/** A notification's or a response's POST gets this long to be accepted (a slowloris answer must not hold a socket forever). */
+const BACKGROUND_POST_MS = 30_000;
 
 export type HttpEra = 'modern' | 'legacy';
 
@@ -59,12 +55,6 @@ interface InFlight {
   answered: boolean;
   /** Set once the request was cancelled or abandoned: nothing more is reported for it. */
   dropped: boolean;
-}
-
-interface StreamState {
-  lastEventId: string | undefined;
-  retryMs: number | undefined;
-  sawEvent: boolean;
 }
 
 export class HttpLink {
@@ -238,8 +228,8 @@ export class HttpLink {
     const type = contentType(res.headers);
     try {
       if (type === 'text/event-stream') {
-        const state: StreamState = { lastEventId: undefined, retryMs: undefined, sawEvent: false };
-        await this.#readSse(res.body, state, f.ac.signal);
+        const state: StreamState = newStreamState();
+        await readSse(res.body, state, f.ac.signal, this.#sink, () => f.answered || f.dropped);
         if (!f.answered && !f.dropped) await this.#resume(f, state);
       } else if (type === 'application/json') {
         const text = await readCapped(res.body, MAX_MESSAGE_BYTES);
@@ -255,6 +245,18 @@ export class HttpLink {
     } finally {
       if (this.#inflight.get(f.id) === f) this.#inflight.delete(f.id);
     }
+  }
+
+  #sink = { deliver: (m: unknown, raw: string) => this.#deliver(m, raw), warn: (m: string) => this.#events.onWarn(m) };
+
+  /** A modern stream cannot be resumed; a legacy one is, with Last-Event-ID (http-legacy.ts). */
+  async #resume(f: InFlight, state: StreamState): Promise<void> {
+    if (this.#era === 'modern') {
+      const why = 'the response stream ended before the response arrived and streams of this protocol version cannot be resumed';
+      this.#fail(f, new AlbedoError('ALBEDO_STREAM_BROKEN', `${f.method}: ${why}; the outcome is unknown`, { outcome: 'unknown' }));
+      return;
+    }
+    await resumeResponse(this.#legacyHost, f, state);
   }
 
   #streamError(f: InFlight, err: unknown): AlbedoError {
@@ -292,7 +294,7 @@ export class HttpLink {
         // Not JSON after all.
       }
     }
-    const excerpt = text.replace(/\s+/g, ' ').trim().slice(0, 200);
+    const excerpt = excerptOf(text);
     const outcome = status >= 500 ? 'unknown' : 'not_run';
     this.#fail(f, new AlbedoError('ALBEDO_HTTP_ERROR', `${f.method}: the server answered HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`, { outcome, data: { status, body: excerpt } }));
   }
@@ -327,97 +329,6 @@ export class HttpLink {
     this.#events.onMessage(message, raw);
   }
 
-  /** Reads an SSE body, delivering every `message` event; returns when the stream ends. */
-  async #readSse(body: AsyncIterable<Buffer | string> & { destroy(err?: Error): unknown }, state: StreamState, signal: AbortSignal): Promise<void> {
-    let tooLarge: AlbedoError | undefined;
-    const parser = createParser({
-      maxBufferSize: MAX_MESSAGE_BYTES + 1024,
-      onEvent: (e: EventSourceMessage) => {
-        if (e.id !== undefined) state.lastEventId = e.id;
-        state.sawEvent = true;
-        if (e.event !== undefined && e.event !== 'message') return;
-        // An event with an id and no data primes resumption (2025-11-25); there is nothing to deliver.
-        if (e.data === '') return;
-        if (Buffer.byteLength(e.data) > MAX_MESSAGE_BYTES) {
-          tooLarge = new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `an SSE event exceeded the ${MAX_MESSAGE_BYTES}-byte cap`, { outcome: 'unknown' });
-          return;
-        }
-        let value: unknown;
-        try {
-          value = JSON.parse(e.data);
-        } catch {
-          this.#events.onWarn(`ignored an SSE event that is not JSON: ${JSON.stringify(e.data.slice(0, 120))}`);
-          return;
-        }
-        for (const m of Array.isArray(value) ? value : [value]) this.#deliver(m, e.data);
-      },
-      onRetry: (ms: number) => {
-        state.retryMs = ms;
-      },
-      onError: (err) => {
-        if ((err as { type?: string }).type === 'max-buffer-size-exceeded') {
-          tooLarge = new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `an SSE event exceeded the ${MAX_MESSAGE_BYTES}-byte cap`, { outcome: 'unknown' });
-        }
-      },
-    });
-    const decoder = new TextDecoder();
-    for await (const chunk of body) {
-      if (signal.aborted) break;
-      parser.feed(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
-      if (tooLarge) {
-        body.destroy();
-        throw tooLarge;
-      }
-    }
-  }
-
-  /**
-   * A legacy SSE response broke before its response: resume it with GET and
-   * Last-Event-ID after `retry`, until the response arrives, the request is
-   * given up (timeout: `forget`), or five resumptions in a row bring nothing
-   * new. A modern stream, or one without event ids, cannot be resumed.
-   */
-  async #resume(f: InFlight, state: StreamState): Promise<void> {
-    if (this.#era === 'modern' || state.lastEventId === undefined) {
-      const why = this.#era === 'modern' ? 'streams of this protocol version cannot be resumed' : 'the stream carried no event ids to resume from';
-      this.#fail(f, new AlbedoError('ALBEDO_STREAM_BROKEN', `${f.method}: the response stream ended before the response arrived and ${why}; the outcome is unknown`, { outcome: 'unknown' }));
-      return;
-    }
-    let empty = 0;
-    while (!f.answered && !f.dropped && !this.#closed) {
-      await sleep(Math.min(state.retryMs ?? RESUME_DEFAULT_MS, RESUME_MAX_MS), f.ac.signal);
-      if (f.dropped || this.#closed) return;
-      const before = state.lastEventId;
-      try {
-        const authed = await this.#authHeaders('GET');
-        const res = await undiciRequest(this.url, { method: 'GET', headers: { ...this.#headers(NO_BODY, 'text/event-stream'), ...authed?.headers, 'last-event-id': state.lastEventId! }, dispatcher: this.#agent, signal: f.ac.signal });
-        if (res.statusCode === 404 && this.#sessionId) {
-          res.body.destroy();
-          const err = new AlbedoError('ALBEDO_SESSION_EXPIRED', `${f.method}: the session ended while its response stream was being resumed; the outcome is unknown`, { outcome: 'unknown' });
-          this.#fail(f, err);
-          this.#shutdown(err);
-          return;
-        }
-        if (res.statusCode < 200 || res.statusCode >= 300 || contentType(res.headers) !== 'text/event-stream') {
-          const status = res.statusCode;
-          res.body.destroy();
-          this.#fail(f, new AlbedoError('ALBEDO_STREAM_BROKEN', `${f.method}: the response stream broke and resuming it was refused (HTTP ${status}); the outcome is unknown`, { outcome: 'unknown', data: { status } }));
-          return;
-        }
-        await this.#readSse(res.body, state, f.ac.signal);
-      } catch (err) {
-        if (f.dropped) return;
-        if (AlbedoError.is(err) && err.code === 'ALBEDO_FRAME_TOO_LARGE') return this.#fail(f, err);
-        // A failed resumption counts as one that brought nothing.
-      }
-      empty = state.lastEventId === before ? empty + 1 : 0;
-      if (empty >= RESUME_EMPTY_LIMIT && !f.answered) {
-        this.#fail(f, new AlbedoError('ALBEDO_STREAM_BROKEN', `${f.method}: the response stream broke and ${RESUME_EMPTY_LIMIT} resumptions in a row brought nothing new; the outcome is unknown`, { outcome: 'unknown' }));
-        return;
-      }
-    }
-  }
-
   /**
    * Sends a notification and resolves once the server accepted it (2xx);
    * rejects with ALBEDO_HTTP_ERROR when it refused. For
@@ -434,7 +345,7 @@ export class HttpLink {
     }
     const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
     if (res.statusCode < 200 || res.statusCode >= 300) {
-      const excerpt = text.replace(/\s+/g, ' ').trim().slice(0, 200);
+      const excerpt = excerptOf(text);
       throw new AlbedoError('ALBEDO_HTTP_ERROR', `the server refused ${method} with HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ''}`, { outcome: 'not_run', data: { status: res.statusCode, body: excerpt } });
     }
   }
@@ -443,6 +354,9 @@ export class HttpLink {
   async #postOther(message: Record<string, unknown>, body: string): Promise<void> {
     const ac = new AbortController();
     this.#background.add(ac);
+    let timedOut = false;
+    const timer = setTimeout(() => { timedOut = true; ac.abort(); }, BACKGROUND_POST_MS);
+    timer.unref();
     try {
       let res: Dispatcher.ResponseData;
       const request = { renewed: false };
@@ -459,19 +373,22 @@ export class HttpLink {
       }
       if (res.statusCode < 200 || res.statusCode >= 300) {
         const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
-        this.#events.onWarn(`the server refused ${what} with HTTP ${res.statusCode}${text ? `: ${text.replace(/\s+/g, ' ').slice(0, 200)}` : ''}`);
+        this.#events.onWarn(`the server refused ${what} with HTTP ${res.statusCode}${text ? `: ${excerptOf(text)}` : ''}`);
         return;
       }
       // 202 has no body; a server that answers otherwise may still send messages (some do for responses).
       const type = contentType(res.headers);
-      if (type === 'text/event-stream') await this.#readSse(res.body, { lastEventId: undefined, retryMs: undefined, sawEvent: false }, ac.signal);
+      if (type === 'text/event-stream') await readSse(res.body, newStreamState(), ac.signal, this.#sink);
       else if (type === 'application/json') {
         const text = await readCapped(res.body, MAX_MESSAGE_BYTES);
         if (text.trim()) this.#deliverJson(text);
       } else await res.body.dump();
     } catch (err) {
-      if (!ac.signal.aborted) this.#events.onWarn(`could not deliver ${typeof message.method === 'string' ? message.method : 'a response'}: ${describeNetError(err)}`);
+      const what = typeof message.method === 'string' ? message.method : 'a response';
+      if (timedOut) this.#events.onWarn(`the server did not accept ${what} within ${BACKGROUND_POST_MS} ms; gave up on it`);
+      else if (!ac.signal.aborted) this.#events.onWarn(`could not deliver ${what}: ${describeNetError(err)}`);
     } finally {
+      clearTimeout(timer);
       this.#background.delete(ac);
     }
   }
@@ -490,53 +407,26 @@ export class HttpLink {
     this.#getStream = g;
     let answered!: () => void;
     const firstAnswer = new Promise<void>((r) => (answered = r));
-    void (async () => {
-      const state: StreamState = { lastEventId: undefined, retryMs: undefined, sawEvent: false };
-      let silent = 0;
-      let backoff = GET_BACKOFF_MIN_MS;
-      let everOpened = false;
-      while (!g.stopped && !this.#closed) {
-        state.sawEvent = false;
-        try {
-          const headers = { ...this.#headers(NO_BODY, 'text/event-stream'), ...(await this.#authHeaders('GET'))?.headers };
-          if (state.lastEventId !== undefined) headers['last-event-id'] = state.lastEventId;
-          const res = await undiciRequest(this.url, { method: 'GET', headers, dispatcher: this.#agent, signal: g.ac.signal });
-          answered();
-          const ok = res.statusCode >= 200 && res.statusCode < 300 && contentType(res.headers) === 'text/event-stream';
-          if (!ok) {
-            const status = res.statusCode;
-            await res.body.dump().catch(() => {});
-            if (status === 404 && this.#sessionId) {
-              this.#shutdown(new AlbedoError('ALBEDO_SESSION_EXPIRED', `the server no longer knows session ${this.#sessionId} (HTTP 404); the next request connects again`, { outcome: 'not_run' }));
-              return;
-            }
-            // 405 (no GET stream offered) or another refusal: closed for the link's life.
-            if (!everOpened || status === 405) return;
-            silent++;
-          } else {
-            everOpened = true;
-            await this.#readSse(res.body, state, g.ac.signal);
-            if (state.sawEvent) {
-              silent = 0;
-              backoff = GET_BACKOFF_MIN_MS;
-            } else silent++;
-          }
-        } catch {
-          if (g.stopped || this.#closed) return;
-          if (!everOpened) return;
-          silent++;
-        }
-        if (silent >= GET_SILENT_LIMIT) {
-          this.#events.onWarn(`the server's GET event stream dropped ${GET_SILENT_LIMIT} times in a row without sending anything; it stays closed`);
-          return;
-        }
-        const wait = state.retryMs !== undefined ? Math.min(state.retryMs, GET_BACKOFF_MAX_MS) : backoff;
-        if (state.retryMs === undefined) backoff = Math.min(backoff * 2, GET_BACKOFF_MAX_MS);
-        await sleep(wait, g.ac.signal);
-      }
-    })().finally(answered);
+    void holdGetStream(this.#legacyHost, g, answered).catch(() => {}).finally(answered);
     return firstAnswer;
   }
+
+  /** What the legacy streams (http-legacy.ts) may use of this link. */
+  #legacyHost: LegacyHost = ((link: HttpLink): LegacyHost => ({
+    get url() { return link.url; },
+    get agent() { return link.#agent; },
+    get sessionId() { return link.#sessionId; },
+    get closed() { return link.#closed; },
+    getHeaders: async (lastEventId) => {
+      const headers = { ...link.#headers(NO_BODY, 'text/event-stream'), ...(await link.#authHeaders('GET'))?.headers };
+      if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+      return headers;
+    },
+    deliver: (m, raw) => link.#deliver(m, raw),
+    warn: (m) => link.#events.onWarn(m),
+    fail: (f, err) => link.#fail(f as InFlight, err),
+    shutdown: (err) => link.#shutdown(err),
+  }))(this);
 
   /** Ends the link for good: in-flight requests fail, the session (if any) is deleted. Idempotent. */
   async close(): Promise<void> {
@@ -582,36 +472,6 @@ type AuthHeaders = { headers: Record<string, string>; token: string | undefined 
 /** Stands for "no body" in header building (GET, DELETE). */
 const NO_BODY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
-function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-function contentType(headers: Record<string, string | string[] | undefined>): string {
-  return (headerOf(headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-}
-
-/** Reads a body as UTF-8, failing past `limit` bytes (or, with `truncate`, stopping there). */
-async function readCapped(body: Dispatcher.ResponseData['body'], limit: number, truncate = false): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > limit) {
-      if (truncate) {
-        chunks.push(b.subarray(0, b.length - (size - limit)));
-        body.destroy();
-        break;
-      }
-      body.destroy();
-      throw new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `a response body exceeded the ${limit}-byte cap`, { outcome: 'unknown' });
-    }
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function valueAt(args: Record<string, unknown>, path: string[]): unknown {
   let v: unknown = args;
   for (const k of path) {
@@ -619,24 +479,4 @@ function valueAt(args: Record<string, unknown>, path: string[]): unknown {
     v = (v as Record<string, unknown>)[k];
   }
   return v;
-}
-
-function describeNetError(err: unknown): string {
-  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-  const code = e?.cause?.code ?? e?.code;
-  const msg = e?.cause?.message ?? e?.message ?? String(err);
-  return code && !msg.includes(code) ? `${msg} (${code})` : msg;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -13,6 +13,11 @@ export interface PeerLink {
   cancelRequest?(id: RequestId): boolean;
   /** The peer no longer waits for this request: the link may stop reading its answer. */
   forget?(id: RequestId): void;
+  /**
+   * Takes back a request that is still queued and was never written (a stdio
+   * server that stopped reading): true means the server cannot have seen it.
+   */
+  withdraw?(id: RequestId): boolean;
 }
 
 export interface RequestOptions {
@@ -41,16 +46,30 @@ export class WireError extends Error {
 }
 
 export interface PeerHandlers {
-  onRequest(req: JsonRpcRequest): Promise<Record<string, unknown>> | Record<string, unknown>;
+  /**
+   * Answers one of the server's requests. `signal` aborts when the server
+   * cancels it (notifications/cancelled naming its id) or the peer closes.
+   */
+  onRequest(req: JsonRpcRequest, signal: AbortSignal): Promise<Record<string, unknown>> | Record<string, unknown>;
   onNotification(n: JsonRpcNotification): void;
   /** A line that is not a JSON-RPC message, or a response nobody waits for. */
   onJunk(what: string, line: string): void;
+}
+
+/** The length of the text each result arrived in, for bounding catalogues without serialising them again. */
+const wireSizes = new WeakMap<object, number>();
+
+/** How many characters of JSON text `result` arrived in (undefined for a result that did not come from a peer). */
+export function wireSizeOf(result: object): number | undefined {
+  return wireSizes.get(result);
 }
 
 export class RpcPeer {
   #link: PeerLink;
   #handlers: PeerHandlers;
   #pending = new Map<RequestId, Pending>();
+  /** The server's requests being answered, by id: a cancellation aborts the handler's signal. */
+  #serving = new Map<RequestId, AbortController>();
   #nextId = 1;
   #closedWith: AlbedoError | undefined;
 
@@ -90,13 +109,22 @@ export class RpcPeer {
         this.#pending.delete(id!);
         p.cleanup();
         if ('error' in c.message) p.reject(serverError(p.method, c.message.error));
-        else p.resolve(c.message.result);
+        else {
+          wireSizes.set(c.message.result, line.length);
+          p.resolve(c.message.result);
+        }
         return;
       }
       case 'request':
         void this.#answer(c.message);
         return;
       case 'notification':
+        if (c.message.method === 'notifications/cancelled') {
+          const id = c.message.params?.requestId;
+          if ((typeof id === 'string' || typeof id === 'number') && this.#serving.has(id)) {
+            this.#serving.get(id)!.abort(new AlbedoError('ALBEDO_TIMEOUT', 'the server cancelled its request', { outcome: 'unknown' }));
+          }
+        }
         this.#handlers.onNotification(c.message);
         return;
       case 'invalid':
@@ -106,14 +134,22 @@ export class RpcPeer {
 
   async #answer(req: JsonRpcRequest): Promise<void> {
     let reply: unknown;
+    const ac = new AbortController();
+    // A server reusing the id of a request still being answered: the older one is cancelled.
+    this.#serving.get(req.id)?.abort(new AlbedoError('ALBEDO_TIMEOUT', 'the server reused this request id', { outcome: 'unknown' }));
+    this.#serving.set(req.id, ac);
     try {
-      const result = await this.#handlers.onRequest(req);
+      const result = await this.#handlers.onRequest(req, ac.signal);
+      if (ac.signal.aborted) return; // the server cancelled it: no answer is expected
       reply = { jsonrpc: '2.0', id: req.id, result };
     } catch (err) {
+      if (ac.signal.aborted) return;
       const e = err instanceof WireError ? err : new WireError(ErrorCode.InternalError, 'internal error');
       const error: JsonRpcErrorObject = { code: e.code, message: e.message };
       if (e.data !== undefined) error.data = e.data;
       reply = { jsonrpc: '2.0', id: req.id, error };
+    } finally {
+      if (this.#serving.get(req.id) === ac) this.#serving.delete(req.id);
     }
     if (this.#closedWith) return;
     try {
@@ -131,6 +167,11 @@ export class RpcPeer {
       const giveUp = (err: AlbedoError): void => {
         if (!this.#pending.delete(id)) return;
         cleanup();
+        if (this.#link.withdraw?.(id) === true) {
+          // Never written: the server cannot have run it, and there is nothing to cancel.
+          reject(new AlbedoError(err.code, `${err.message} (it was never sent: the server is not reading its input)`, { outcome: 'not_run', data: err.data, cause: err.cause }));
+          return;
+        }
         if (opts.cancelOnTimeout !== false && this.#link.cancelRequest?.(id) !== true) this.notify('notifications/cancelled', { requestId: id, reason: err.message });
         this.#link.forget?.(id);
         reject(err);
@@ -197,6 +238,8 @@ export class RpcPeer {
   /** Fails every pending request with `err`; later requests fail the same way. */
   close(err: AlbedoError): void {
     this.#closedWith ??= err;
+    for (const ac of this.#serving.values()) ac.abort(err);
+    this.#serving.clear();
     for (const [id, p] of this.#pending) {
       this.#pending.delete(id);
       p.cleanup();

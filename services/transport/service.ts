@@ -4,6 +4,8 @@
  * one worker; a worker crash loses only the actors it held, and the kernel
  * tells their owners to open them again.
  */
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { defineService, type ServiceContext } from '../../kernel/service.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { Implementation } from '../../protocol/mcp.ts';
@@ -18,6 +20,12 @@ export interface TransportOptions {
 }
 
 const connections = new Map<string, Connection>();
+
+/** A full collection, for memory checks in tests (the flag is set once, at first use). */
+function collectGarbage(): void {
+  setFlagsFromString('--expose_gc');
+  (runInNewContext('gc') as () => void)();
+}
 let ctx: ServiceContext;
 
 function get(id: string): Connection {
@@ -40,9 +48,11 @@ export default defineService({
       const { clientInfo } = ctx.options as TransportOptions;
       const client = {
         capabilities: p.capabilities ?? {},
-        ask: (method: string, params: unknown, timeoutMs: number) => ctx.call('client', 'client/input', { id: p.id, method, params }, { timeoutMs }) as Promise<Record<string, unknown>>,
+        ask: (method: string, params: unknown, timeoutMs: number, signal?: AbortSignal) =>
+          ctx.call('client', 'client/input', { id: p.id, method, params }, { timeoutMs, signal }) as Promise<Record<string, unknown>>,
       };
-      const conn = new Connection(p.id, p.server, clientInfo, p.eraCachePath ? new EraCache(p.eraCachePath) : null, (name, payload) => ctx.emit(name, payload), client);
+      const cache = p.eraCachePath ? new EraCache(p.eraCachePath) : null;
+      const conn = new Connection(p.id, p.server, clientInfo, cache, (name, payload) => ctx.emit(name, payload), client, p.name);
       connections.set(p.id, conn);
       try {
         return await conn.open(call.signal);
@@ -63,6 +73,12 @@ export default defineService({
     },
     'kernel/echo'(p: unknown) {
       return p;
+    },
+    /** This worker's own heap (not the process's), for tests that check memory returns to its baseline. */
+    'worker/stats'(p: { gc?: boolean }) {
+      if (p?.gc) collectGarbage();
+      const h = getHeapStatistics();
+      return { heapUsed: h.used_heap_size, external: h.external_memory, connections: connections.size };
     },
   },
   async stop() {

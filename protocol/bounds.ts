@@ -1,0 +1,42 @@
+/**
+ * The bounds on what one server may hand us, whatever it is (seed 000:
+ * "remote servers are untrusted input"). A catalogue past any of them is
+ * refused with ALBEDO_CATALOGUE_TOO_LARGE naming the server, on first
+ * discovery and on rediscovery alike. Pure functions, no I/O.
+ */
+
+/** Nesting of any value in a catalogue (a tool's schema included). JSON Schema in the wild stays under 20. */
+export const MAX_DEPTH = 64;
+/** Items in one list (tools, resources, resource templates or prompts) of one server. */
+export const MAX_LIST_ITEMS = 10_000;
+/** The whole catalogue of one server, as JSON text (the four lists together). */
+export const MAX_CATALOGUE_BYTES = 32 * 1024 * 1024;
+
+export type BoundKind = 'depth' | 'items' | 'bytes';
+
+/**
+ * How deeply `value` nests (a scalar is 0, `{}` or `[]` is 1), walking
+ * iteratively so a hostile value cannot overflow the stack, and stopping as
+ * soon as `limit` is passed (returns `limit + 1` then).
+ */
+export function depthOf(value: unknown, limit = MAX_DEPTH): number {
+  if (value === null || typeof value !== 'object') return 0;
+  let max = 0;
+  const stack: Array<[object, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (d > max) {
+      max = d;
+      if (max > limit) return limit + 1;
+    }
+    if (Array.isArray(v)) {
+      for (const x of v) if (x !== null && typeof x === 'object') stack.push([x, d + 1]);
+    } else {
+      for (const k in v) {
+        const x = (v as Record<string, unknown>)[k];
+        if (x !== null && typeof x === 'object') stack.push([x, d + 1]);
+      }
+    }
+  }
+  return max;
+}

@@ -1,0 +1,67 @@
+/**
+ * Small helpers of the HTTP link: header look-ups, capped body reads, and
+ * network errors described for people. No state.
+ */
+import type { Dispatcher } from 'undici';
+import { AlbedoError } from '../../protocol/errors.ts';
+
+export type Headers = Record<string, string | string[] | undefined>;
+
+/** One header's first value. */
+export function headerOf(headers: Headers, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The media type of a response, lower-cased, without parameters. */
+export function contentType(headers: Headers): string {
+  return (headerOf(headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Reads a body as UTF-8, failing past `limit` bytes (or, with `truncate`, stopping there). */
+export async function readCapped(body: Dispatcher.ResponseData['body'], limit: number, truncate = false): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > limit) {
+      if (truncate) {
+        chunks.push(b.subarray(0, b.length - (size - limit)));
+        body.destroy();
+        break;
+      }
+      body.destroy();
+      throw new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `a response body exceeded the ${limit}-byte cap`, { outcome: 'unknown' });
+    }
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A body excerpt for an error message: white space folded, at most 200 characters. */
+export function excerptOf(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, 200);
+}
+
+/** undici's errors nest the socket's: say the useful part, with its code. */
+export function describeNetError(err: unknown): string {
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e?.cause?.code ?? e?.code;
+  const msg = e?.cause?.message ?? e?.message ?? String(err);
+  return code && !msg.includes(code) ? `${msg} (${code})` : msg;
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,66 @@
+/**
+ * One request with its era's params, checking `resultType`. An
+ * `input_required` result (2026-07-28 MRTR, basic/patterns/mrtr) is
+ * fulfilled by the embedder's handlers and the request sent again on a new
+ * id with `inputResponses` and the byte-exact `requestState`, at most
+ * MAX_INPUT_ROUNDS rounds, all within one deadline.
+ */
+import { AlbedoError } from '../../protocol/errors.ts';
+import { ErrorCode } from '../../protocol/jsonrpc.ts';
+import { describeZodError } from '../../protocol/config.ts';
+import { resultTypeOf } from '../../protocol/mcp.ts';
+import { INPUT_METHODS, MRTR_METHODS, MAX_INPUT_ROUNDS, inputRequestsSchema } from '../../protocol/client-input.ts';
+import { wireCodeOf } from './rpc-peer.ts';
+
+export interface InputRoundsContext {
+  /** Sends one request (era params added) and resolves with its raw result. */
+  send(method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  /** The capabilities the embedder declared. */
+  capabilities: Record<string, unknown>;
+  /** Runs the embedder's handler for one input request; `signal` aborts when the request is given up. */
+  ask(method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
+}
+
+const inputRequired = (message: string, data: unknown): AlbedoError =>
+  new AlbedoError('ALBEDO_INPUT_REQUIRED', message, { outcome: 'not_run', data });
+
+const invalid = (message: string): AlbedoError => new AlbedoError('ALBEDO_INVALID_RESPONSE', message);
+
+/** Resolves with a `complete` result; rejects with ALBEDO_INPUT_REQUIRED when input is needed that no handler gives. */
+export async function requestWithInput(
+  c: InputRoundsContext, method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  let retry: Record<string, unknown> = {};
+  for (let round = 0; ; round++) {
+    const left = Math.max(1, deadline - Date.now());
+    let result: Record<string, unknown>;
+    try {
+      result = await c.send(method, params === undefined && round === 0 ? undefined : { ...params, ...retry }, left, signal);
+    } catch (err) {
+      if (wireCodeOf(err) !== ErrorCode.MissingRequiredClientCapability) throw err;
+      const server = (err as AlbedoError).data as { data?: { requiredCapabilities?: unknown } };
+      const required = server.data?.requiredCapabilities;
+      const which = required ? ` (${JSON.stringify(required)})` : '';
+      throw inputRequired(`${method} needs client capabilities this client did not declare${which}: register a handler for them`, { requiredCapabilities: required, server });
+    }
+    const kind = resultTypeOf(result);
+    if (kind === 'complete') return result;
+    if (kind !== 'input_required') throw invalid(`${method} returned an unknown resultType ${JSON.stringify(kind)}`);
+    if (!MRTR_METHODS.has(method)) throw invalid(`${method} returned resultType input_required, which only tools/call, prompts/get and resources/read may`);
+    const parsed = inputRequestsSchema.safeParse(result.inputRequests ?? {});
+    if (!parsed.success) throw invalid(`${method} returned malformed inputRequests: ${describeZodError(parsed.error)}`);
+    const requests = Object.entries(parsed.data);
+    const undeclared = requests.filter(([, r]) => !(INPUT_METHODS[r.method]! in c.capabilities));
+    if (undeclared.length) {
+      const list = undeclared.map(([k, r]) => `${k}: ${r.method}`).join(', ');
+      throw inputRequired(`${method} needs input (${list}) that this client has no handler for`, { inputRequests: result.inputRequests });
+    }
+    if (round + 1 >= MAX_INPUT_ROUNDS) throw inputRequired(`${method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; gave up`, undefined);
+    const answers = await Promise.all(requests.map(async ([key, r]) =>
+      [key, await c.ask(r.method, r.params ?? {}, Math.max(1, deadline - Date.now()), signal)] as const));
+    retry = {};
+    if (result.inputRequests !== undefined) retry.inputResponses = Object.fromEntries(answers);
+    if (typeof result.requestState === 'string') retry.requestState = result.requestState;
+  }
+}
