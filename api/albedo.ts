@@ -104,7 +104,7 @@ export class Albedo {
     this.#authorize = opts.authorize;
     this.kernel.provide('client', {
       'client/input': async (p: { id: string; method: string; params: unknown }, ctx: { signal: AbortSignal }) => {
-        const cap = INPUT_METHODS[p.method];
+        const cap = Object.hasOwn(INPUT_METHODS, p.method) ? INPUT_METHODS[p.method] : undefined;
         const handler = cap ? this.#handlersById.get(p.id)?.[cap] : undefined;
         if (!handler) throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `no ${cap ?? p.method} handler is registered for this connection`, { outcome: 'not_run' });
         const result = await handler((p.params ?? {}) as Record<string, unknown>, { connection: this.#connections.get(p.id)?.name ?? p.id, signal: ctx.signal });
@@ -130,7 +130,7 @@ export class Albedo {
         const c = byId(e.id);
         if (c) c.emit('dropped', new AlbedoError(e.error.code, e.error.message, { outcome: e.error.outcome, data: e.error.data }));
       }),
-      this.kernel.on('transport', 'connection/warned', (e) => byId(e.id)?.emit('warning', e.message)),
+      this.kernel.on('transport', 'connection/warned', (e) => byId(e.id)?.emit('warning', e.message, e.code)),
       this.kernel.on('kernel', 'service/lost', (e) => {
         if (e.service !== 'transport') return;
         for (const k of e.keys) {
@@ -154,7 +154,7 @@ export class Albedo {
     const capabilities = capabilitiesFor(handlers);
     this.#handlersById.set(id, handlers);
     try {
-      const opened = await this.kernel.call('transport', 'connection/open', { id, server, eraCachePath: this.#eraCachePath, capabilities }, { key: id, isolate: parsed.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000 });
+      const opened = await this.kernel.call('transport', 'connection/open', { id, server, eraCachePath: this.#eraCachePath, capabilities, name }, { key: id, isolate: parsed.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000 });
       const conn = new Connection({ id, name, server, isolate: parsed.isolate, kernel: this.kernel, eraCachePath: this.#eraCachePath, capabilities, opened, onClose: () => { this.#connections.delete(id); this.#handlersById.delete(id); } });
       this.#connections.set(id, conn);
       return conn;

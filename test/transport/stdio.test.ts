@@ -193,3 +193,15 @@ t.test('ping: legacy sends ping; modern (2026-07-28 has no ping) asks server/dis
   const legacy = await a.connect(server(tag, fixture('sdk1-server.ts')));
   t.same(await legacy.ping(), {});
 });
+
+t.test('after a redial, one subscriptions/listen is held however many calls waited for the dial', async (t) => {
+  const tag = newTag();
+  const a = await albedoFor(t, tag);
+  const c = await a.connect(server(tag, bad, ['listen-count']));
+  const text = async (arg: string): Promise<string> => ((await c.callTool('echo', { text: arg })).content[0] as { text: string }).text;
+  t.equal(await text('count'), '1', 'the first process got one listen');
+  t.equal((await rejection(c.callTool('echo', { text: 'exit' }))).code, 'ALBEDO_SERVER_EXITED');
+  const counts = await Promise.all(Array.from({ length: 10 }, () => text('count')));
+  t.same(counts, Array(10).fill('1'), 'ten calls at once shared one redial and one listen');
+  t.equal(await text('count'), '1', 'and no listen came later');
+});

@@ -1,0 +1,194 @@
+// The hostile-input corpus (issue 10): for each kind of input no real server
+// sends, that connection fails or the input is ignored with a specific code,
+// a healthy connection on the same worker keeps working, the worker never
+// restarts (no service/lost, no service/restarted), and the worker's heap
+// returns to its baseline once the hostile connection is closed.
+import t from 'tap';
+import { request } from 'undici';
+import { albedoFor, newTag, server, fixture, rejection, httpFixture, until } from '../helpers.ts';
+import type { Albedo } from '../../api/albedo.ts';
+import type { Connection } from '../../api/connection.ts';
+
+const hostile = fixture('hostile-server.ts');
+const hostileHttp = fixture('hostile-http-server.ts');
+/** A worker's heap may keep some of what a hostile input cost (code, compiled regexps, pools): this much. */
+const HEAP_SLACK = 24 * 1024 * 1024;
+
+type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
+
+interface Harness {
+  a: Albedo;
+  /** A healthy connection on the same (only) transport worker. */
+  ok: Connection;
+  /** Opens a hostile stdio connection, collecting its warnings. */
+  open(mode: string, name?: string): Promise<{ c: Connection; warnings: Array<[string, string | undefined]> }>;
+  /** Closes `c`, then: the healthy connection still answers, the worker never restarted, its heap is back near the baseline. */
+  settle(t: Tap, c?: Connection): Promise<void>;
+}
+
+async function harness(t: Tap): Promise<Harness> {
+  const tag = newTag();
+  const a = await albedoFor(t, tag, { transportWorkers: 1 });
+  const lifecycle: string[] = [];
+  a.kernel.on('kernel', 'service/lost', (e) => lifecycle.push(`lost: ${e.reason}`));
+  a.kernel.on('kernel', 'service/restarted', (e) => lifecycle.push(`restarted: ${e.reason}`));
+  const ok = await a.connect(server(tag, fixture('sdk1-server.ts')), { name: 'healthy' });
+  const heap = async (): Promise<number> => (await a.kernel.call('transport', 'worker/stats', { gc: true }, { key: ok.id })).heapUsed;
+  await heap();
+  const base = await heap();
+  return {
+    a,
+    ok,
+    async open(mode, name = `hostile-${mode}`) {
+      const warnings: Array<[string, string | undefined]> = [];
+      const c = await a.connect(server(tag, hostile, [mode]), { name });
+      c.on('warning', (m, code) => warnings.push([m, code]));
+      return { c, warnings };
+    },
+    async settle(t, c) {
+      await c?.close();
+      const r = await ok.callTool('echo', { text: 'still here' });
+      t.equal((r.content[0] as { text: string }).text, 'still here', 'the healthy connection on the same worker still answers');
+      t.same(lifecycle, [], 'the worker was never lost or restarted');
+      const after = await heap();
+      t.ok(after < base + HEAP_SLACK, `the worker's heap returned to its baseline (${(base / 1e6).toFixed(1)} MB → ${(after / 1e6).toFixed(1)} MB)`);
+    },
+  };
+}
+
+t.test('notifications and requests named after Object.prototype keys are ignored or refused', async (t) => {
+  const h = await harness(t);
+  const { c, warnings } = await h.open('proto-methods');
+  const r = await c.callTool('echo', { text: 'plain' });
+  t.equal((r.content[0] as { text: string }).text, 'plain', 'the call after them is answered');
+  await until(() => warnings.length > 0, 10_000, 'a warning about the non-MCP notifications');
+  t.ok(warnings.length <= 4, 'warnings are rate-limited, not one per message');
+  t.equal(({} as Record<string, unknown>).polluted, undefined);
+  await h.settle(t, c);
+});
+
+t.test('a catalogue nested past the depth bound is refused, naming the server', async (t) => {
+  const h = await harness(t);
+  const e = await rejection(h.open('deep', 'deep-one'));
+  t.equal(e.code, 'ALBEDO_CATALOGUE_TOO_LARGE');
+  t.same(e.data, { server: 'deep-one', limit: 'depth' });
+  await h.settle(t);
+});
+
+t.test('a catalogue that turns too deep on rediscovery is refused; the previous one stays', async (t) => {
+  const h = await harness(t);
+  const { c, warnings } = await h.open('deep-later', 'later');
+  t.same(c.catalogue.tools.map((x) => x.name), ['echo']);
+  await c.callTool('echo', { text: 'x' }); // the server sends list_changed, then a deep list
+  await until(() => warnings.some(([, code]) => code === 'ALBEDO_CATALOGUE_TOO_LARGE'), 20_000, 'the refusal');
+  t.same(c.catalogue.tools.map((x) => x.name), ['echo'], 'the catalogue was not replaced');
+  t.equal((await c.callTool('echo', { text: 'y' })).content.length, 1, 'the connection goes on');
+  await h.settle(t, c);
+});
+
+t.test('100,000 tools on one page are refused before they are parsed', async (t) => {
+  const h = await harness(t);
+  const e = await rejection(h.open('many-tools', 'crowd'));
+  t.equal(e.code, 'ALBEDO_CATALOGUE_TOO_LARGE');
+  t.same(e.data, { server: 'crowd', limit: 'items' });
+  await h.settle(t);
+});
+
+t.test('a 16 MiB description passes the frame cap and fails that connection alone', async (t) => {
+  const h = await harness(t);
+  const e = await rejection(h.open('huge-description'));
+  t.equal(e.code, 'ALBEDO_FRAME_TOO_LARGE');
+  await h.settle(t);
+});
+
+t.test('invalid UTF-8 in a result becomes U+FFFD; the connection goes on', async (t) => {
+  const h = await harness(t);
+  const { c } = await h.open('invalid-utf8');
+  const text = (((await c.callTool('echo', { text: 'x' })).content[0]) as { text: string }).text;
+  t.match(text, /^before .*\uFFFD.* after$/);
+  await h.settle(t, c);
+});
+
+t.test('duplicate, unknown and wrongly typed ids, and a result for a notification, are ignored', async (t) => {
+  const h = await harness(t);
+  const { c, warnings } = await h.open('bad-ids');
+  t.equal(((await c.callTool('echo', { text: 'one' })).content[0] as { text: string }).text, 'one');
+  t.equal(((await c.callTool('echo', { text: 'two' })).content[0] as { text: string }).text, 'two', 'the real answer still matched');
+  t.equal(((await c.callTool('echo', { text: 'three' })).content[0] as { text: string }).text, 'three');
+  await until(() => warnings.length > 0, 10_000, 'warnings');
+  await h.settle(t, c);
+});
+
+t.test('a flood of junk lines and foreign notifications gets a few warnings, not one each', async (t) => {
+  const h = await harness(t);
+  const { c, warnings } = await h.open('flood');
+  t.equal(((await c.callTool('echo', { text: 'after the flood' })).content[0] as { text: string }).text, 'after the flood');
+  await c.ping();
+  t.ok(warnings.length >= 1 && warnings.length <= 4, `${warnings.length} warnings for 40,000 bad messages`);
+  await h.settle(t, c);
+});
+
+t.test('a result nested past the depth bound is refused; the connection goes on', async (t) => {
+  const h = await harness(t);
+  const { c } = await h.open('deep-result');
+  const e = await rejection(c.callTool('echo', { text: 'x' }));
+  t.equal(e.code, 'ALBEDO_INVALID_RESPONSE');
+  t.equal(e.outcome, 'unknown');
+  t.ok(await c.ping(), 'the same connection still answers');
+  await h.settle(t, c);
+});
+
+async function stats(url: string): Promise<{ open: number; max: number; total: number }> {
+  const res = await request(new URL('/stats', url));
+  return (await res.body.json()) as { open: number; max: number; total: number };
+}
+
+t.test('a server that keeps every SSE stream open cannot exhaust the pool: 1,000 calls, few sockets', async (t) => {
+  const h = await harness(t);
+  const srv = await httpFixture(t, newTag(), hostileHttp, ['--fault', 'keep-open']);
+  const c = await h.a.connect({ url: srv.url }, { name: 'keeps-open' });
+  for (let i = 0; i < 1_000; i++) {
+    const r = await c.callTool('echo', { text: `n${i}` });
+    if ((r.content[0] as { text: string }).text !== `n${i}`) t.fail(`call ${i} got the wrong answer`);
+  }
+  const s = await stats(srv.url);
+  t.ok(s.max <= 16, `at most ${s.max} sockets were open at once (limit 16)`);
+  await h.settle(t, c);
+});
+
+t.test('an SSE stream that never brings the response times out; its socket is released', async (t) => {
+  const h = await harness(t);
+  const srv = await httpFixture(t, newTag(), hostileHttp, ['--fault', 'never-ending']);
+  const c = await h.a.connect({ url: srv.url }, { name: 'never-ending' });
+  const e = await rejection(c.callTool('echo', { text: 'x' }, { timeoutMs: 1_000 }));
+  t.equal(e.code, 'ALBEDO_TIMEOUT');
+  // The /stats request holds a socket of its own; the never-ending stream's must be gone.
+  let open = Infinity;
+  for (let i = 0; i < 150 && open > 1; i++) {
+    open = (await stats(srv.url)).open - 1;
+    if (open > 1) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.ok(open <= 1, 'the never-ending stream was closed');
+  await h.settle(t, c);
+});
+
+t.test('a slowloris answer times out and is abandoned', async (t) => {
+  const h = await harness(t);
+  const srv = await httpFixture(t, newTag(), hostileHttp, ['--fault', 'slowloris']);
+  const c = await h.a.connect({ url: srv.url }, { name: 'slow' });
+  const e = await rejection(c.callTool('echo', { text: 'x' }, { timeoutMs: 1_000 }));
+  t.equal(e.code, 'ALBEDO_TIMEOUT');
+  t.equal((await rejection(c.callTool('echo', { text: 'y' }, { timeoutMs: 1_000 }))).code, 'ALBEDO_TIMEOUT', 'and again: nothing piles up');
+  await h.settle(t, c);
+});
+
+t.test('prototype-key methods on an SSE stream are ignored; the call is answered', async (t) => {
+  const h = await harness(t);
+  const srv = await httpFixture(t, newTag(), hostileHttp, ['--fault', 'proto-methods']);
+  const c = await h.a.connect({ url: srv.url }, { name: 'proto-http' });
+  const warnings: string[] = [];
+  c.on('warning', (m) => warnings.push(m));
+  t.equal(((await c.callTool('echo', { text: 'fine' })).content[0] as { text: string }).text, 'fine');
+  await until(() => warnings.length > 0, 10_000, 'a warning');
+  await h.settle(t, c);
+});
