@@ -3,7 +3,9 @@
  * catalogue, and the operations. Every operation goes through the kernel to
  * the transport worker that holds the actor. When that worker is lost, the
  * calls in flight fail as unknown outcomes (never retried) and the next call
- * opens the connection again on the restarted worker.
+ * opens the connection again: on the restarted worker, or, if that worker's
+ * slot passed its restart intensity, on a healthy one (the kernel moves the
+ * key when the reopen arrives).
  */
 import { EventEmitter } from 'node:events';
 import { AlbedoError } from '../protocol/errors.ts';
@@ -24,7 +26,8 @@ const KERNEL_SLACK_MS = 2_000;
 export interface ConnectionEvents {
   catalogue: [Catalogue];
   dropped: [AlbedoError];
-  warning: [string];
+  /** A warning, with a stable code when it has one (e.g. ALBEDO_CATALOGUE_TOO_LARGE on rediscovery). */
+  warning: [string, string | undefined];
   closed: [];
 }
 

@@ -42,7 +42,9 @@ export class Faults {
       if (left > 0 && matches(match, c.service, c.method)) {
         left--;
         return new Promise((_, reject) => {
-          const t = setTimeout(() => reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was dropped (fault injection) and timed out`, { outcome: 'unknown' })), c.opts.timeoutMs ?? 30_000);
+          const timedOut = (): void =>
+            reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was dropped (fault injection) and timed out`, { outcome: 'unknown' }));
+          const t = setTimeout(timedOut, c.opts.timeoutMs ?? 30_000);
           c.opts.signal?.addEventListener('abort', () => clearTimeout(t), { once: true });
         });
       }

@@ -53,10 +53,25 @@ export interface LifecycleEvent {
 
 type Listener = (payload: any) => void;
 
+/** A slot as `slots()` shows it; `healthy` is whether placement may choose it. */
+export interface SlotInfo {
+  instance: number;
+  state: string;
+  healthy: boolean;
+  incarnation: number;
+  keys: string[];
+  inflight: number;
+  threadId: number | undefined;
+}
+
+function fewestKeys(slots: Slot[]): Slot {
+  return slots.reduce((a, b) => (b.keys.size < a.keys.size ? b : a));
+}
+
 /** A service that lives on the kernel's own thread (the embedder's callbacks): handlers run in place. */
 export type LocalHandler = (params: any, ctx: { signal: AbortSignal; deadline: number }) => unknown;
 
-const DEFAULT_RESTART: RestartPolicy = { intensity: 5, periodMs: 30_000, backoffMs: 50, maxBackoffMs: 5_000 };
+const DEFAULT_RESTART: RestartPolicy = { intensity: 5, periodMs: 30_000, backoffMs: 50, maxBackoffMs: 5_000, coolDownMs: 5 * 60_000 };
 
 interface Service {
   spec: ServiceSpec;
@@ -82,7 +97,9 @@ export class Kernel {
   /** Starts a service's shared pool. Workers start in the background; calls queue until ready. */
   start(spec: ServiceSpec): void {
     if (this.#stopped) throw new AlbedoError('ALBEDO_CLOSED', 'the kernel is stopped');
-    if (this.#services.has(spec.name)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${spec.name} is already started`);
+    if (this.#services.has(spec.name)) {
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${spec.name} is already started`);
+    }
     const svc: Service = { spec, shared: [], slots: [], byKey: new Map(), rr: 0 };
     this.#services.set(spec.name, svc);
     for (let i = 0; i < (spec.instances ?? 1); i++) svc.shared.push(this.#newSlot(svc, false));
@@ -100,12 +117,9 @@ export class Kernel {
       startTimeoutMs: spec.startTimeoutMs ?? 15_000,
       dedicated,
       onEvent: (s, name, payload) => this.#emit(`${spec.name}:${name}`, payload),
-      onOutbound: (s, m) => {
-        this.call(m.service as ServiceName, m.method as never, m.params as never, { timeoutMs: Math.max(0, m.deadline - Date.now()) }).then(
-          (value) => { if (s.incarnation === m.inc) s.post({ kind: 'outbound-reply', id: m.id, inc: m.inc, ok: true, value }); },
-          (err) => { if (s.incarnation === m.inc) s.post({ kind: 'outbound-reply', id: m.id, inc: m.inc, ok: false, error: AlbedoError.is(err) ? err.toJSON() : { name: 'AlbedoError', code: 'ALBEDO_INTERNAL', message: String(err) } }); },
-        );
-      },
+      // The slot posts the reply to the incarnation that asked, and aborts `signal` if that worker cancels or is lost.
+      onOutbound: (_s, m, signal) =>
+        this.call(m.service as ServiceName, m.method as never, m.params as never, { timeoutMs: Math.max(0, m.deadline - Date.now()), signal }),
       onLifecycle: (s, what, reason) => {
         const ev: LifecycleEvent = { service: spec.name, instance: s.opts.instance, incarnation: s.incarnation, keys: [...s.keys], reason };
         this.#emit(`kernel:service/${what}`, ev);
@@ -140,19 +154,33 @@ export class Kernel {
     return this.#dispatch({ service, method, params, opts: { ...opts, deadline } }) as Promise<never>;
   }
 
+  /**
+   * Placement. A shared slot past its restart intensity (`failed`, or a
+   * cool-down retry not yet ready) takes no new keys while another is
+   * healthy, and a key pinned to it moves to a healthy one on its next call
+   * (its owner opens the actor there again: it saw `service/lost`). A
+   * dedicated slot keeps its key and waits for its cool-down. With no
+   * healthy slot the call goes to a failed one, which refuses it at once.
+   */
   #slotFor(svc: Service, opts: CallOptions): Slot {
+    const healthy = svc.shared.filter((s) => s.healthy);
     if (opts.key !== undefined) {
       const pinned = svc.byKey.get(opts.key);
-      if (pinned) return pinned;
-      let slot: Slot;
-      if (opts.isolate) slot = this.#newSlot(svc, true);
-      else slot = svc.shared.reduce((a, b) => (b.keys.size < a.keys.size ? b : a));
-      slot.keys.add(opts.key);
-      svc.byKey.set(opts.key, slot);
-      return slot;
+      if (pinned && (pinned.healthy || pinned.opts.dedicated || healthy.length === 0)) return pinned;
+      if (!pinned && opts.isolate) return this.#pin(svc, opts.key, this.#newSlot(svc, true));
+      pinned?.keys.delete(opts.key);
+      // With no healthy slot a new key still gets one: a failed slot refuses the call at once, a retry queues it.
+      return this.#pin(svc, opts.key, fewestKeys(healthy.length ? healthy : svc.shared));
     }
-    const slot = svc.shared[svc.rr % svc.shared.length];
+    const pool = healthy.length ? healthy : svc.shared;
+    const slot = pool[svc.rr % pool.length];
     svc.rr++;
+    return slot;
+  }
+
+  #pin(svc: Service, key: string, slot: Slot): Slot {
+    slot.keys.add(key);
+    svc.byKey.set(key, slot);
     return slot;
   }
 
@@ -162,7 +190,9 @@ export class Kernel {
    * with the embedder's handlers). Returns a function that removes it.
    */
   provide(name: string, handlers: Record<string, LocalHandler>): () => void {
-    if (this.#services.has(name) || this.#local.has(name)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${name} is already started`);
+    if (this.#services.has(name) || this.#local.has(name)) {
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${name} is already started`);
+    }
     this.#local.set(name, handlers);
     return () => { if (this.#local.get(name) === handlers) this.#local.delete(name); };
   }
@@ -170,16 +200,35 @@ export class Kernel {
   #localCalls = new Set<AbortController>();
 
   #routeLocal(c: OutgoingCall, handlers: Record<string, LocalHandler>): Promise<unknown> {
-    const handler = handlers[c.method];
-    if (!handler) return Promise.reject(new AlbedoError('ALBEDO_NOT_FOUND', `service ${c.service} has no method ${c.method}`, { outcome: 'not_run' }));
+    // Method names come from workers (and, through them, servers): never look them up on Object.prototype.
+    const handler = Object.hasOwn(handlers, c.method) ? handlers[c.method] : undefined;
+    if (typeof handler !== 'function') {
+      return Promise.reject(new AlbedoError('ALBEDO_NOT_FOUND', `service ${c.service} has no method ${c.method}`, { outcome: 'not_run' }));
+    }
     const deadline = c.opts.deadline ?? Date.now() + (c.opts.timeoutMs ?? 30_000);
+    const caller = c.opts.signal;
+    if (caller?.aborted) {
+      const why = { outcome: 'not_run' as const, cause: caller.reason };
+      return Promise.reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was aborted by the caller`, why));
+    }
     const ac = new AbortController();
     this.#localCalls.add(ac);
-    const timer = setTimeout(() => ac.abort(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} passed its deadline`, { outcome: 'unknown' })), Math.max(0, deadline - Date.now()));
+    const timer = setTimeout(
+      () => ac.abort(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} passed its deadline`, { outcome: 'unknown' })),
+      Math.max(0, deadline - Date.now()),
+    );
+    // The caller gave up (a worker's outbound call cancelled, or that worker lost): the handler's signal aborts with why.
+    const onCallerAbort = (): void => {
+      const why = caller!.reason;
+      const aborted = new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was aborted by the caller`, { outcome: 'unknown', cause: why });
+      ac.abort(AlbedoError.is(why) ? why : aborted);
+    };
+    caller?.addEventListener('abort', onCallerAbort, { once: true });
     const run = (async () => handler(c.params, { signal: ac.signal, deadline }))();
     const expired = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }));
     return Promise.race([run, expired]).finally(() => {
       clearTimeout(timer);
+      caller?.removeEventListener('abort', onCallerAbort);
       this.#localCalls.delete(ac);
     });
   }
@@ -203,7 +252,8 @@ export class Kernel {
       const onAbort = (): void => {
         finish();
         slot.abandon(id);
-        reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was aborted by the caller`, { outcome: 'unknown', cause: signal?.reason }));
+        const why = { outcome: 'unknown' as const, cause: signal?.reason };
+        reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was aborted by the caller`, why));
       };
       const finish = (): void => {
         clearTimeout(timer);
@@ -223,7 +273,8 @@ export class Kernel {
       timer = setTimeout(() => {
         finish();
         slot.abandon(id);
-        reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} did not answer within ${c.opts.timeoutMs ?? 30_000} ms`, { outcome: p.sent ? 'unknown' : 'not_run' }));
+        const outcome = p.sent ? 'unknown' : 'not_run';
+        reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} did not answer within ${c.opts.timeoutMs ?? 30_000} ms`, { outcome }));
       }, timeoutMs);
       slot.dispatch(p);
     });
@@ -243,7 +294,11 @@ export class Kernel {
   }
 
   /** Subscribes to a service's events (`on('transport', 'connection/closed', fn)`) or the kernel's own (`on('kernel', 'service/lost', fn)`). */
-  on<S extends ServiceName | 'kernel', E extends keyof ServiceEvents[S] & string>(service: S, name: E, fn: (payload: ServiceEvents[S][E]) => void): () => void {
+  on<S extends ServiceName | 'kernel', E extends keyof ServiceEvents[S] & string>(
+    service: S,
+    name: E,
+    fn: (payload: ServiceEvents[S][E]) => void,
+  ): () => void {
     const topic = `${service}:${name}`;
     let set = this.#listeners.get(topic);
     if (!set) this.#listeners.set(topic, (set = new Set()));
@@ -262,9 +317,17 @@ export class Kernel {
   }
 
   /** Introspection for tests and the status screen. */
-  slots(service: ServiceName): ReadonlyArray<{ instance: number; state: string; incarnation: number; keys: string[]; inflight: number; threadId: number | undefined }> {
+  slots(service: ServiceName): ReadonlyArray<SlotInfo> {
     const svc = this.#services.get(service);
-    return (svc?.slots ?? []).map((s) => ({ instance: s.opts.instance, state: s.state, incarnation: s.incarnation, keys: [...s.keys], inflight: s.inflight, threadId: s.threadId }));
+    return (svc?.slots ?? []).map((s) => ({
+      instance: s.opts.instance,
+      state: s.state,
+      healthy: s.healthy,
+      incarnation: s.incarnation,
+      keys: [...s.keys],
+      inflight: s.inflight,
+      threadId: s.threadId,
+    }));
   }
 
   /** The slot a key lives on, for fault injection. */

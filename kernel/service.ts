@@ -6,6 +6,12 @@
  * one actor serialises it itself (the transport's connection actors do).
  */
 
+export interface OutboundOptions {
+  timeoutMs?: number;
+  /** Cancels the call: pass the handler's own `ctx.signal` so a cancelled request cancels what it waits on. */
+  signal?: AbortSignal;
+}
+
 export interface ServiceContext {
   /** Which pool slot this worker is, and its incarnation. */
   readonly instance: number;
@@ -14,8 +20,13 @@ export interface ServiceContext {
   readonly options: unknown;
   /** Publishes an event (past-tense name) to the kernel's subscribers. */
   emit(name: string, payload: unknown): void;
-  /** Calls another service through the kernel. */
-  call(service: string, method: string, params: unknown, opts?: { timeoutMs?: number }): Promise<unknown>;
+  /**
+   * Calls another service through the kernel (default deadline 30 s). When
+   * `signal` aborts, the promise rejects at once with ALBEDO_DEADLINE
+   * (`unknown`) and the kernel aborts the call it made (a local handler's
+   * `ctx.signal` aborts). A lost worker's outbound calls are aborted too.
+   */
+  call(service: string, method: string, params: unknown, opts?: OutboundOptions): Promise<unknown>;
 }
 
 export interface CallContext extends ServiceContext {

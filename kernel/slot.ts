@@ -1,12 +1,13 @@
 /**
  * One supervised worker thread: a pool slot of a service. It owns the
  * worker's lifecycle (start, ready handshake, liveness, restart with backoff
- * and an intensity limit) and the calls in flight on it. A reply or event
- * from an older incarnation is dropped.
+ * and an intensity limit, a retry after a cool-down once the limit is
+ * passed), the calls in flight on it, and the calls its worker made to other
+ * services. A reply or event from an older incarnation is dropped.
  */
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
-import { AlbedoError, deserializeError } from '../protocol/errors.ts';
+import { AlbedoError, deserializeError, serializeError, type SerializedError } from '../protocol/errors.ts';
 import type { FromWorker, ToWorker, WorkerBoot } from '../protocol/services/envelope.ts';
 
 const HOST = fileURLToPath(new URL('./worker-host.ts', import.meta.url));
@@ -14,11 +15,18 @@ const HOST = fileURLToPath(new URL('./worker-host.ts', import.meta.url));
 export interface RestartPolicy {
   /** At most this many restarts… */
   intensity: number;
-  /** …within this many milliseconds; past it the slot fails for good (escalates). */
+  /** …within this many milliseconds; past it the slot fails (escalates) until its cool-down has passed. */
   periodMs: number;
   /** First restart delay, doubling per restart inside the period, capped at maxBackoffMs. */
   backoffMs: number;
   maxBackoffMs: number;
+  /**
+   * How long a failed slot stays down before one more start is tried. The
+   * pool is the parent that OTP would escalate to, and it must keep serving:
+   * a slot is never given up for good. A retry that fails before it is ready
+   * fails the slot again for another cool-down.
+   */
+  coolDownMs: number;
 }
 
 export interface SlotOptions {
@@ -31,7 +39,8 @@ export interface SlotOptions {
   startTimeoutMs: number;
   dedicated: boolean;
   onEvent(slot: Slot, name: string, payload: unknown): void;
-  onOutbound(slot: Slot, m: Extract<FromWorker, { kind: 'outbound' }>): void;
+  /** Routes a worker's call to another service; `signal` aborts when the worker cancels it or is lost. */
+  onOutbound(slot: Slot, m: Extract<FromWorker, { kind: 'outbound' }>, signal: AbortSignal): Promise<unknown>;
   onLifecycle(slot: Slot, what: 'lost' | 'restarted' | 'failed', reason: string): void;
 }
 
@@ -58,11 +67,15 @@ export class Slot {
   #heartbeat: NodeJS.Timeout | undefined;
   #startTimer: NodeJS.Timeout | undefined;
   #backoffTimer: NodeJS.Timeout | undefined;
+  #coolDownTimer: NodeJS.Timeout | undefined;
+  /** This incarnation is the retry after a cool-down: not chosen for keys until it is ready. */
+  #probing = false;
+  /** The calls this incarnation's worker made to other services, by its outbound id. */
+  #outbound = new Map<number, AbortController>();
   #lastPong = 0;
   #pingSeq = 0;
   #lastError = '';
   #stopping: Promise<void> | undefined;
-  #everReady = false;
 
   constructor(opts: SlotOptions) {
     this.opts = opts;
@@ -77,10 +90,16 @@ export class Slot {
     return this.#worker?.threadId;
   }
 
+  /** May take new keys: not failed, not stopped, and not a cool-down retry that has yet to prove itself. */
+  get healthy(): boolean {
+    return this.state !== 'failed' && this.state !== 'stopped' && !this.#probing;
+  }
+
   #spawn(): void {
     this.incarnation++;
     this.state = 'starting';
-    const boot: WorkerBoot = { service: this.opts.service, module: this.opts.module, instance: this.opts.instance, inc: this.incarnation, options: this.opts.options };
+    const { service, module, instance, options } = this.opts;
+    const boot: WorkerBoot = { service, module, instance, inc: this.incarnation, options };
     const w = new Worker(HOST, { workerData: boot, stderr: false, stdout: false });
     this.#worker = w;
     const inc = this.incarnation;
@@ -90,7 +109,8 @@ export class Slot {
       this.#onMessage(m);
     });
     w.on('error', (err) => {
-      if (w === this.#worker) this.#lastError = err?.message ?? String(err);
+      // A `fatal` envelope said it better already.
+      if (w === this.#worker && !this.#lastError) this.#lastError = err?.message ?? String(err);
     });
     w.on('exit', (code) => {
       if (w !== this.#worker || inc !== this.incarnation) return;
@@ -110,13 +130,25 @@ export class Slot {
       case 'ready': {
         if (this.state === 'stopped') return;
         clearTimeout(this.#startTimer);
-        const restarted = this.#everReady;
-        this.#everReady = true;
+        const restarted = this.incarnation > 1;
+        this.#probing = false;
         this.state = 'ready';
         this.#lastPong = Date.now();
         this.#startHeartbeat();
         for (const p of this.#inflight.values()) if (!p.sent) this.#send(p);
         if (restarted) this.opts.onLifecycle(this, 'restarted', 'ready again');
+        break;
+      }
+      case 'fatal':
+        this.#lastError = m.reason;
+        break;
+      case 'outbound':
+        this.#outboundCall(m);
+        break;
+      case 'outbound-cancel': {
+        const ac = this.#outbound.get(m.id);
+        this.#outbound.delete(m.id);
+        ac?.abort(new AlbedoError('ALBEDO_DEADLINE', 'the calling worker gave up on this call', { outcome: 'unknown' }));
         break;
       }
       case 'reply': {
@@ -133,10 +165,31 @@ export class Slot {
       case 'event':
         this.opts.onEvent(this, m.name, m.payload);
         break;
-      case 'outbound':
-        this.opts.onOutbound(this, m);
-        break;
     }
+  }
+
+  #outboundCall(m: Extract<FromWorker, { kind: 'outbound' }>): void {
+    const ac = new AbortController();
+    const inc = this.incarnation;
+    this.#outbound.set(m.id, ac);
+    const reply = (r: { ok: true; value: unknown } | { ok: false; error: SerializedError }): void => {
+      // Cancelled by the worker, or its worker is gone (outbound ids restart with each incarnation).
+      if (this.#outbound.get(m.id) !== ac) return;
+      this.#outbound.delete(m.id);
+      if (this.incarnation === inc) this.post({ kind: 'outbound-reply', id: m.id, inc, ...r });
+    };
+    // The executor runs at once, so the call starts before a cancel can arrive, and a synchronous throw is a rejection.
+    new Promise<unknown>((resolve) => resolve(this.opts.onOutbound(this, m, ac.signal))).then(
+      (value) => reply({ ok: true, value }),
+      (err) => reply({ ok: false, error: serializeError(err) }),
+    );
+  }
+
+  /** Aborts the calls the worker made: nobody is left to receive their answers. */
+  #abortOutbound(reason: AlbedoError): void {
+    const calls = [...this.#outbound.values()];
+    this.#outbound.clear();
+    for (const ac of calls) ac.abort(reason);
   }
 
   #startHeartbeat(): void {
@@ -160,23 +213,28 @@ export class Slot {
     this.#worker = undefined;
     if (this.state === 'stopped') return;
     const reason = this.#lastError || `worker exited with code ${code}`;
-    const lost = new AlbedoError('ALBEDO_SERVICE_LOST', `service ${this.opts.service}#${this.opts.instance} was lost (${reason}); the request's outcome is unknown`, { outcome: 'unknown', data: { service: this.opts.service, instance: this.opts.instance, reason } });
+    const { service, instance } = this.opts;
+    const lost = new AlbedoError('ALBEDO_SERVICE_LOST', `service ${service}#${instance} was lost (${reason}); the request's outcome is unknown`, {
+      outcome: 'unknown',
+      data: { service, instance, reason },
+    });
     for (const p of this.#inflight.values()) {
       if (p.sent) {
         this.#inflight.delete(p.id);
         p.reject(lost);
       }
     }
+    // The calls this worker made to other services have nobody left to answer to: their handlers' signals abort.
+    this.#abortOutbound(new AlbedoError('ALBEDO_SERVICE_LOST', `the ${service}#${instance} worker that made this call was lost (${reason})`, {
+      outcome: 'unknown',
+    }));
     this.opts.onLifecycle(this, 'lost', reason);
     const now = Date.now();
-    this.#restarts = this.#restarts.filter((t) => now - t < this.opts.restart.periodMs);
-    if (this.#restarts.length >= this.opts.restart.intensity) {
-      this.state = 'failed';
-      const failed = new AlbedoError('ALBEDO_SERVICE_FAILED', `service ${this.opts.service}#${this.opts.instance} failed ${this.#restarts.length + 1} times within ${this.opts.restart.periodMs} ms and was not restarted (last: ${reason})`, { outcome: 'not_run' });
-      for (const p of this.#inflight.values()) p.reject(failed);
-      this.#inflight.clear();
-      this.opts.onLifecycle(this, 'failed', reason);
-      return;
+    const { intensity, periodMs } = this.opts.restart;
+    this.#restarts = this.#restarts.filter((t) => now - t < periodMs);
+    if (this.#probing) return this.#fail(`failed again after its cool-down (last: ${reason})`, reason);
+    if (this.#restarts.length >= intensity) {
+      return this.#fail(`failed ${this.#restarts.length + 1} times within ${periodMs} ms (last: ${reason})`, reason);
     }
     this.#restarts.push(now);
     const delay = Math.min(this.opts.restart.maxBackoffMs, this.opts.restart.backoffMs * 2 ** (this.#restarts.length - 1));
@@ -186,6 +244,26 @@ export class Slot {
     }, delay);
   }
 
+  /** Past the intensity: calls fail fast, and one more start is tried after the cool-down. */
+  #fail(why: string, reason: string): void {
+    this.state = 'failed';
+    this.#probing = false;
+    const { service, instance } = this.opts;
+    const { coolDownMs } = this.opts.restart;
+    const failed = new AlbedoError('ALBEDO_SERVICE_FAILED', `service ${service}#${instance} ${why}; it is retried in ${coolDownMs} ms`, { outcome: 'not_run' });
+    for (const p of this.#inflight.values()) p.reject(failed);
+    this.#inflight.clear();
+    this.opts.onLifecycle(this, 'failed', reason);
+    this.#coolDownTimer = setTimeout(() => {
+      if (this.state !== 'failed') return;
+      this.#restarts = [];
+      this.#probing = true;
+      this.#spawn();
+    }, coolDownMs);
+    // A failed slot alone must not keep the embedder's process alive.
+    this.#coolDownTimer.unref();
+  }
+
   post(m: ToWorker): void {
     this.#worker?.postMessage(m);
   }
@@ -193,7 +271,8 @@ export class Slot {
   /** Queues or sends a call. The caller owns the deadline timer. */
   dispatch(p: Pending): void {
     if (this.state === 'failed') {
-      p.reject(new AlbedoError('ALBEDO_SERVICE_FAILED', `service ${this.opts.service}#${this.opts.instance} has failed and is not restarted`, { outcome: 'not_run' }));
+      const { service, instance } = this.opts;
+      p.reject(new AlbedoError('ALBEDO_SERVICE_FAILED', `service ${service}#${instance} has failed and waits for its cool-down`, { outcome: 'not_run' }));
       return;
     }
     if (this.state === 'stopped') {
@@ -234,6 +313,9 @@ export class Slot {
     clearInterval(this.#heartbeat);
     clearTimeout(this.#startTimer);
     clearTimeout(this.#backoffTimer);
+    clearTimeout(this.#coolDownTimer);
+    this.#probing = false;
+    this.#abortOutbound(new AlbedoError('ALBEDO_CLOSED', `service ${this.opts.service} stopped`, { outcome: 'unknown' }));
     const closed = new AlbedoError('ALBEDO_CLOSED', `service ${this.opts.service} stopped before answering`, { outcome: 'unknown' });
     for (const p of this.#inflight.values()) p.reject(closed);
     this.#inflight.clear();

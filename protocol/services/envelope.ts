@@ -46,6 +46,12 @@ export interface OutboundCallEnvelope {
   params: unknown;
   deadline: number;
 }
+/** worker → kernel: the worker gave up on outbound call `id` (its signal aborted); the kernel aborts the call it made. */
+export interface OutboundCancelEnvelope {
+  kind: 'outbound-cancel';
+  id: number;
+  inc: number;
+}
 /** kernel → worker: the reply to an outbound call. */
 export interface OutboundReplyEnvelope {
   kind: 'outbound-reply';
@@ -62,11 +68,16 @@ export interface PongEnvelope { kind: 'pong'; seq: number; inc: number }
 export interface ReadyEnvelope { kind: 'ready'; inc: number }
 /** kernel → worker: stop gracefully (service `stop` hook, then exit). */
 export interface StopEnvelope { kind: 'stop'; inc: number }
+/**
+ * worker → kernel, just before the worker exits on a defect: an uncaught
+ * exception or an unhandled rejection. `reason` becomes the lost reason.
+ */
+export interface FatalEnvelope { kind: 'fatal'; inc: number; reason: string }
 /** kernel → worker: fault injection for tests. */
 export interface FaultEnvelope { kind: 'fault'; inc: number; fault: 'crash' | 'hang' }
 
 export type ToWorker = CallEnvelope | CancelEnvelope | OutboundReplyEnvelope | PingEnvelope | StopEnvelope | FaultEnvelope;
-export type FromWorker = ReplyEnvelope | EventEnvelope | OutboundCallEnvelope | PongEnvelope | ReadyEnvelope;
+export type FromWorker = ReplyEnvelope | EventEnvelope | OutboundCallEnvelope | OutboundCancelEnvelope | PongEnvelope | ReadyEnvelope | FatalEnvelope;
 
 /** What the kernel hands a worker at start (`workerData`). */
 export interface WorkerBoot {

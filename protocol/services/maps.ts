@@ -34,7 +34,10 @@ export interface ServiceEvents {
     'service/lost': LifecyclePayload;
     /** A new incarnation is ready; the actors it held (`keys`) must be re-opened by their owners. */
     'service/restarted': LifecyclePayload;
-    /** The restart intensity was exceeded; the slot stays down. */
+    /**
+     * The restart intensity was exceeded: the slot takes no new keys and refuses calls
+     * until a retry after `coolDownMs` is ready (`service/restarted`).
+     */
     'service/failed': LifecyclePayload;
   };
 }

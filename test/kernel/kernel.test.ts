@@ -1,24 +1,7 @@
 import t from 'tap';
-import { Kernel, type ServiceSpec } from '../../kernel/kernel.ts';
-import { Faults } from '../../kernel/faults.ts';
-import { fixture, rejection, until } from '../helpers.ts';
-
-// The kernel is typed by the service maps; the test service is outside them.
-type Loose = { call(s: string, m: string, p: unknown, o?: object): Promise<any>; on(s: string, e: string, fn: (p: any) => void): () => void };
-const spec = (over: Partial<ServiceSpec> = {}): ServiceSpec => ({
-  name: 'test',
-  module: fixture('services/test-service.ts'),
-  restart: { intensity: 3, periodMs: 60_000, backoffMs: 20, maxBackoffMs: 200 },
-  heartbeat: { intervalMs: 100, timeoutMs: 1_000 },
-  ...over,
-});
-
-async function kernel(t: { teardown(fn: () => unknown): void }, over: Partial<ServiceSpec> = {}): Promise<{ k: Kernel; K: Loose; faults: Faults }> {
-  const k = new Kernel();
-  k.start(spec(over));
-  t.teardown(() => k.stop(2_000));
-  return { k, K: k as unknown as Loose, faults: new Faults(k) };
-}
+import { Kernel } from '../../kernel/kernel.ts';
+import { rejection, until } from '../helpers.ts';
+import { kernel, spec, type Loose } from './harness.ts';
 
 t.test('calls are routed to a worker and answered; options and identity reach it', async (t) => {
   const { K } = await kernel(t, { options: { hello: 'world' } });
@@ -31,6 +14,38 @@ t.test('errors keep their code; unknown services and methods are specific errors
   t.equal((await rejection(K.call('test', 'fail', null))).code, 'ALBEDO_INVALID_ARGUMENT');
   t.equal((await rejection(K.call('test', 'nope', null))).code, 'ALBEDO_NOT_FOUND');
   t.equal((await rejection(K.call('nosuch', 'echo', null))).code, 'ALBEDO_SERVICE_UNKNOWN');
+});
+
+t.test('a method named like an Object.prototype member is not found, in a worker and in a local service', async (t) => {
+  const { K } = await kernel(t);
+  K.provide('host', { hello: () => 'hi' });
+  for (const method of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+    const inWorker = await rejection(K.call('test', method, { x: 1 }));
+    t.equal(inWorker.code, 'ALBEDO_NOT_FOUND', `${method} in a worker`);
+    t.equal(inWorker.outcome, 'not_run');
+    const local = await rejection(K.call('host', method, { x: 1 }));
+    t.equal(local.code, 'ALBEDO_NOT_FOUND', `${method} in a local service`);
+    t.equal(local.outcome, 'not_run');
+    const viaWorker = await rejection(K.call('test', 'forward', { to: 'host', method, params: 1 }));
+    t.equal(viaWorker.code, 'ALBEDO_NOT_FOUND', `${method} called by a worker on a local service`);
+  }
+  t.equal(await K.call('host', 'hello', null), 'hi', 'own handlers still answer');
+  const [slot] = (K as unknown as Kernel).slots('test' as never);
+  t.equal(slot.incarnation, 1, 'no worker was restarted');
+});
+
+t.test('a rejection nobody handles in a worker is a defect: the worker is lost, and service/lost names it', async (t) => {
+  const { k, K } = await kernel(t);
+  const lost: any[] = [];
+  const restarted: any[] = [];
+  K.on('kernel', 'service/lost', (e) => lost.push(e));
+  K.on('kernel', 'service/restarted', (e) => restarted.push(e));
+  await K.call('test', 'leak', null).catch(() => {}); // its reply may or may not beat the worker's exit
+  await until(() => lost.length === 1, 5_000, 'service/lost');
+  t.match(lost[0].reason, /^unhandled rejection: /, 'the lost reason says it was an unhandled rejection');
+  await until(() => restarted.length === 1, 5_000, 'restart');
+  t.equal(k.slots('test' as never)[0].incarnation, 2);
+  t.same(await K.call('test', 'echo', 'clean again'), 'clean again');
 });
 
 t.test('every call has a deadline; the worker is told to abort', async (t) => {
@@ -68,6 +83,7 @@ t.test('a crash fails in-flight calls as service lost, the worker restarts, call
   t.equal(e.outcome, 'unknown');
   await until(() => restarted.length === 1, 5_000, 'restart');
   t.same(lost[0].keys, ['actor-1'], 'the lost event names the actors the worker held');
+  t.match(lost[0].reason, /^uncaught exception: /, 'the lost reason says it was an uncaught exception');
   t.same(restarted[0].keys, ['actor-1']);
   t.equal(k.slots('test' as never)[0].incarnation, 2);
   t.same(await K.call('test', 'echo', 'again', { key: 'actor-1' }), 'again');
@@ -87,7 +103,7 @@ t.test('a hung worker is found by the heartbeat and restarted', async (t) => {
   t.same(await K.call('test', 'echo', 'alive'), 'alive');
 });
 
-t.test('a restart storm escalates: past the intensity the slot fails for good', async (t) => {
+t.test('a restart storm escalates: past the intensity the slot fails, and with no other slot calls fail fast', async (t) => {
   const { k, K, faults } = await kernel(t);
   const failed: any[] = [];
   K.on('kernel', 'service/failed', (e) => failed.push(e));
@@ -98,7 +114,11 @@ t.test('a restart storm escalates: past the intensity the slot fails for good', 
   }
   await until(() => failed.length === 1, 5_000, 'escalation');
   t.equal(k.slots('test' as never)[0].state, 'failed');
-  t.equal((await rejection(K.call('test', 'echo', 'x'))).code, 'ALBEDO_SERVICE_FAILED');
+  for (const opts of [{}, { key: 'new-key' }]) {
+    const e = await rejection(K.call('test', 'echo', 'x', { timeoutMs: 60_000, ...opts }));
+    t.equal(e.code, 'ALBEDO_SERVICE_FAILED');
+    t.equal(e.outcome, 'not_run', 'refused before it ran, not left waiting for the deadline');
+  }
 });
 
 t.test('keys spread over the pool; isolate gives a worker of its own, released on release', async (t) => {

@@ -3,7 +3,7 @@
 // a healthy connection on the same worker keeps working, the worker never
 // restarts (no service/lost, no service/restarted), and the worker's heap
 // returns to its baseline once the hostile connection is closed.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { request } from 'undici';
 import { albedoFor, newTag, server, fixture, rejection, httpFixture, until } from '../helpers.ts';
 import type { Albedo } from '../../api/albedo.ts';
@@ -14,7 +14,6 @@ const hostileHttp = fixture('hostile-http-server.ts');
 /** A worker's heap may keep some of what a hostile input cost (code, compiled regexps, pools): this much. */
 const HEAP_SLACK = 24 * 1024 * 1024;
 
-type Tap = Parameters<Parameters<typeof t.test>[1]>[0];
 
 interface Harness {
   a: Albedo;
@@ -23,10 +22,10 @@ interface Harness {
   /** Opens a hostile stdio connection, collecting its warnings. */
   open(mode: string, name?: string): Promise<{ c: Connection; warnings: Array<[string, string | undefined]> }>;
   /** Closes `c`, then: the healthy connection still answers, the worker never restarted, its heap is back near the baseline. */
-  settle(t: Tap, c?: Connection): Promise<void>;
+  settle(t: Test, c?: Connection): Promise<void>;
 }
 
-async function harness(t: Tap): Promise<Harness> {
+async function harness(t: Test): Promise<Harness> {
   const tag = newTag();
   const a = await albedoFor(t, tag, { transportWorkers: 1 });
   const lifecycle: string[] = [];
@@ -45,10 +44,10 @@ async function harness(t: Tap): Promise<Harness> {
       c.on('warning', (m, code) => warnings.push([m, code]));
       return { c, warnings };
     },
-    async settle(t, c) {
+    async settle(t: Test, c?: Connection) {
       await c?.close();
       const r = await ok.callTool('echo', { text: 'still here' });
-      t.equal((r.content[0] as { text: string }).text, 'still here', 'the healthy connection on the same worker still answers');
+      t.equal((r.content[0] as unknown as { text: string }).text, 'still here', 'the healthy connection on the same worker still answers');
       t.same(lifecycle, [], 'the worker was never lost or restarted');
       const after = await heap();
       t.ok(after < base + HEAP_SLACK, `the worker's heap returned to its baseline (${(base / 1e6).toFixed(1)} MB → ${(after / 1e6).toFixed(1)} MB)`);
@@ -60,7 +59,7 @@ t.test('notifications and requests named after Object.prototype keys are ignored
   const h = await harness(t);
   const { c, warnings } = await h.open('proto-methods');
   const r = await c.callTool('echo', { text: 'plain' });
-  t.equal((r.content[0] as { text: string }).text, 'plain', 'the call after them is answered');
+  t.equal((r.content[0] as unknown as { text: string }).text, 'plain', 'the call after them is answered');
   await until(() => warnings.length > 0, 10_000, 'a warning about the non-MCP notifications');
   t.ok(warnings.length <= 4, 'warnings are rate-limited, not one per message');
   t.equal(({} as Record<string, unknown>).polluted, undefined);
@@ -104,7 +103,7 @@ t.test('a 16 MiB description passes the frame cap and fails that connection alon
 t.test('invalid UTF-8 in a result becomes U+FFFD; the connection goes on', async (t) => {
   const h = await harness(t);
   const { c } = await h.open('invalid-utf8');
-  const text = (((await c.callTool('echo', { text: 'x' })).content[0]) as { text: string }).text;
+  const text = (((await c.callTool('echo', { text: 'x' })).content[0]) as unknown as { text: string }).text;
   t.match(text, /^before .*\uFFFD.* after$/);
   await h.settle(t, c);
 });
@@ -112,9 +111,9 @@ t.test('invalid UTF-8 in a result becomes U+FFFD; the connection goes on', async
 t.test('duplicate, unknown and wrongly typed ids, and a result for a notification, are ignored', async (t) => {
   const h = await harness(t);
   const { c, warnings } = await h.open('bad-ids');
-  t.equal(((await c.callTool('echo', { text: 'one' })).content[0] as { text: string }).text, 'one');
-  t.equal(((await c.callTool('echo', { text: 'two' })).content[0] as { text: string }).text, 'two', 'the real answer still matched');
-  t.equal(((await c.callTool('echo', { text: 'three' })).content[0] as { text: string }).text, 'three');
+  t.equal(((await c.callTool('echo', { text: 'one' })).content[0] as unknown as { text: string }).text, 'one');
+  t.equal(((await c.callTool('echo', { text: 'two' })).content[0] as unknown as { text: string }).text, 'two', 'the real answer still matched');
+  t.equal(((await c.callTool('echo', { text: 'three' })).content[0] as unknown as { text: string }).text, 'three');
   await until(() => warnings.length > 0, 10_000, 'warnings');
   await h.settle(t, c);
 });
@@ -122,7 +121,7 @@ t.test('duplicate, unknown and wrongly typed ids, and a result for a notificatio
 t.test('a flood of junk lines and foreign notifications gets a few warnings, not one each', async (t) => {
   const h = await harness(t);
   const { c, warnings } = await h.open('flood');
-  t.equal(((await c.callTool('echo', { text: 'after the flood' })).content[0] as { text: string }).text, 'after the flood');
+  t.equal(((await c.callTool('echo', { text: 'after the flood' })).content[0] as unknown as { text: string }).text, 'after the flood');
   await c.ping();
   t.ok(warnings.length >= 1 && warnings.length <= 4, `${warnings.length} warnings for 40,000 bad messages`);
   await h.settle(t, c);
@@ -149,7 +148,7 @@ t.test('a server that keeps every SSE stream open cannot exhaust the pool: 1,000
   const c = await h.a.connect({ url: srv.url }, { name: 'keeps-open' });
   for (let i = 0; i < 1_000; i++) {
     const r = await c.callTool('echo', { text: `n${i}` });
-    if ((r.content[0] as { text: string }).text !== `n${i}`) t.fail(`call ${i} got the wrong answer`);
+    if ((r.content[0] as unknown as { text: string }).text !== `n${i}`) t.fail(`call ${i} got the wrong answer`);
   }
   const s = await stats(srv.url);
   t.ok(s.max <= 16, `at most ${s.max} sockets were open at once (limit 16)`);
@@ -188,7 +187,7 @@ t.test('prototype-key methods on an SSE stream are ignored; the call is answered
   const c = await h.a.connect({ url: srv.url }, { name: 'proto-http' });
   const warnings: string[] = [];
   c.on('warning', (m) => warnings.push(m));
-  t.equal(((await c.callTool('echo', { text: 'fine' })).content[0] as { text: string }).text, 'fine');
+  t.equal(((await c.callTool('echo', { text: 'fine' })).content[0] as unknown as { text: string }).text, 'fine');
   await until(() => warnings.length > 0, 10_000, 'a warning');
   await h.settle(t, c);
 });

@@ -198,7 +198,7 @@ t.test('after a redial, one subscriptions/listen is held however many calls wait
   const tag = newTag();
   const a = await albedoFor(t, tag);
   const c = await a.connect(server(tag, bad, ['listen-count']));
-  const text = async (arg: string): Promise<string> => ((await c.callTool('echo', { text: arg })).content[0] as { text: string }).text;
+  const text = async (arg: string): Promise<string> => (String((await c.callTool('echo', { text: arg })).content[0]!.text));
   t.equal(await text('count'), '1', 'the first process got one listen');
   t.equal((await rejection(c.callTool('echo', { text: 'exit' }))).code, 'ALBEDO_SERVER_EXITED');
   const counts = await Promise.all(Array.from({ length: 10 }, () => text('count')));
