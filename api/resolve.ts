@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { AlbedoError } from '../protocol/errors.ts';
-import { serverConfigSchema, oauthConfigSchema, describeZodError, type ResolvedServer, type ResolvedHttpServer, type ResolvedOAuth, type ServerConfig, type HttpServerConfig, type OAuthConfig } from '../protocol/config.ts';
+import { serverConfigSchema, oauthConfigSchema, describeZodError, serverNameProblem, type ResolvedServer, type ResolvedHttpServer, type ResolvedOAuth, type ServerConfig, type HttpServerConfig, type OAuthConfig } from '../protocol/config.ts';
 
 /** Where an HTTP server's OAuth credentials live: its name (`mcp.<name>.oauth`) and creds.json (null: memory). */
 export interface AuthBinding {
@@ -25,7 +25,15 @@ export function parseServerConfig(input: unknown): ServerConfig {
   return r.data;
 }
 
+/**
+ * The server as the transport receives it. With a binding (the server's
+ * name), the name is checked first: `__proto__`, `constructor` and
+ * `prototype` are refused with ALBEDO_INVALID_CONFIG, whatever the type and
+ * whether given or derived from the URL.
+ */
 export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv = process.env, baseDir = process.cwd(), binding?: AuthBinding): ResolvedServer {
+  const nameProblem = binding ? serverNameProblem(binding.name) : undefined;
+  if (nameProblem) throw new AlbedoError('ALBEDO_INVALID_CONFIG', nameProblem, { outcome: 'not_run' });
   if (config.type === 'http') return resolveHttp(config, daemonEnv, binding, baseDir);
   const env: Record<string, string> = {};
   for (const k of INHERITED_ENV) {

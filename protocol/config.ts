@@ -166,6 +166,24 @@ export interface ResolvedAuth {
 }
 export type ResolvedServer = ResolvedStdioServer | ResolvedHttpServer;
 
+/**
+ * Server names that are refused: a name is a key of creds.json
+ * (`mcp.<name>.oauth`) and of maps across the daemon, and these three are
+ * Object.prototype's own, so one of them as a key is the classic way to
+ * reach the prototype. Every other string stays a valid name (the default
+ * for an HTTP server is its host and path, e.g. `h.example.com/mcp`, which a
+ * bare `http://__proto__/` would make `__proto__`).
+ */
+export const RESERVED_SERVER_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Why `name` cannot name a server, or undefined when it can. */
+export function serverNameProblem(name: string): string | undefined {
+  if (RESERVED_SERVER_NAMES.has(name)) {
+    return `the server name ${JSON.stringify(name)} is reserved (it is a property of every JavaScript object); give the server another name`;
+  }
+  return undefined;
+}
+
 /** Describes a zod error as one line: `args.0: expected string`. */
 export function describeZodError(err: z.ZodError): string {
   return err.issues.map((i) => {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 export interface Challenge {
   /** The auth scheme, lower-cased (`bearer`, `dpop`). */
   scheme: string;
+  /** The auth-params by lower-cased name, in a null-prototype object. */
   params: Record<string, string>;
 }
 
@@ -56,7 +57,8 @@ export function parseWwwAuthenticate(header: string | string[] | undefined): Cha
     }
     // A new challenge: the scheme, then params (or a token68, skipped).
     i = start + word.length;
-    current = { scheme: word.toLowerCase(), params: {} };
+    // A null-prototype record: parameter names come off the wire (`__proto__`, `constructor` are plain names here).
+    current = { scheme: word.toLowerCase(), params: Object.create(null) as Record<string, string> };
     out.push(current);
     ws();
     const rest = text.slice(i);
@@ -67,7 +69,9 @@ export function parseWwwAuthenticate(header: string | string[] | undefined): Cha
 }
 
 /** The Bearer or DPoP challenge of a 401/403, with the MCP-relevant parameters. */
-export function authChallenge(header: string | string[] | undefined): { scheme: string; error?: string; scope?: string; resourceMetadata?: string } | undefined {
+export function authChallenge(
+  header: string | string[] | undefined,
+): { scheme: string; error?: string; scope?: string; resourceMetadata?: string } | undefined {
   const all = parseWwwAuthenticate(header);
   const c = all.find((x) => x.scheme === 'dpop' && x.params.error) ?? all.find((x) => x.scheme === 'bearer') ?? all.find((x) => x.scheme === 'dpop');
   if (!c) return undefined;

@@ -2,9 +2,9 @@
  * OAuth on the request path of one HTTP link (in the transport worker):
  * which Authorization (and DPoP proof) each request carries, and what a
  * 401/403 means. Tokens come from creds.json; one near expiry is refreshed
- * first, single-flight across processes (the store's lock, re-reading the
- * record after taking it and adopting a token another process already
- * rotated). A refused refresh marks the server needs_sign_in; a 403
+ * first, single-flight across processes (the store's lock on that one
+ * record, re-reading the record after taking it and adopting a token another
+ * process already rotated; other servers' records stay writable). A refused refresh marks the server needs_sign_in; a 403
  * insufficient_scope keeps the token and records the scope union as a
  * step-up. Non-interactive grants (client credentials, jwt-bearer,
  * enterprise) get a new token here without asking anyone.
@@ -13,7 +13,10 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import type { ResolvedAuth } from '../../protocol/config.ts';
 import { authChallenge, scopeUnion, scopeCovers } from '../../protocol/oauth.ts';
 import { credsStore, type CredsStore, type OAuthRecord, type TokenRecord } from './store.ts';
-import { discover, dpopKeyFrom, dpopProof, nonInteractiveGrant, refresh, refreshDue, newDpopKey, wantsDpop, signInFailed, storedDiscovery, type FlowContext } from './flow.ts';
+import {
+  discover, dpopKeyFrom, dpopProof, isTooLarge, nonInteractiveGrant, refresh, refreshDue, newDpopKey, wantsDpop, signInFailed, storedDiscovery,
+  type FlowContext,
+} from './flow.ts';
 
 export interface ChallengeInput {
   status: number;
@@ -78,7 +81,8 @@ export class LinkAuth {
     if (!t) return { headers: {}, token: undefined };
     if (t.tokenType === 'DPoP' && rec?.dpopKey) {
       const key = await dpopKeyFrom(rec.dpopKey);
-      return { headers: { authorization: `DPoP ${t.accessToken}`, dpop: await dpopProof(key, htm, url.toString(), t.accessToken, this.#rsNonce) }, token: t.accessToken };
+      const proof = await dpopProof(key, htm, url.toString(), t.accessToken, this.#rsNonce);
+      return { headers: { authorization: `DPoP ${t.accessToken}`, dpop: proof }, token: t.accessToken };
     }
     return { headers: { authorization: `Bearer ${t.accessToken}` }, token: t.accessToken };
   }
@@ -93,7 +97,10 @@ export class LinkAuth {
     if (c.status === 401 && ch?.error === 'use_dpop_nonce' && c.dpopNonce) {
       this.#rsNonce = c.dpopNonce;
       if (attempt < 2) return;
-      throw new AlbedoError('ALBEDO_HTTP_ERROR', `${this.auth.name}: the server kept asking for a new DPoP nonce; the request did not run`, { outcome: 'not_run', data: { status: 401 } });
+      throw new AlbedoError('ALBEDO_HTTP_ERROR', `${this.auth.name}: the server kept asking for a new DPoP nonce; the request did not run`, {
+        outcome: 'not_run',
+        data: { status: 401 },
+      });
     }
     if (c.dpopNonce) this.#rsNonce = c.dpopNonce;
     if (c.status === 403) {
@@ -108,7 +115,13 @@ export class LinkAuth {
         return;
       }
       await this.store.update(this.auth.name, this.serverUrl, (cur) => ({
-        record: { ...(cur ?? { url: this.serverUrl, updatedAt: 0 }), state: 'needs_sign_in', reason: 'insufficient_scope', stepUp, challenge: { resourceMetadata: ch.resourceMetadata, scope: stepUp, scheme: ch.scheme, at: Date.now() } },
+        record: {
+          ...(cur ?? { url: this.serverUrl, updatedAt: 0 }),
+          state: 'needs_sign_in',
+          reason: 'insufficient_scope',
+          stepUp,
+          challenge: { resourceMetadata: ch.resourceMetadata, scope: stepUp, scheme: ch.scheme, at: Date.now() },
+        },
         value: undefined,
       }));
       await this.#load(true);
@@ -136,8 +149,13 @@ export class LinkAuth {
         }
       } catch (err) {
         if (AlbedoError.is(err) && err.code === 'ALBEDO_NEEDS_SIGN_IN') throw err;
+        // An oversized answer from the token endpoint: its own code and reason (nothing was stored).
+        if (isTooLarge(err)) throw err;
         // Transient (the authorization server unreachable, the lock busy): the request did not run; the token stays.
-        throw new AlbedoError('ALBEDO_HTTP_ERROR', `${this.auth.name}: the server refused the access token and renewing it failed for now (${AlbedoError.is(err) ? err.message : String(err)}); the request did not run`, { outcome: 'not_run', data: { status: 401 } });
+        const why = AlbedoError.is(err) ? err.message : String(err);
+        throw new AlbedoError('ALBEDO_HTTP_ERROR',
+          `${this.auth.name}: the server refused the access token and renewing it failed for now (${why}); the request did not run`,
+          { outcome: 'not_run', data: { status: 401 } });
       }
     }
     if (!this.interactive) {
@@ -145,9 +163,12 @@ export class LinkAuth {
       c.request.renewed = true;
       return;
     }
-    const reason = before ? (rec?.reason === 'refresh_refused' ? 'refresh_refused' : 'token_rejected') : rec?.state === 'signed_out' ? 'signed_out' : rec?.reason === 'refresh_refused' ? 'refresh_refused' : 'not_signed_in';
+    const reason = before
+      ? (rec?.reason === 'refresh_refused' ? 'refresh_refused' : 'token_rejected')
+      : rec?.state === 'signed_out' ? 'signed_out' : rec?.reason === 'refresh_refused' ? 'refresh_refused' : 'not_signed_in';
     await this.#mark(before, ch, reason);
-    throw this.#needs(reason, ch, before ? 'the server refused the access token and it cannot be refreshed' : 'the server requires OAuth and there is no token for it');
+    throw this.#needs(reason, ch,
+      before ? 'the server refused the access token and it cannot be refreshed' : 'the server requires OAuth and there is no token for it');
   }
 
   /** Records that only a sign-in helps: the reason, the challenge for the next sign-in's discovery; a refused token goes. */
@@ -172,7 +193,7 @@ export class LinkAuth {
     });
   }
 
-  /** Single-flight refresh: in this thread by promise, across processes by the store's lock (re-read inside it). */
+  /** Single-flight refresh: in this thread by promise, across processes by the store's lock on this record (re-read inside it). */
   #refreshOnce(staleToken: string): Promise<void> {
     this.#refreshing ??= this.#refresh(staleToken).finally(() => { this.#refreshing = undefined; });
     return this.#refreshing;
@@ -201,7 +222,8 @@ export class LinkAuth {
         return { record: { ...cur, tokens, ...pending }, value: 'refreshed' as const };
       } catch (err) {
         if (AlbedoError.is(err) && (err.data as { reason?: string } | undefined)?.reason === 'refresh_refused') {
-          return { record: { ...cur, state: 'needs_sign_in' as const, reason: 'refresh_refused', tokens: { ...t, refreshToken: undefined } }, value: 'refused' as const };
+          const record = { ...cur, state: 'needs_sign_in' as const, reason: 'refresh_refused', tokens: { ...t, refreshToken: undefined } };
+          return { record, value: 'refused' as const };
         }
         throw err;
       }
@@ -226,27 +248,55 @@ export class LinkAuth {
         const stored = resourceMetadata ? undefined : storedDiscovery(cur ?? {}, cur?.tokens?.resource);
         const d = stored ?? (await discover(ctx, rm));
         // Without resource metadata there is no word of a new authorization server: try again later.
-        if (!d.prm && !stored && cur?.issuer && cur.issuer !== d.issuer) throw signInFailed('network', `the resource metadata of ${this.serverUrl} could not be found; try again later`);
+        if (!d.prm && !stored && cur?.issuer && cur.issuer !== d.issuer) {
+          throw signInFailed('network', `the resource metadata of ${this.serverUrl} could not be found; try again later`);
+        }
         // Configured credentials go only to the authorization server they were first used with; a new one needs an explicit sign-in.
         if (cur?.issuer && cur.issuer !== d.issuer) {
-          throw signInFailed('unsupported', `the resource now names the authorization server ${d.issuer}, not ${cur.issuer}; the configured credentials are not sent there until someone signs in again`, { authorization_server_changed: true });
+          throw signInFailed('unsupported', `the resource now names the authorization server ${d.issuer}, not ${cur.issuer}; `
+            + 'the configured credentials are not sent there until someone signs in again', { authorization_server_changed: true });
         }
         const dpopJwk = wantsDpop(ctx, d, scheme ?? cur?.challenge?.scheme) ? (cur?.dpopKey ?? (await newDpopKey()).jwk) : undefined;
         const key = dpopJwk ? await dpopKeyFrom(dpopJwk) : undefined;
         const { tokens, client } = await nonInteractiveGrant(ctx, d, scope ?? cur?.tokens?.scope ?? this.auth.oauth.scope, key);
-        return { record: { ...base, state: 'signed_in' as const, reason: undefined, stepUp: undefined, issuer: d.issuer, authServer: d.defaults ? undefined : (d.as as Record<string, unknown>), resourceMetadata: d.prmUrl ?? cur?.resourceMetadata, client, tokens, dpopKey: dpopJwk, challenge: { resourceMetadata: rm, scheme: scheme ?? cur?.challenge?.scheme, at: Date.now() } }, value: undefined };
+        const record = {
+          ...base,
+          state: 'signed_in' as const,
+          reason: undefined,
+          stepUp: undefined,
+          issuer: d.issuer,
+          authServer: d.defaults ? undefined : (d.as as Record<string, unknown>),
+          resourceMetadata: d.prmUrl ?? cur?.resourceMetadata,
+          client,
+          tokens,
+          dpopKey: dpopJwk,
+          challenge: { resourceMetadata: rm, scheme: scheme ?? cur?.challenge?.scheme, at: Date.now() },
+        };
+        return { record, value: undefined };
       } catch (err) {
         if (!AlbedoError.is(err)) throw err;
         // Recorded so status tells why; the grant is not retried with anything else.
         const data = err.data as { reason?: string; authorization_server_changed?: boolean } | undefined;
         const reason = data?.authorization_server_changed ? 'authorization_server_changed' : (data?.reason ?? 'token_refused');
         // A transient failure keeps whatever token there is; a refusal drops it.
-        if (reason === 'network') return { record: undefined, value: { reason, message: err.message } };
-        return { record: { ...base, state: 'needs_sign_in' as const, reason, tokens: undefined, challenge: { resourceMetadata: rm, at: Date.now() } }, value: { reason, message: err.message } };
+        // So does an answer too large to read: it says nothing about the credentials.
+        if (reason === 'network' || reason === 'response_too_large') return { record: undefined, value: { reason, message: err.message } };
+        const record = { ...base, state: 'needs_sign_in' as const, reason, tokens: undefined, challenge: { resourceMetadata: rm, at: Date.now() } };
+        return { record, value: { reason, message: err.message } };
       }
     });
     await this.#load(true);
-    if (failure?.reason === 'network') throw new AlbedoError('ALBEDO_HTTP_ERROR', `${this.auth.name}: getting a token failed for now (${failure.message}); the request did not run`, { outcome: 'not_run' });
-    if (failure) throw new AlbedoError('ALBEDO_NEEDS_SIGN_IN', `${this.auth.name}: getting a token failed (${failure.message}); the request did not run`, { outcome: 'not_run', data: { server: this.auth.name, reason: failure.reason } });
+    if (failure?.reason === 'response_too_large') throw signInFailed('response_too_large', `${this.auth.name}: ${failure.message}; the request did not run`);
+    if (failure?.reason === 'network') {
+      throw new AlbedoError('ALBEDO_HTTP_ERROR', `${this.auth.name}: getting a token failed for now (${failure.message}); the request did not run`, {
+        outcome: 'not_run',
+      });
+    }
+    if (failure) {
+      throw new AlbedoError('ALBEDO_NEEDS_SIGN_IN', `${this.auth.name}: getting a token failed (${failure.message}); the request did not run`, {
+        outcome: 'not_run',
+        data: { server: this.auth.name, reason: failure.reason },
+      });
+    }
   }
 }

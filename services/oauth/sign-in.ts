@@ -70,8 +70,18 @@ async function probeChallenge(serverUrl: string): Promise<{ resourceMetadata?: s
   try {
     const res = await undiciFetch(serverUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'server/discover' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN_VERSION,
+        'mcp-method': 'server/discover',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'server/discover',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } },
+      }),
       signal: AbortSignal.timeout(OAUTH_HTTP_TIMEOUT_MS),
     });
     await res.body?.cancel().catch(() => {});
@@ -106,7 +116,10 @@ export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<Aut
     const scope = rec?.stepUp ?? challenge?.scope ?? auth.oauth.scope;
     const { tokens, client } = await nonInteractiveGrant(ctx, d, scope, dpop);
     await store.update(auth.name, serverUrl, (cur) => ({
-      record: { ...(cur ?? { url: serverUrl, updatedAt: 0 }), state: 'signed_in', reason: undefined, stepUp: undefined, challenge: undefined, ...learned, client, tokens, dpopKey: dpopJwk },
+      record: {
+        ...(cur ?? { url: serverUrl, updatedAt: 0 }),
+        state: 'signed_in', reason: undefined, stepUp: undefined, challenge: undefined, ...learned, client, tokens, dpopKey: dpopJwk,
+      },
       value: undefined,
     }));
     return statusOf(auth.name, serverUrl, await store.get(auth.name, serverUrl));
@@ -120,7 +133,10 @@ export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<Aut
       // Kept at once (a failed sign-in must not register again next time), beside the client the
       // current tokens belong to, which their refreshes keep using until this sign-in succeeds.
       await store.update(auth.name, serverUrl, (cur) => ({
-        record: { ...(cur ?? { url: serverUrl, state: 'needs_sign_in', reason: 'not_signed_in', updatedAt: 0 }), registrations: remember(cur?.registrations, client) },
+        record: {
+          ...(cur ?? { url: serverUrl, state: 'needs_sign_in', reason: 'not_signed_in', updatedAt: 0 }),
+          registrations: remember(cur?.registrations, client),
+        },
         value: undefined,
       }));
     }
@@ -129,7 +145,9 @@ export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<Aut
     pendingState = pending.state;
     const timeoutMs = opts.timeoutMs ?? DEFAULT_SIGN_IN_MS;
     const callback = await new Promise<URLSearchParams>((resolve, reject) => {
-      const timer = setTimeout(() => reject(signInFailed('expired', `the sign-in to ${auth.name} was not completed within ${Math.round(timeoutMs / 1000)} s; its state has expired`)), timeoutMs);
+      const expired = (): AlbedoError => signInFailed('expired',
+        `the sign-in to ${auth.name} was not completed within ${Math.round(timeoutMs / 1000)} s; its state has expired`);
+      const timer = setTimeout(() => reject(expired()), timeoutMs);
       const onAbort = (): void => reject(new AlbedoError('ALBEDO_DEADLINE', `the sign-in to ${auth.name} was cancelled`, { outcome: 'not_run' }));
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       const done = (): void => {
@@ -191,7 +209,10 @@ function accountOf(token: string): string | undefined {
 /** Signs out: the tokens go, the client registration stays (it is reusable); state signed_out. */
 export async function signOut(ctx: FlowContext): Promise<AuthStatus> {
   await ctx.store.update(ctx.auth.name, ctx.serverUrl, (cur) => ({
-    record: { ...(cur ?? { url: ctx.serverUrl, updatedAt: 0 }), state: 'signed_out', tokens: undefined, dpopKey: undefined, reason: undefined, stepUp: undefined, account: undefined, challenge: undefined },
+    record: {
+      ...(cur ?? { url: ctx.serverUrl, updatedAt: 0 }),
+      state: 'signed_out', tokens: undefined, dpopKey: undefined, reason: undefined, stepUp: undefined, account: undefined, challenge: undefined,
+    },
     value: undefined,
   }));
   return statusOf(ctx.auth.name, ctx.serverUrl, await ctx.store.get(ctx.auth.name, ctx.serverUrl));
@@ -225,7 +246,9 @@ async function loopback(port: number, expectedState: () => string | undefined): 
     }
     const failed = u.searchParams.get('error');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
-      .end(failed ? PAGE('Sign-in refused', 'The authorization server refused the sign-in. You can close this tab.') : PAGE('Signed in', 'Albedo received the sign-in. You can close this tab.'));
+      .end(failed
+        ? PAGE('Sign-in refused', 'The authorization server refused the sign-in. You can close this tab.')
+        : PAGE('Signed in', 'Albedo received the sign-in. You can close this tab.'));
     resolveCb(u.searchParams);
   });
   const listen = (p: number): Promise<number> => new Promise((resolve, reject) => {

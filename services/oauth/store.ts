@@ -1,21 +1,31 @@
 /**
  * creds.json: OAuth tokens and client registrations (and any other secret
  * the daemon keeps), mode 0600, written atomically (temporary file, fsync,
- * rename), never logged. Every change runs under a cross-process lock
- * (proper-lockfile: an atomic mkdir of creds.json.lock whose mtime the holder
- * refreshes every few seconds, so only a holder that stopped — crashed,
- * killed — goes stale) and re-reads the document after taking it, so two
- * processes refreshing one server's rotating refresh token do it once: the
- * second finds the first's new token and adopts it (seed 002, "cross-process
- * token refresh"). A holder that lost its lock (compromised) writes nothing.
+ * rename), never logged.
+ *
+ * Two cross-process locks (proper-lockfile: an atomic mkdir whose mtime the
+ * holder refreshes every few seconds, so only a holder that stopped —
+ * crashed, killed — goes stale). A change to one server's record runs under
+ * that record's lock (creds.json.locks/<digest of the name>.lock), held
+ * across the caller's work — a refresh's request to the authorization server
+ * included — and re-reads the record after taking it, so two processes
+ * refreshing one server's rotating refresh token do it once: the second
+ * finds the first's new token and adopts it (seed 002, "cross-process token
+ * refresh"). Writing the document takes creds.json.lock only for the
+ * read-modify-rename, never across a network call, so one slow
+ * authorization server delays no other server's refresh or sign-in. Locks
+ * are taken in that order only (record, then document). A holder that lost
+ * either lock (compromised) writes nothing.
  *
  * The record of server `name` is `mcp.<name>.oauth`; it carries the server
  * URL it belongs to, and a record for another URL is treated as absent.
+ * Names are looked up as own properties only: any string, `__proto__`
+ * included, is a plain key and never reaches Object.prototype.
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync, chmodSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { randomBytes, type webcrypto } from 'node:crypto';
+import { createHash, randomBytes, type webcrypto } from 'node:crypto';
 import lockfile from 'proper-lockfile';
 
 type JsonWebKey = webcrypto.JsonWebKey;
@@ -85,17 +95,46 @@ const LOCK_UPDATE_MS = 5_000;
 /** How long to wait for the lock (seed 002: lock acquisition and OAuth flows are bounded to 15 s). */
 const LOCK_WAIT_MS = 15_000;
 
+/** What an update makes of the current record: the record to write (undefined: none, null: delete it) and a value for the caller. */
+export type Updater<T> = (rec: OAuthRecord | undefined) =>
+  Promise<{ record: OAuthRecord | undefined | null; value: T }> | { record: OAuthRecord | undefined | null; value: T };
+
 export interface CredsStore {
   /** The record for `name` if it belongs to `url`. */
   get(name: string, url: string): Promise<OAuthRecord | undefined>;
-  /** Runs `fn` on the current record under the lock; what it returns (undefined: delete) is written. */
-  update<T>(name: string, url: string, fn: (rec: OAuthRecord | undefined) => Promise<{ record: OAuthRecord | undefined | null; value: T }> | { record: OAuthRecord | undefined | null; value: T }): Promise<T>;
+  /**
+   * Runs `fn` on the current record under that record's cross-process lock (other records stay writable meanwhile);
+   * what it returns is written (undefined: nothing, null: the record is deleted). `fn` throwing writes nothing.
+   */
+  update<T>(name: string, url: string, fn: Updater<T>): Promise<T>;
   readonly path: string | null;
   /** Changes whenever the stored document may have changed (another thread or process wrote it): a cheap staleness check. */
   stamp(): string;
 }
 
-/** In-process serialisation per file, on top of the cross-process lock. */
+/** The record of `name` in a parsed document, as an own property only (a name such as `__proto__` or `constructor` is just a key). */
+function entryOf(doc: CredsDoc, name: string): ({ oauth?: OAuthRecord } & Record<string, unknown>) | undefined {
+  const mcp = doc.mcp;
+  if (!isObject(mcp) || !Object.hasOwn(mcp, name)) return undefined;
+  const entry = mcp[name];
+  return isObject(entry) ? entry : undefined;
+}
+
+function recordOf(doc: CredsDoc, name: string): OAuthRecord | undefined {
+  const entry = entryOf(doc, name);
+  return entry && Object.hasOwn(entry, 'oauth') && isObject(entry.oauth) ? entry.oauth : undefined;
+}
+
+function isObject(v: unknown): v is Record<string, any> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Sets an own, enumerable property, even one named `__proto__` (which plain assignment would take for the prototype). */
+function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** In-process serialisation per key (a record, a document), on top of the cross-process locks. */
 const queues = new Map<string, Promise<unknown>>();
 
 function serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -109,11 +148,20 @@ function serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
 
 export class FileCredsStore implements CredsStore {
   readonly path: string;
+  /** The document lock: held only while the file is read, changed and renamed over. */
   readonly lockPath: string;
+  /** Where the per-record locks live. */
+  readonly recordLockDir: string;
 
   constructor(file: string) {
     this.path = file;
     this.lockPath = `${file}.lock`;
+    this.recordLockDir = `${file}.locks`;
+  }
+
+  /** The lock of one server's record; the name is digested, so any string makes a safe file name. */
+  recordLockPath(name: string): string {
+    return path.join(this.recordLockDir, `${createHash('sha256').update(name).digest('hex').slice(0, 32)}.lock`);
   }
 
   stamp(): string {
@@ -126,39 +174,71 @@ export class FileCredsStore implements CredsStore {
   }
 
   async get(name: string, url: string): Promise<OAuthRecord | undefined> {
-    const doc = await this.#read();
-    const rec = doc.mcp?.[name]?.oauth;
+    const rec = recordOf(await this.#read(), name);
     return rec && rec.url === url ? rec : undefined;
   }
 
-  /** Every server's record, for status listings. */
+  /** Every server's record, for status listings (a null-prototype object: any name is a plain key). */
   async all(): Promise<Record<string, OAuthRecord>> {
     const doc = await this.#read();
-    const out: Record<string, OAuthRecord> = {};
-    for (const [n, v] of Object.entries(doc.mcp ?? {})) if (v?.oauth) out[n] = v.oauth;
+    const out = Object.create(null) as Record<string, OAuthRecord>;
+    for (const n of isObject(doc.mcp) ? Object.keys(doc.mcp) : []) {
+      const rec = recordOf(doc, n);
+      if (rec) setOwn(out, n, rec);
+    }
     return out;
   }
 
-  update<T>(name: string, url: string, fn: (rec: OAuthRecord | undefined) => Promise<{ record: OAuthRecord | undefined | null; value: T }> | { record: OAuthRecord | undefined | null; value: T }): Promise<T> {
-    return serial(this.path, async () => {
+  /**
+   * Runs `fn` on the current record of `name` under that record's lock (held
+   * across `fn`, however long it takes), then writes what it returned under
+   * the document lock, re-reading the document first so other servers'
+   * records written meanwhile are kept.
+   */
+  update<T>(name: string, url: string, fn: Updater<T>): Promise<T> {
+    return serial(`${this.path}\0${name}`, async () => {
       const lost: { err?: Error } = {};
-      const release = await this.#lock(lost);
+      const lockPath = this.recordLockPath(name);
+      const releaseRecord = await this.#lock(lockPath.slice(0, -'.lock'.length), lockPath, lost);
       try {
-        const doc = await this.#read();
-        const cur = doc.mcp?.[name]?.oauth;
+        // No document lock to read: the file is only ever renamed over whole, and this record
+        // changes only under its own lock, which is ours.
+        const cur = recordOf(await this.#read(), name);
         const { record, value } = await fn(cur && cur.url === url ? cur : undefined);
         if (record === undefined) return value;
-        const mcp = (doc.mcp ??= {});
-        const entry = (mcp[name] ??= {});
-        if (record === null) delete entry.oauth;
-        else entry.oauth = { ...record, url, updatedAt: Date.now() };
-        if (Object.keys(entry).length === 0) delete mcp[name];
-        // Someone judged us dead and took the lock: what we read may be stale, so nothing is written.
-        if (lost.err) throw new AlbedoError('ALBEDO_TIMEOUT', `lost the lock on ${this.path} while working (${lost.err.message}); nothing was written`, { outcome: 'not_run' });
-        this.#write(doc);
+        await serial(this.path, async () => {
+          const releaseDoc = await this.#lock(this.path, this.lockPath, lost);
+          try {
+            const doc = await this.#read();
+            if (doc.mcp !== undefined && !isObject(doc.mcp)) {
+              throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${this.path}: "mcp" is not an object; fix or remove the file`, { outcome: 'not_run' });
+            }
+            if (!Object.hasOwn(doc, 'mcp')) setOwn(doc, 'mcp', {});
+            const mcp = doc.mcp!;
+            let entry = entryOf(doc, name);
+            if (!entry && Object.hasOwn(mcp, name)) {
+              throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${this.path}: the entry of one server is not an object; fix or remove the file`, {
+                outcome: 'not_run',
+              });
+            }
+            if (!entry) setOwn(mcp, name, (entry = {}));
+            if (record === null) delete entry.oauth;
+            else entry.oauth = { ...record, url, updatedAt: Date.now() };
+            if (Object.keys(entry).length === 0) delete mcp[name];
+            // Someone judged us dead and took a lock: what we read may be stale, so nothing is written.
+            if (lost.err) {
+              throw new AlbedoError('ALBEDO_TIMEOUT', `lost the lock on ${this.path} while working (${lost.err.message}); nothing was written`, {
+                outcome: 'not_run',
+              });
+            }
+            this.#write(doc);
+          } finally {
+            await releaseDoc();
+          }
+        });
         return value;
       } finally {
-        await release();
+        await releaseRecord();
       }
     });
   }
@@ -178,7 +258,8 @@ export class FileCredsStore implements CredsStore {
       return doc as CredsDoc;
     } catch (err) {
       // Never quote the file: it holds secrets.
-      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${this.path} is not a valid credentials file (${(err as Error).message.replace(/ in JSON at.*$/, '')}); fix or remove it`, { outcome: 'not_run' });
+      const why = (err as Error).message.replace(/ in JSON at.*$/, '');
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${this.path} is not a valid credentials file (${why}); fix or remove it`, { outcome: 'not_run' });
     }
   }
 
@@ -206,17 +287,18 @@ export class FileCredsStore implements CredsStore {
     chmodSync(this.path, 0o600);
   }
 
-  async #lock(lost: { err?: Error }): Promise<() => Promise<void>> {
-    mkdirSync(path.dirname(this.lockPath), { recursive: true, mode: 0o700 });
+  /** Takes the lock directory `lockPath` (proper-lockfile keys its own bookkeeping by `target`, hence one target per lock). */
+  async #lock(target: string, lockPath: string, lost: { err?: Error }): Promise<() => Promise<void>> {
+    mkdirSync(path.dirname(lockPath), { recursive: true, mode: 0o700 });
     // The lock is a directory; a plain file there is a leftover of an earlier format and holds nothing.
     try {
-      if (statSync(this.lockPath).isFile()) unlinkSync(this.lockPath);
+      if (statSync(lockPath).isFile()) unlinkSync(lockPath);
     } catch {
       // Absent, or a directory: as it should be.
     }
     try {
-      const release = await lockfile.lock(this.path, {
-        lockfilePath: this.lockPath,
+      const release = await lockfile.lock(target, {
+        lockfilePath: lockPath,
         realpath: false,
         stale: LOCK_STALE_MS,
         update: LOCK_UPDATE_MS,
@@ -228,7 +310,8 @@ export class FileCredsStore implements CredsStore {
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ELOCKED') {
-        throw new AlbedoError('ALBEDO_TIMEOUT', `could not lock ${this.path} within ${LOCK_WAIT_MS / 1000} s: another process holds ${this.lockPath} and is alive`, { outcome: 'not_run' });
+        const why = `another process holds ${lockPath} and is alive`;
+        throw new AlbedoError('ALBEDO_TIMEOUT', `could not lock ${this.path} within ${LOCK_WAIT_MS / 1000} s: ${why}`, { outcome: 'not_run' });
       }
       throw err;
     }
@@ -250,7 +333,7 @@ export class MemoryCredsStore implements CredsStore {
     return r && r.url === url ? r : undefined;
   }
 
-  update<T>(name: string, url: string, fn: (rec: OAuthRecord | undefined) => Promise<{ record: OAuthRecord | undefined | null; value: T }> | { record: OAuthRecord | undefined | null; value: T }): Promise<T> {
+  update<T>(name: string, url: string, fn: Updater<T>): Promise<T> {
     return serial(`mem:${name}`, async () => {
       const cur = await this.get(name, url);
       const { record, value } = await fn(cur);
