@@ -9,12 +9,21 @@
  * fd 3: the lifeline. The daemon first writes one line {"env": {"K": "V", ...}}
  * (the server's exact environment); the launcher writes one JSON line per
  * event: {"spawned": pid} | {"spawnError": errno, "message": ..., "where": ...}
- * | {"exit": code, "signal": name} | {"reaped": true}. EOF on the lifeline
- * (the daemon closed it or died, even by SIGKILL) shuts the server down: wait
- * GRACE for it to exit (its stdin is closed too), SIGTERM its process group and
- * every re-parented descendant, wait GRACE, SIGKILL, wait GRACE. The launcher
- * is a child subreaper, so grandchildren that escape the group are found too.
- * GRACE is 2 s ($ALBEDO_LAUNCHER_GRACE overrides it, in seconds).
+ * | {"exit": code, "signal": name} | {"reaped": true}.
+ *
+ * The launcher runs in a session of its own (the daemon spawns it detached,
+ * and it calls setsid itself when it was not), so signals sent to the
+ * daemon's process group or by its terminal (SIGHUP, SIGINT, SIGQUIT,
+ * kill -9 -PGID) never reach it: it ends only by its shutdown, never before
+ * it has cleaned up. Shutdown starts on EOF on the lifeline (the daemon closed
+ * it or died, even by SIGKILL): wait GRACE for the server to exit (its stdin is
+ * closed too), SIGTERM its process group and every re-parented descendant,
+ * wait GRACE, then SIGKILL them, again and again until none is left (a
+ * descendant re-parented meanwhile is caught too) or GRACE has passed. The
+ * launcher is a child subreaper, so grandchildren that escape the group are
+ * found. SIGHUP, SIGINT, SIGQUIT or SIGTERM sent to the launcher itself start
+ * the same shutdown, without the first wait (the server's stdin is still
+ * open, so it has no reason to exit by itself). GRACE is 2 s.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -37,7 +46,7 @@
 static pid_t server = -1;
 static int server_status = -1; /* -1: not reaped yet */
 static int reported = 0;
-static double grace = 2.0;
+static const double grace = 2.0;
 
 static void say(const char *line) {
   size_t n = strlen(line);
@@ -129,14 +138,22 @@ static void report_exit(void) {
   say(line);
 }
 
+/* SIGKILL the group and every child, over and over: a process that dies re-parents its children here. */
+static void kill_until_gone(double seconds) {
+  double deadline = now() + seconds;
+  for (;;) {
+    signal_all(SIGKILL);
+    if (wait_gone(0, 0) || now() >= deadline) return;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 static void shutdown_all(double first_wait) {
   if (server_status < 0) wait_gone(first_wait, 1);
   if (!wait_gone(0, 0)) {
     signal_all(SIGTERM);
-    if (!wait_gone(grace, 0)) {
-      signal_all(SIGKILL);
-      wait_gone(grace, 0);
-    }
+    if (!wait_gone(grace, 0)) kill_until_gone(grace);
   }
   report_exit();
   say("{\"reaped\": true}\n");
@@ -155,7 +172,10 @@ static void put_utf8(char **o, unsigned cp) {
   if (cp < 0x80) *w++ = (char)cp;
   else if (cp < 0x800) { *w++ = (char)(0xC0 | (cp >> 6)); *w++ = (char)(0x80 | (cp & 0x3F)); }
   else if (cp < 0x10000) { *w++ = (char)(0xE0 | (cp >> 12)); *w++ = (char)(0x80 | ((cp >> 6) & 0x3F)); *w++ = (char)(0x80 | (cp & 0x3F)); }
-  else { *w++ = (char)(0xF0 | (cp >> 18)); *w++ = (char)(0x80 | ((cp >> 12) & 0x3F)); *w++ = (char)(0x80 | ((cp >> 6) & 0x3F)); *w++ = (char)(0x80 | (cp & 0x3F)); }
+  else {
+    *w++ = (char)(0xF0 | (cp >> 18)); *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+    *w++ = (char)(0x80 | ((cp >> 6) & 0x3F)); *w++ = (char)(0x80 | (cp & 0x3F));
+  }
   *o = w;
 }
 
@@ -263,12 +283,24 @@ int main(int argc, char **argv) {
   }
   const char *cwd = argv[1];
   char **command = argv + 3;
-  const char *g = getenv("ALBEDO_LAUNCHER_GRACE");
-  if (g && *g) grace = atof(g);
+  /* First of all, out of the daemon's session and group (EPERM when the daemon already spawned us detached). */
+  setsid();
+  /*
+   * Every signal that would end the launcher (except SIGKILL) is blocked from
+   * here on and read from a signalfd in the main loop, where it starts the
+   * shutdown; one that comes during the shutdown stays pending, harmless.
+   */
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGHUP);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGQUIT);
+  sigprocmask(SIG_BLOCK, &mask, NULL);
+  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-  /* The daemon's Ctrl-C belongs to the daemon; the launcher ends by the lifeline. */
-  signal(SIGINT, SIG_IGN);
   signal(SIGPIPE, SIG_IGN);
   fcntl(LIFELINE, F_SETFD, FD_CLOEXEC);
 
@@ -297,26 +329,23 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  /* SIGCHLD and SIGTERM arrive through a signalfd, polled with the lifeline. */
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGCHLD);
-  sigaddset(&mask, SIGTERM);
-  sigprocmask(SIG_BLOCK, &mask, NULL);
-  int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-
   int errpipe[2];
   if (pipe2(errpipe, O_CLOEXEC) != 0) return 1;
+  pid_t launcher = getpid();
   pid_t pid = fork();
   if (pid == 0) {
     const char *stage = "setup";
     close(errpipe[0]);
+    /* The server starts with the signal state a plain spawn would give it. */
     sigprocmask(SIG_UNBLOCK, &mask, NULL);
-    signal(SIGINT, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
     setsid();
-    /* If the launcher itself is killed outright, the server goes with it. */
+    /*
+     * A backstop: only a SIGKILL sent to the launcher's own pid (no group
+     * signal reaches it) ends it without the shutdown; the server goes with it.
+     */
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != launcher) _exit(127); /* the launcher died before the backstop was set */
     stage = "chdir";
     if (chdir(cwd) == 0) {
       stage = "exec";
@@ -373,7 +402,7 @@ int main(int argc, char **argv) {
     if (sfd >= 0 && (fds[1].revents & POLLIN)) {
       struct signalfd_siginfo si;
       while (read(sfd, &si, sizeof si) == sizeof si) {
-        if (si.ssi_signo == SIGTERM) shutdown_all(0);
+        if (si.ssi_signo != SIGCHLD) shutdown_all(0);
       }
     }
     reap_all();

@@ -16,12 +16,20 @@ File descriptors from the daemon:
            EOF on it (the daemon closed it, or died, even by SIGKILL), the
            server is shut down.
 
+The launcher runs in a session of its own (the daemon spawns it detached, and
+it calls setsid itself when it was not), so signals sent to the daemon's
+process group or by its terminal (SIGHUP, SIGINT, SIGQUIT, kill -9 -PGID) never
+reach it: it ends only by its shutdown, never before it has cleaned up.
+
 The server runs in a session and process group of its own. Shutdown (2026-07-28
 basic/transports/stdio, "Shutdown"): its stdin is already closed by the daemon;
 wait 2 s for it to exit, then SIGTERM the group, wait 2 s, then SIGKILL the
-group. The launcher is a child subreaper, so grandchildren that escape the
-group (setsid, double fork) are re-parented here and killed too. A server that
-exits by itself has its leftover group cleaned up the same way.
+group and every child, again and again until none is left or 2 s have passed.
+The launcher is a child subreaper, so grandchildren that escape the group
+(setsid, double fork) are re-parented here and killed too. A server that exits
+by itself has its leftover group cleaned up the same way. SIGHUP, SIGINT,
+SIGQUIT or SIGTERM sent to the launcher itself start the same shutdown, without
+the first wait (the server's stdin is still open).
 Only the Python standard library is used.
 """
 import ctypes
@@ -32,7 +40,8 @@ import signal
 import sys
 import time
 
-GRACE = float(os.environ.pop("ALBEDO_LAUNCHER_GRACE", "2"))
+GRACE = 2.0
+STOP_SIGNALS = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -116,6 +125,16 @@ def report_exit():
         say({"exit": os.WEXITSTATUS(server_status), "signal": None})
 
 
+def kill_until_gone(seconds):
+    """SIGKILLs the group and every child, over and over: a process that dies re-parents its children here."""
+    deadline = time.monotonic() + seconds
+    while True:
+        signal_all(signal.SIGKILL)
+        if wait_gone(0) or time.monotonic() >= deadline:
+            return
+        time.sleep(0.02)
+
+
 def shutdown(first_wait):
     """Ends the server and everything it started, then reports and exits."""
     if server_status is None:
@@ -123,11 +142,18 @@ def shutdown(first_wait):
     if not wait_gone(0):
         signal_all(signal.SIGTERM)
         if not wait_gone(GRACE):
-            signal_all(signal.SIGKILL)
-            wait_gone(GRACE)
+            kill_until_gone(GRACE)
     report_exit()
     say({"reaped": True})
     os._exit(0)
+
+
+stop_requested = False
+
+
+def on_stop_signal(_sig, _frame):
+    global stop_requested
+    stop_requested = True
 
 
 def main():
@@ -139,9 +165,18 @@ def main():
         say({"spawnError": "usage", "message": "launcher.py CWD -- COMMAND [ARGS...]"})
         os._exit(2)
     cwd, command = argv[0], argv[2:]
+    # First of all, out of the daemon's session and group (EPERM when the daemon already spawned us detached).
+    try:
+        os.setsid()
+    except OSError:
+        pass
+    # A stop signal only raises a flag (and wakes the select below): the shutdown runs in the main loop,
+    # once, and one that comes during it changes nothing.
+    wake_r, wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, on_stop_signal)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    # The daemon's Ctrl-C belongs to the daemon; the launcher ends by the lifeline.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.set_inheritable(3, False)
     first = b""
     while not first.endswith(b"\n"):
@@ -152,16 +187,22 @@ def main():
     env = json.loads(first)["env"]
 
     err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    launcher = os.getpid()
     pid = os.fork()
     if pid == 0:
         stage = "setup"
         try:
             os.close(err_r)
+            # The server starts with the signal state a plain spawn would give it (Python ignores SIGPIPE and SIGXFSZ).
+            signal.set_wakeup_fd(-1)
+            for sig in STOP_SIGNALS + (signal.SIGPIPE, signal.SIGXFSZ):
+                signal.signal(sig, signal.SIG_DFL)
             os.setsid()
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            # If the launcher itself is killed outright, the server goes with it.
+            # A backstop: only a SIGKILL sent to the launcher's own pid (no group signal reaches it)
+            # ends it without the shutdown; the server goes with it.
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != launcher:
+                os._exit(127)  # the launcher died before the backstop was set
             stage = "chdir"
             os.chdir(cwd)
             stage = "exec"
@@ -193,14 +234,20 @@ def main():
         os.dup2(devnull, fd)
     os.close(devnull)
 
-    signal.signal(signal.SIGTERM, lambda *_: shutdown(0))
     try:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pidfd = None
     while True:
-        fds = [3] + ([pidfd] if pidfd is not None else [])
+        if stop_requested:
+            shutdown(0)
+        fds = [3, wake_r] + ([pidfd] if pidfd is not None else [])
         ready, _, _ = select.select(fds, [], [], 0.2 if pidfd is None else None)
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 4096)
+            except OSError:
+                pass
         if 3 in ready:
             try:
                 data = os.read(3, 4096)

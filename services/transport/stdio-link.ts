@@ -6,6 +6,11 @@
  * The child environment is exactly what the resolved config says (HOME, PATH,
  * TMPDIR and the named values); no shell runs. The server's stderr is not
  * shown, but its last 4 KiB are kept and quoted when it fails.
+ *
+ * Writes respect the pipe's backpressure: frames wait in the link's outbox
+ * while the server is not reading (bounded by MAX_OUTBOX_BYTES and
+ * MAX_OUTBOX_FRAMES; past them `send` throws ALBEDO_OVERLOADED), and a
+ * request still in the outbox can be withdrawn, unsent.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,6 +20,7 @@ import type { Readable, Writable } from 'node:stream';
 import { LineDecoder, encodeFrame, FrameTooLargeError, MAX_MESSAGE_BYTES } from '../../protocol/framing.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { ResolvedStdioServer } from '../../protocol/config.ts';
+import type { RequestId } from '../../protocol/jsonrpc.ts';
 
 const LAUNCHER_PY = fileURLToPath(new URL('./launcher.py', import.meta.url));
 /** The C launcher built at install (`npm run prepare`): same contract, ~0.3 MB instead of Python's ~4.5 MB per connection. */
@@ -26,6 +32,22 @@ const STDERR_TAIL = 4096;
 const PYTHON = process.env.ALBEDO_PYTHON || (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 /** After the server exits, how long to wait for its last stdout/stderr bytes. */
 const DRAIN_MS = 250;
+/** The most bytes of frames the outbox holds for a server that is not reading (two maximum-size messages). */
+export const MAX_OUTBOX_BYTES = 32 * 1024 * 1024;
+/** The most frames the outbox holds, whatever their size. */
+export const MAX_OUTBOX_FRAMES = 10_000;
+/**
+ * One write takes queued frames up to this many bytes (always at least one frame): a pipe that stops
+ * accepting holds at most one such batch beyond its high-water mark, outside the outbox's count.
+ */
+const MAX_BATCH_BYTES = 1024 * 1024;
+
+/** A frame not yet handed to the pipe; `request` is the id of a request (never of a response we send). */
+interface Queued {
+  frame: string;
+  bytes: number;
+  request: RequestId | undefined;
+}
 
 export interface LinkEvents {
   onMessage(line: string): void;
@@ -47,6 +69,17 @@ export class StdioLink {
   #lifeline: Socket | undefined;
   #decoder: LineDecoder;
   #tail = Buffer.alloc(0);
+  /** The tail lost bytes at its start (so a broken first character is a cut, not the server's fault). */
+  #tailCut = false;
+  /** Frames not yet handed to the pipe, in order (keyed by a sequence number, so a withdrawn one leaves no hole). */
+  #outbox = new Map<number, Queued>();
+  #outboxBytes = 0;
+  #nextSeq = 0;
+  /** The queued requests by id, for `withdraw`. */
+  #queuedRequests = new Map<RequestId, number>();
+  #flushScheduled = false;
+  /** The last write returned false: nothing more goes to the pipe until 'drain'. */
+  #blocked = false;
   #state: 'new' | 'starting' | 'open' | 'closing' | 'closed' = 'new';
   #exit: { exit: number | null; signal: string | null } | undefined;
   #stdoutEnded = false;
@@ -68,9 +101,30 @@ export class StdioLink {
     return this.#state === 'closing' || this.#state === 'closed';
   }
 
-  /** The last 4 KiB the server wrote to stderr, as text. */
+  /**
+   * The last 4 KiB the server wrote to stderr, as text: a character the cut
+   * broke at the start is dropped, invalid bytes anywhere else become U+FFFD.
+   */
   get stderrTail(): string {
-    return this.#tail.toString('utf8').replace(/^[\s\S]*?\uFFFD/, '');
+    let start = 0;
+    // At most three continuation bytes (10xxxxxx) can belong to a character that began before the cut.
+    if (this.#tailCut) while (start < 3 && start < this.#tail.length && (this.#tail[start]! & 0xc0) === 0x80) start++;
+    return this.#tail.toString('utf8', start);
+  }
+
+  #onStderr(chunk: Buffer): void {
+    if (this.#tail.length + chunk.length <= STDERR_TAIL) {
+      this.#tail = Buffer.concat([this.#tail, chunk]);
+      return;
+    }
+    // A fresh 4 KiB buffer: a view into the chunk would keep all of it alive.
+    const next = Buffer.allocUnsafe(STDERR_TAIL);
+    const fromChunk = Math.min(chunk.length, STDERR_TAIL);
+    const fromTail = STDERR_TAIL - fromChunk;
+    this.#tail.copy(next, 0, this.#tail.length - fromTail);
+    chunk.copy(next, fromTail, chunk.length - fromChunk);
+    this.#tail = next;
+    this.#tailCut = true;
   }
 
   /** Spawns the server. Resolves once it runs; rejects with ALBEDO_SPAWN_FAILED when it cannot start. */
@@ -83,8 +137,10 @@ export class StdioLink {
       // The launcher's own environment stays minimal; the server's travels on the lifeline.
       env: { PATH: env.PATH ?? '', PYTHONDONTWRITEBYTECODE: '1' },
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-      // The launcher must not be in the server's group, and must not get the terminal's SIGINT before we decide.
-      detached: false,
+      // A session of its own (setsid): signals for the daemon's group or from its terminal (SIGHUP, SIGINT,
+      // SIGQUIT, kill -9 -PGID) cannot end the launcher before it has cleaned up; it ends by the lifeline.
+      // The child stays referenced (no unref), as before: the link closes it, and the daemon's death closes the lifeline.
+      detached: true,
       windowsHide: true,
     });
     this.#child = child;
@@ -99,11 +155,7 @@ export class StdioLink {
     stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
     stdout.on('end', () => { this.#stdoutEnded = true; this.#maybeClosed(); });
     stdout.on('error', () => { this.#stdoutEnded = true; });
-    stderr.on('data', (chunk: Buffer) => {
-      this.#tail = this.#tail.length + chunk.length <= STDERR_TAIL
-        ? Buffer.concat([this.#tail, chunk])
-        : Buffer.concat([this.#tail, chunk]).subarray(-STDERR_TAIL);
-    });
+    stderr.on('data', (chunk: Buffer) => this.#onStderr(chunk));
     stderr.on('end', () => { this.#stderrEnded = true; this.#maybeClosed(); });
     stderr.on('error', () => { this.#stderrEnded = true; });
 
@@ -124,7 +176,10 @@ export class StdioLink {
             resolve();
           } else if ('spawnError' in ev) {
             const what = ev.where === 'chdir' ? `cannot enter working directory ${JSON.stringify(cwd)}` : `cannot start ${JSON.stringify(command)}`;
-            const err = new AlbedoError('ALBEDO_SPAWN_FAILED', `${what}: ${ev.message}${typeof ev.spawnError === 'number' ? '' : ` (${ev.spawnError})`}`, { outcome: 'not_run', data: { errno: ev.spawnError, where: ev.where } });
+            const detail = typeof ev.spawnError === 'number' ? '' : ` (${ev.spawnError})`;
+            const err = new AlbedoError('ALBEDO_SPAWN_FAILED', `${what}: ${ev.message}${detail}`, {
+              outcome: 'not_run', data: { errno: ev.spawnError, where: ev.where },
+            });
             this.#closeError = err;
             reject(err);
           } else if ('exit' in ev) {
@@ -147,7 +202,8 @@ export class StdioLink {
       child.on('exit', (code, signal) => {
         this.#markReaped();
         if (this.#state === 'starting') {
-          const e = this.#closeError ?? new AlbedoError('ALBEDO_SPAWN_FAILED', `the stdio launcher exited (${signal ?? code}) before starting ${JSON.stringify(command)}`, { outcome: 'not_run' });
+          const e = this.#closeError ?? new AlbedoError('ALBEDO_SPAWN_FAILED',
+            `the stdio launcher exited (${signal ?? code}) before starting ${JSON.stringify(command)}`, { outcome: 'not_run' });
           reject(e);
         }
         this.#exit ??= { exit: null, signal: 'launcher-exited' };
@@ -165,7 +221,8 @@ export class StdioLink {
       lines = this.#decoder.push(chunk);
     } catch (err) {
       if (err instanceof FrameTooLargeError) {
-        this.#fail(new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `the server sent a message over the ${err.limit / 1024 / 1024} MiB limit; the connection was closed`, { outcome: 'unknown', data: { limit: err.limit } }));
+        const text = `the server sent a message over the ${err.limit / 1024 / 1024} MiB limit; the connection was closed`;
+        this.#fail(new AlbedoError('ALBEDO_FRAME_TOO_LARGE', text, { outcome: 'unknown', data: { limit: err.limit } }));
         return;
       }
       throw err;
@@ -176,22 +233,84 @@ export class StdioLink {
     }
   }
 
-  /** Writes one message. Throws ALBEDO_CONNECTION_CLOSED when the link is down. */
+  /**
+   * Queues one message for the server's stdin. Throws ALBEDO_CONNECTION_CLOSED
+   * when the link is down, and ALBEDO_OVERLOADED (`not_run`) when the outbox
+   * is full because the server stopped reading.
+   */
   send(message: unknown): void {
     if (this.#state !== 'open') throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', 'the server connection is closed', { outcome: 'not_run' });
-    // Frames queued in one turn of the event loop go out in one write (one syscall instead of one each):
-    // under load the worker spent a sixth of its time in per-frame pipe writes.
-    this.#outbox.push(encodeFrame(message, this.#decoder.limit));
-    if (this.#outbox.length === 1) setImmediate(this.#flush);
+    const frame = encodeFrame(message, this.#decoder.limit);
+    const bytes = Buffer.byteLength(frame);
+    if (this.#outbox.size >= MAX_OUTBOX_FRAMES || this.#outboxBytes + bytes > MAX_OUTBOX_BYTES) {
+      const waiting = `${this.#outbox.size} messages (${this.#outboxBytes} bytes)`;
+      throw new AlbedoError('ALBEDO_OVERLOADED', `the server is not reading its input: ${waiting} wait for it already`, {
+        outcome: 'not_run', data: { limitBytes: MAX_OUTBOX_BYTES, limitFrames: MAX_OUTBOX_FRAMES },
+      });
+    }
+    const m = message as { id?: unknown; method?: unknown };
+    const request = typeof m.method === 'string' && (typeof m.id === 'number' || typeof m.id === 'string') ? m.id : undefined;
+    const seq = this.#nextSeq++;
+    this.#outbox.set(seq, { frame, bytes, request });
+    this.#outboxBytes += bytes;
+    if (request !== undefined) this.#queuedRequests.set(request, seq);
+    this.#schedule();
   }
 
-  #outbox: string[] = [];
+  /**
+   * Takes back a request that is still in the outbox: true when it was never
+   * handed to the pipe (and now never will be), false when it was, or is unknown.
+   */
+  withdraw(id: RequestId): boolean {
+    const seq = this.#queuedRequests.get(id);
+    if (seq === undefined) return false;
+    this.#queuedRequests.delete(id);
+    const q = this.#outbox.get(seq)!;
+    this.#outbox.delete(seq);
+    this.#outboxBytes -= q.bytes;
+    return true;
+  }
+
+  #schedule(): void {
+    if (this.#flushScheduled || this.#blocked) return;
+    this.#flushScheduled = true;
+    setImmediate(this.#flush);
+  }
+
+  // Frames queued in one turn of the event loop go out in one write (one syscall instead of one each):
+  // under load the worker spent a sixth of its time in per-frame pipe writes.
   #flush = (): void => {
-    const frames = this.#outbox;
-    this.#outbox = [];
-    if (this.#state !== 'open' || !frames.length) return;
-    this.#stdin!.write(frames.length === 1 ? frames[0]! : frames.join(''));
+    this.#flushScheduled = false;
+    if (this.#state !== 'open' || this.#blocked || !this.#outbox.size) return;
+    const frames: string[] = [];
+    let bytes = 0;
+    for (const [seq, q] of this.#outbox) {
+      if (frames.length && bytes + q.bytes > MAX_BATCH_BYTES) break;
+      frames.push(q.frame);
+      bytes += q.bytes;
+      this.#outbox.delete(seq);
+      if (q.request !== undefined) this.#queuedRequests.delete(q.request);
+    }
+    this.#outboxBytes -= bytes;
+    const accepted = this.#stdin!.write(frames.length === 1 ? frames[0]! : frames.join(''));
+    if (!accepted) {
+      // The pipe is full (the server is slow or stopped reading): the rest waits in the outbox, bounded.
+      this.#blocked = true;
+      this.#stdin!.once('drain', this.#onDrain);
+    } else if (this.#outbox.size) this.#schedule();
   };
+
+  #onDrain = (): void => {
+    this.#blocked = false;
+    this.#flush();
+  };
+
+  /** Frames that will never be written are let go at once. */
+  #dropOutbox(): void {
+    this.#outbox.clear();
+    this.#queuedRequests.clear();
+    this.#outboxBytes = 0;
+  }
 
   #exitText(): string {
     const e = this.#exit;
@@ -204,7 +323,10 @@ export class StdioLink {
     if (this.#state === 'closed' || !this.#exit || !this.#stdoutEnded || !this.#stderrEnded) return;
     if (this.#state !== 'closing' && !this.#closeError) {
       const tail = this.stderrTail.trim();
-      this.#closeError = new AlbedoError('ALBEDO_SERVER_EXITED', `${this.#exitText()}${tail ? `; its stderr ends:\n${tail}` : ' (nothing on stderr)'}`, { outcome: 'unknown', data: { exit: this.#exit.exit, signal: this.#exit.signal, stderrTail: this.stderrTail } });
+      const text = `${this.#exitText()}${tail ? `; its stderr ends:\n${tail}` : ' (nothing on stderr)'}`;
+      this.#closeError = new AlbedoError('ALBEDO_SERVER_EXITED', text, {
+        outcome: 'unknown', data: { exit: this.#exit.exit, signal: this.#exit.signal, stderrTail: this.stderrTail },
+      });
     }
     this.#finish();
   }
@@ -219,6 +341,7 @@ export class StdioLink {
 
   #finish(): void {
     if (this.#state !== 'closing') this.#state = 'closed';
+    this.#dropOutbox();
     if (this.#closeReported) return;
     this.#closeReported = true;
     this.#events.onClose(this.#closeError);
@@ -232,7 +355,10 @@ export class StdioLink {
   async close(): Promise<void> {
     if (!this.#child) return;
     if (this.#state !== 'closed') this.#state = 'closing';
-    try { this.#stdin?.end(); } catch { /* already gone */ }
+    this.#dropOutbox();
+    // A server that stopped reading would never let buffered bytes through, and end() would wait for them:
+    // give them up, so it sees EOF after what the pipe already holds.
+    try { if (this.#blocked) this.#stdin?.destroy(); else this.#stdin?.end(); } catch { /* already gone */ }
     try { this.#lifeline?.end(); } catch { /* already gone */ }
     await this.#reaped;
     this.#state = 'closed';
