@@ -43,7 +43,7 @@ export interface TransportMethods {
   /** Kernel hop benchmark and liveness: answers at once. */
   'kernel/echo': { params: unknown; result: unknown };
   /** This worker's heap and how many connections it holds (gc: collect first, when the worker runs with --expose-gc). */
-  'worker/stats': { params: { gc?: boolean }; result: { heapUsed: number; external: number; connections: number } };
+  'worker/stats': { params: { gc?: boolean }; result: { heapUsed: number; external: number; rss: number; connections: number } };
 }
 
 export interface TransportEvents {

@@ -78,7 +78,8 @@ export default defineService({
     'worker/stats'(p: { gc?: boolean }) {
       if (p?.gc) collectGarbage();
       const h = getHeapStatistics();
-      return { heapUsed: h.used_heap_size, external: h.external_memory, connections: connections.size };
+      // rss is the process's, not this worker's: it catches native buffers (a pipe write libuv still holds).
+      return { heapUsed: h.used_heap_size, external: h.external_memory, rss: process.memoryUsage.rss(), connections: connections.size };
     },
   },
   async stop() {
