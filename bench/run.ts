@@ -15,7 +15,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { albedoImpl, sdkImpl, servers, startHttp, sequential, concurrent, median, percentile, ROOT, NODE, type Impl, type ServerSpec, type BenchConn } from './lib.ts';
+import {
+  albedoImpl, sdkImpl, servers, startHttp, sequential, concurrent, median, percentile, ROOT, NODE, type Impl, type ServerSpec, type BenchConn,
+} from './lib.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -49,7 +51,8 @@ function row(r: Omit<Row, 'ratio'> & { targetRatio?: number; targetAbs?: number 
   if (r.targetAbs !== undefined) met = r.better === 'higher' ? r.albedo >= r.targetAbs : r.albedo <= r.targetAbs;
   const { targetRatio: _a, targetAbs: _b, ...rest } = r;
   rows.push({ ...rest, ratio, met });
-  log(`  ${r.scenario}: albedo ${fmt(r.albedo)} ${r.unit}, peer ${r.peer === null ? '—' : fmt(r.peer)}${ratio === null ? '' : `, ratio ${ratio.toFixed(2)}`}`);
+  log(`  ${r.scenario}: albedo ${fmt(r.albedo)} ${r.unit}, peer ${r.peer === null ? '—' : fmt(r.peer)}`
+    + (ratio === null ? '' : `, ratio ${ratio.toFixed(2)}`));
 }
 
 function fmt(x: number): string {
@@ -70,7 +73,16 @@ async function alternate<T>(impls: [Impl, Impl], spec: () => ServerSpec, fn: (c:
   return out;
 }
 
-async function callRows(impls: [Impl, Impl], group: string, label: string, spec: () => ServerSpec, seqN: number, concN: number, inFlight: number[], targets: { conc?: number; p50?: number }): Promise<void> {
+async function callRows(
+  impls: [Impl, Impl],
+  group: string,
+  label: string,
+  spec: () => ServerSpec,
+  seqN: number,
+  concN: number,
+  inFlight: number[],
+  targets: { conc?: number; p50?: number },
+): Promise<void> {
   log(`${group}: ${label}`);
   const [a, b] = await alternate(impls, spec, async (c) => {
     const lat = await sequential(c, seqN);
@@ -78,10 +90,18 @@ async function callRows(impls: [Impl, Impl], group: string, label: string, spec:
     for (const f of inFlight) rates.push(await concurrent(c, concN, f));
     return { p50: percentile(lat, 50), p99: percentile(lat, 99), rates };
   });
-  row({ group, scenario: `${label}: p50 latency`, unit: 'ms', albedo: median(a.map((x) => x.p50)), peer: median(b.map((x) => x.p50)), better: 'lower', target: targets.p50 !== undefined ? `≤ ${targets.p50}×` : undefined, targetRatio: targets.p50 });
+  row({
+    group, scenario: `${label}: p50 latency`, unit: 'ms',
+    albedo: median(a.map((x) => x.p50)), peer: median(b.map((x) => x.p50)), better: 'lower',
+    target: targets.p50 !== undefined ? `≤ ${targets.p50}×` : undefined, targetRatio: targets.p50,
+  });
   row({ group, scenario: `${label}: p99 latency`, unit: 'ms', albedo: median(a.map((x) => x.p99)), peer: median(b.map((x) => x.p99)), better: 'lower' });
   inFlight.forEach((f, i) => {
-    row({ group, scenario: `${label}: ${f} in flight`, unit: 'calls/s', albedo: median(a.map((x) => x.rates[i]!)), peer: median(b.map((x) => x.rates[i]!)), better: 'higher', target: targets.conc !== undefined ? `≥ ${targets.conc}×` : undefined, targetRatio: targets.conc });
+    row({
+      group, scenario: `${label}: ${f} in flight`, unit: 'calls/s',
+      albedo: median(a.map((x) => x.rates[i]!)), peer: median(b.map((x) => x.rates[i]!)), better: 'higher',
+      target: targets.conc !== undefined ? `≥ ${targets.conc}×` : undefined, targetRatio: targets.conc,
+    });
   });
 }
 
@@ -100,7 +120,9 @@ function child(args: string[]): Promise<Record<string, number>> {
     let err = '';
     p.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
     p.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
-    p.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`bench/child.ts ${args.join(' ')} failed (${code}): ${err.slice(-2000)}`))));
+    p.on('close', (code) => (code === 0
+      ? resolve(JSON.parse(out.trim().split('\n').pop()!))
+      : reject(new Error(`bench/child.ts ${args.join(' ')} failed (${code}): ${err.slice(-2000)}`))));
   });
 }
 
@@ -136,7 +158,8 @@ try {
   for (const [era, mode] of [['modern', 'dual'], ['legacy', 'sessionful']] as const) {
     const srv = await startHttp('sdk-http-server.ts', ['--mode', mode]);
     try {
-      await callRows(impls, 'HTTP calls', `HTTP, SDK server, ${era}`, () => ({ kind: 'http', url: srv.url, era }), P.httpSeq, P.httpConc, [32, 128], { conc: 2 });
+      await callRows(impls, 'HTTP calls', `HTTP, SDK server, ${era}`, () => ({ kind: 'http', url: srv.url, era }),
+        P.httpSeq, P.httpConc, [32, 128], { conc: 2 });
     } finally {
       srv.stop();
     }
@@ -162,11 +185,24 @@ try {
         await fresh.close();
       }
     }
-    row({ group: 'connect and discover', scenario: 'first connect, SDK server (modern), start to full catalogue', unit: 'ms', albedo: median(first[0]!), peer: median(first[1]!), better: 'lower' });
-    row({ group: 'connect and discover', scenario: 'first connect, SDK 1.x server (legacy; era probed)', unit: 'ms', albedo: median(cachedFirst[0]!), peer: median(cachedFirst[1]!), better: 'lower' });
-    row({ group: 'connect and discover', scenario: 'second connect, same server (era verdict cached)', unit: 'ms', albedo: median(cachedSecond[0]!), peer: median(cachedSecond[1]!), better: 'lower' });
+    row({
+      group: 'connect and discover', scenario: 'first connect, SDK server (modern), start to full catalogue', unit: 'ms',
+      albedo: median(first[0]!), peer: median(first[1]!), better: 'lower',
+    });
+    row({
+      group: 'connect and discover', scenario: 'first connect, SDK 1.x server (legacy; era probed)', unit: 'ms',
+      albedo: median(cachedFirst[0]!), peer: median(cachedFirst[1]!), better: 'lower',
+    });
+    row({
+      group: 'connect and discover', scenario: 'second connect, same server (era verdict cached)', unit: 'ms',
+      albedo: median(cachedSecond[0]!), peer: median(cachedSecond[1]!), better: 'lower',
+    });
     const a = median(cachedSecond[0]!) / median(cachedFirst[0]!);
-    row({ group: 'connect and discover', scenario: 'cached-era reconnect ÷ first connect (Albedo)', unit: '×', albedo: a, peer: median(cachedSecond[1]!) / median(cachedFirst[1]!), better: 'lower', target: '≤ 0.6 (Albedo)', targetAbs: 0.6 });
+    row({
+      group: 'connect and discover', scenario: 'cached-era reconnect ÷ first connect (Albedo)', unit: '×',
+      albedo: a, peer: median(cachedSecond[1]!) / median(cachedFirst[1]!), better: 'lower',
+      target: '≤ 0.6 (Albedo)', targetAbs: 0.6,
+    });
     const many: number[][] = [[], []];
     for (let r = 0; r < Math.max(1, Math.min(P.rounds, 2)); r++) {
       for (const [k, impl] of impls.entries()) {
@@ -176,7 +212,10 @@ try {
         await Promise.all(conns.map((c) => c.close()));
       }
     }
-    row({ group: 'connect and discover', scenario: `${P.many} servers at once`, unit: 'ms', albedo: median(many[0]!), peer: median(many[1]!), better: 'lower' });
+    row({
+      group: 'connect and discover', scenario: `${P.many} servers at once`, unit: 'ms',
+      albedo: median(many[0]!), peer: median(many[1]!), better: 'lower',
+    });
   }
 
   // 4. Memory
@@ -184,8 +223,15 @@ try {
     log(`memory: ${n} connections`);
     const a = await child(['memory', 'albedo', String(n)]);
     const b = await child(['memory', 'sdk', String(n)]);
-    row({ group: 'memory', scenario: `${n} stdio connections: daemon RSS per connection`, unit: 'MB', albedo: a.perConnMb!, peer: b.perConnMb!, better: 'lower' });
-    row({ group: 'memory', scenario: `${n} stdio connections: with Albedo's launchers (PSS)`, unit: 'MB', albedo: a.perConnMb! + a.launcherPerConnMb!, peer: b.perConnMb!, better: 'lower', target: n >= 100 ? '≤ 2 MB' : undefined, targetAbs: n >= 100 ? 2 : undefined });
+    row({
+      group: 'memory', scenario: `${n} stdio connections: daemon RSS per connection`, unit: 'MB',
+      albedo: a.perConnMb!, peer: b.perConnMb!, better: 'lower',
+    });
+    row({
+      group: 'memory', scenario: `${n} stdio connections: with Albedo's launchers (PSS)`, unit: 'MB',
+      albedo: a.perConnMb! + a.launcherPerConnMb!, peer: b.perConnMb!, better: 'lower',
+      target: n >= 100 ? '≤ 2 MB' : undefined, targetAbs: n >= 100 ? 2 : undefined,
+    });
   }
 
   // 5. Large payloads
@@ -199,7 +245,11 @@ try {
     const cb = await child(['catalogue', 'sdk']);
     const wire = await child(['catalogue', 'wire']);
     row({ group: 'large payloads', scenario: '5,000-tool catalogue: connect and list all pages', unit: 'ms', albedo: ca.ms!, peer: cb.ms!, better: 'lower' });
-    row({ group: 'large payloads', scenario: '5,000-tool catalogue: beyond wire time', unit: 'ms', albedo: ca.ms! - wire.ms!, peer: cb.ms! - wire.ms!, better: 'lower', target: '≤ 250 ms', targetAbs: 250 });
+    row({
+      group: 'large payloads', scenario: '5,000-tool catalogue: beyond wire time', unit: 'ms',
+      albedo: ca.ms! - wire.ms!, peer: cb.ms! - wire.ms!, better: 'lower',
+      target: '≤ 250 ms', targetAbs: 250,
+    });
     row({ group: 'large payloads', scenario: '5,000-tool catalogue: peak RSS', unit: 'MB', albedo: ca.peakRssMb!, peer: cb.peakRssMb!, better: 'lower' });
   }
 
@@ -214,7 +264,10 @@ try {
       await k.call('transport', 'kernel/echo', { x: 1 });
       lat.push(performance.now() - t0);
     }
-    row({ group: 'kernel hop', scenario: 'no-op call main → worker service → main (p50)', unit: 'µs', albedo: median(lat) * 1000, peer: await bareHop(P.hop), peerLabel: 'bare postMessage round trip', better: 'lower' });
+    row({
+      group: 'kernel hop', scenario: 'no-op call main → worker service → main (p50)', unit: 'µs',
+      albedo: median(lat) * 1000, peer: await bareHop(P.hop), peerLabel: 'bare postMessage round trip', better: 'lower',
+    });
   }
 } finally {
   await albedo.close();
@@ -252,7 +305,8 @@ if (!quick && !argv.includes('--out')) {
 
 function markdown(m: typeof meta, rs: Row[]): string {
   const lines = [
-    `Albedo vs ${m.peer}; ${m.mode} run of ${m.date.slice(0, 10)}, ${m.rounds} alternating round(s), medians; Node ${m.node}, ${m.cpus} × ${m.cpuModel}; ${m.seconds.toFixed(0)} s.`,
+    `Albedo vs ${m.peer}; ${m.mode} run of ${m.date.slice(0, 10)}, ${m.rounds} alternating round(s), medians; `
+      + `Node ${m.node}, ${m.cpus} × ${m.cpuModel}; ${m.seconds.toFixed(0)} s.`,
     'Ratio is Albedo ÷ peer: above 1 is better for calls/s, below 1 is better for ms and MB.',
     '',
     '| scenario | Albedo | peer | ratio | target | met? |',
@@ -260,14 +314,18 @@ function markdown(m: typeof meta, rs: Row[]): string {
   ];
   for (const r of rs) {
     const peer = r.peer === null ? '—' : `${fmt(r.peer)} ${r.unit}${r.peerLabel ? ` (${r.peerLabel})` : ''}`;
-    lines.push(`| ${r.scenario} | ${fmt(r.albedo)} ${r.unit} | ${peer} | ${r.ratio === null ? '—' : `${r.ratio.toFixed(2)}×`} | ${r.target ?? ''} | ${r.met === undefined || r.met === null ? '' : r.met ? 'yes' : '**no**'} |`);
+    const ratio = r.ratio === null ? '—' : `${r.ratio.toFixed(2)}×`;
+    const met = r.met === undefined || r.met === null ? '' : r.met ? 'yes' : '**no**';
+    lines.push(`| ${r.scenario} | ${fmt(r.albedo)} ${r.unit} | ${peer} | ${ratio} | ${r.target ?? ''} | ${met} |`);
   }
   return lines.join('\n') + '\n';
 }
 
 /** A horizontal bar chart of how many times better Albedo is (log scale; the line is parity). */
 function svg(rs: Row[]): string {
-  const data = rs.filter((r) => r.ratio !== null && r.peer !== null && r.unit !== '×').map((r) => ({ label: r.scenario, gain: r.better === 'higher' ? r.ratio! : 1 / r.ratio! }));
+  const data = rs
+    .filter((r) => r.ratio !== null && r.peer !== null && r.unit !== '×')
+    .map((r) => ({ label: r.scenario, gain: r.better === 'higher' ? r.ratio! : 1 / r.ratio! }));
   const W = 900, left = 430, barH = 16, gap = 6, top = 40;
   const H = top + data.length * (barH + gap) + 30;
   const maxLog = Math.max(1, ...data.map((d) => Math.abs(Math.log2(d.gain))));
@@ -286,8 +344,10 @@ function svg(rs: Row[]): string {
     const len = Math.log2(d.gain) * scale;
     const x = len >= 0 ? mid : mid + len;
     parts.push(`<text x="${left - 8}" y="${y + barH - 4}" text-anchor="end">${esc(d.label)}</text>`);
-    parts.push(`<rect x="${x.toFixed(1)}" y="${y}" width="${Math.max(1, Math.abs(len)).toFixed(1)}" height="${barH}" fill="${len >= 0 ? '#2e7d32' : '#c62828'}"/>`);
-    parts.push(`<text x="${(len >= 0 ? mid + len + 4 : mid + len - 4).toFixed(1)}" y="${y + barH - 4}" text-anchor="${len >= 0 ? 'start' : 'end'}">${d.gain.toFixed(2)}×</text>`);
+    parts.push(`<rect x="${x.toFixed(1)}" y="${y}" width="${Math.max(1, Math.abs(len)).toFixed(1)}" height="${barH}"`
+      + ` fill="${len >= 0 ? '#2e7d32' : '#c62828'}"/>`);
+    parts.push(`<text x="${(len >= 0 ? mid + len + 4 : mid + len - 4).toFixed(1)}" y="${y + barH - 4}" text-anchor="${len >= 0 ? 'start' : 'end'}">`
+      + `${d.gain.toFixed(2)}×</text>`);
   });
   parts.push('</svg>');
   return parts.join('\n') + '\n';

@@ -113,7 +113,9 @@ export function classify(value: unknown): Classified {
       return r.success ? { kind: 'request', message: r.data as JsonRpcRequest } : { kind: 'invalid', reason: `bad request: ${r.error.issues[0]?.message}` };
     }
     const n = notificationSchema.safeParse(v);
-    return n.success ? { kind: 'notification', message: n.data as JsonRpcNotification } : { kind: 'invalid', reason: `bad notification: ${n.error.issues[0]?.message}` };
+    return n.success
+      ? { kind: 'notification', message: n.data as JsonRpcNotification }
+      : { kind: 'invalid', reason: `bad notification: ${n.error.issues[0]?.message}` };
   }
   if ('result' in v) {
     const r = successSchema.safeParse(v);
@@ -121,7 +123,9 @@ export function classify(value: unknown): Classified {
   }
   if ('error' in v) {
     const r = failureSchema.safeParse(v);
-    return r.success ? { kind: 'response', message: r.data as JsonRpcFailure } : { kind: 'invalid', reason: `bad error response: ${r.error.issues[0]?.message}` };
+    return r.success
+      ? { kind: 'response', message: r.data as JsonRpcFailure }
+      : { kind: 'invalid', reason: `bad error response: ${r.error.issues[0]?.message}` };
   }
   return { kind: 'invalid', reason: 'neither a request, a notification nor a response' };
 }

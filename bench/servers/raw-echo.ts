@@ -20,7 +20,11 @@ const tools: unknown[] = [
   { name: 'big', description: 'A text of N bytes', inputSchema: { type: 'object', properties: { bytes: { type: 'integer' } } } },
 ];
 for (let i = 0; i < extra; i++) {
-  tools.push({ name: `tool_${String(i).padStart(5, '0')}`, description: `Generated tool number ${i}, which does nothing in particular`, inputSchema: { type: 'object', properties: { x: { type: 'string', description: 'an argument' }, n: { type: 'integer' } }, required: ['x'] } });
+  tools.push({
+    name: `tool_${String(i).padStart(5, '0')}`,
+    description: `Generated tool number ${i}, which does nothing in particular`,
+    inputSchema: { type: 'object', properties: { x: { type: 'string', description: 'an argument' }, n: { type: 'integer' } }, required: ['x'] },
+  });
 }
 const out = (m: unknown): void => { process.stdout.write(JSON.stringify(m) + '\n'); };
 const ok = (id: unknown, result: Record<string, unknown>): void => out({ jsonrpc: '2.0', id, result: modern ? { resultType: 'complete', ...result } : result });
@@ -31,9 +35,19 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   switch (m.method) {
     case 'server/discover':
       if (!modern) return out({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
-      return ok(m.id, { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, ttlMs: 0, cacheScope: 'private', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'raw-echo', version: '1' } } });
+      return ok(m.id, {
+        supportedVersions: ['2026-07-28'],
+        capabilities: { tools: {} },
+        ttlMs: 0,
+        cacheScope: 'private',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'raw-echo', version: '1' } },
+      });
     case 'initialize':
-      return ok(m.id, { protocolVersion: String(m.params?.protocolVersion ?? '2025-11-25'), capabilities: { tools: {} }, serverInfo: { name: 'raw-echo', version: '1' } });
+      return ok(m.id, {
+        protocolVersion: String(m.params?.protocolVersion ?? '2025-11-25'),
+        capabilities: { tools: {} },
+        serverInfo: { name: 'raw-echo', version: '1' },
+      });
     case 'tools/list': {
       const start = Number(m.params?.cursor ?? 0);
       const slice = tools.slice(start, start + page);

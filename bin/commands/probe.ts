@@ -102,12 +102,16 @@ function parse(argv: string[]): ProbeArgs | 'help' {
   const v = parsed.values;
   if (v.help) return 'help';
   if (v.url !== undefined && command.length > 0) throw new UsageError('give either --url or a command after --, not both');
-  if (v.url === undefined && command.length === 0) throw new UsageError('no server: give --url URL, or a command after --, e.g. albedo probe -- npx -y @modelcontextprotocol/server-everything');
+  if (v.url === undefined && command.length === 0) {
+    throw new UsageError('no server: give --url URL, or a command after --, e.g. albedo probe -- npx -y @modelcontextprotocol/server-everything');
+  }
   if (v.url === undefined && (v.header?.length || v['bearer-env'] !== undefined)) throw new UsageError('--header and --bearer-env go with --url');
   if (v.url !== undefined && (v.env?.length || v.cwd !== undefined)) throw new UsageError('--env and --cwd go with a command, not --url');
   if (v.url === undefined && (v['sign-in'] || v['sign-out'] || v.name !== undefined)) throw new UsageError('--sign-in, --sign-out and --name go with --url');
   if (v['sign-in'] && v['sign-out']) throw new UsageError('give --sign-in or --sign-out, not both');
-  if ((v['sign-in'] || v['sign-out']) && (v['bearer-env'] !== undefined || v.header?.some((h) => /^\s*authorization\s*:/i.test(h)))) throw new UsageError('--sign-in/--sign-out use OAuth; they do not go with a fixed Authorization (--bearer-env or an Authorization header)');
+  if ((v['sign-in'] || v['sign-out']) && (v['bearer-env'] !== undefined || v.header?.some((h) => /^\s*authorization\s*:/i.test(h)))) {
+    throw new UsageError('--sign-in/--sign-out use OAuth; they do not go with a fixed Authorization (--bearer-env or an Authorization header)');
+  }
   const headers: Record<string, string> = {};
   for (const h of v.header ?? []) {
     const colon = h.indexOf(':');
@@ -115,7 +119,9 @@ function parse(argv: string[]): ProbeArgs | 'help' {
     headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim();
   }
   const timeoutMs = v.timeout === undefined ? 30_000 : Number(v.timeout);
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > 600_000) throw new UsageError(`--timeout must be a whole number of milliseconds from 1 to 600000, not ${JSON.stringify(v.timeout)}`);
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > 600_000) {
+    throw new UsageError(`--timeout must be a whole number of milliseconds from 1 to 600000, not ${JSON.stringify(v.timeout)}`);
+  }
   const actions = [v.call, v.read, v.prompt].filter((x) => x !== undefined);
   if (actions.length > 1) throw new UsageError('give at most one of --call, --read and --prompt');
   let args: Record<string, unknown> = {};
@@ -135,7 +141,23 @@ function parse(argv: string[]): ProbeArgs | 'help' {
     if (eq <= 0) throw new UsageError(`--env wants NAME=VALUE, not ${JSON.stringify(e)}`);
     env[e.slice(0, eq)] = e.slice(eq + 1);
   }
-  return { json: v.json!, timeoutMs, call: v.call, read: v.read, prompt: v.prompt, args, cwd: v.cwd, env, command, url: v.url, headers, bearerTokenEnvVar: v['bearer-env'], signIn: v['sign-in']!, signOut: v['sign-out']!, name: v.name };
+  return {
+    json: v.json!,
+    timeoutMs,
+    call: v.call,
+    read: v.read,
+    prompt: v.prompt,
+    args,
+    cwd: v.cwd,
+    env,
+    command,
+    url: v.url,
+    headers,
+    bearerTokenEnvVar: v['bearer-env'],
+    signIn: v['sign-in']!,
+    signOut: v['sign-out']!,
+    name: v.name,
+  };
 }
 
 function oneLine(s: string): string {
@@ -170,7 +192,16 @@ export async function probeCommand(argv: string[]): Promise<number> {
   process.once('SIGTERM', onSignal);
   let code = 0;
   try {
-    const httpConfig = a.url !== undefined ? { type: 'http' as const, url: a.url, headers: a.headers, bearerTokenEnvVar: a.bearerTokenEnvVar, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs } : undefined;
+    const httpConfig = a.url !== undefined
+      ? {
+        type: 'http' as const,
+        url: a.url,
+        headers: a.headers,
+        bearerTokenEnvVar: a.bearerTokenEnvVar,
+        startupTimeoutMs: a.timeoutMs,
+        callTimeoutMs: a.timeoutMs,
+      }
+      : undefined;
     if (httpConfig && a.signOut) {
       const st = await albedo.signOut(httpConfig, { name: a.name });
       process.stdout.write(a.json ? JSON.stringify({ auth: st }) + '\n' : `signed out of ${st.server}\n`);
@@ -193,12 +224,17 @@ export async function probeCommand(argv: string[]): Promise<number> {
     } else if (a.read !== undefined) result = await conn.readResource(a.read);
     else if (a.prompt !== undefined) result = await conn.getPrompt(a.prompt, a.args as Record<string, string>);
     const auth = httpConfig && conn.server.type === 'http' && conn.server.auth ? await albedo.authStatus(httpConfig, { name: a.name }) : undefined;
-    process.stdout.write(a.json ? JSON.stringify({ ...report(conn, result), ...(auth ? { auth } : {}) }) + '\n' : human(conn, a, result) + (auth && auth.state !== 'none' ? `auth     ${auth.state}${auth.account ? ` as ${auth.account}` : ''}${auth.expires_at ? `, expires ${auth.expires_at}` : ''}\n` : ''));
+    const authLine = auth && auth.state !== 'none'
+      ? `auth     ${auth.state}${auth.account ? ` as ${auth.account}` : ''}${auth.expires_at ? `, expires ${auth.expires_at}` : ''}\n`
+      : '';
+    process.stdout.write(a.json ? JSON.stringify({ ...report(conn, result), ...(auth ? { auth } : {}) }) + '\n' : human(conn, a, result) + authLine);
   } catch (err) {
     if (interrupted) return 130;
     const e = AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', String((err as Error)?.stack ?? err));
     process.stderr.write(`albedo probe: ${e.code}: ${oneLine(e.message)}\n`);
-    if (e.code === 'ALBEDO_NEEDS_SIGN_IN') process.stderr.write(`albedo probe: sign in with: albedo probe --url ${a.url} --sign-in${a.name ? ` --name ${a.name}` : ''}\n`);
+    if (e.code === 'ALBEDO_NEEDS_SIGN_IN') {
+      process.stderr.write(`albedo probe: sign in with: albedo probe --url ${a.url} --sign-in${a.name ? ` --name ${a.name}` : ''}\n`);
+    }
     code = e.code === 'ALBEDO_NEEDS_SIGN_IN' ? 4 : 1;
   } finally {
     process.off('SIGINT', onSignal);

@@ -45,7 +45,10 @@ export type HeaderParamsResult = { ok: true; params: HeaderParam[] } | { ok: fal
 
 const PRIMITIVE = new Set(['string', 'integer', 'boolean']);
 /** Keywords under which an annotation is not statically reachable. */
-const UNREACHABLE = ['items', 'prefixItems', 'additionalProperties', 'patternProperties', 'oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', '$ref', '$defs', 'definitions', 'dependentSchemas', 'contains', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames'];
+const UNREACHABLE = [
+  'items', 'prefixItems', 'additionalProperties', 'patternProperties', 'oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', '$ref', '$defs',
+  'definitions', 'dependentSchemas', 'contains', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames',
+];
 
 function typeOf(schema: Record<string, unknown>): string | undefined {
   const t = schema.type;
@@ -93,7 +96,8 @@ export function headerParamsOf(inputSchema: unknown): HeaderParamsResult {
       }
       const t = typeOf(schema);
       if (!t || !PRIMITIVE.has(t)) {
-        problem = `${X_MCP_HEADER} ${JSON.stringify(h)} at ${where} is on a property of type ${JSON.stringify(schema.type ?? '(none)')}; only string, integer and boolean are allowed`;
+        problem = `${X_MCP_HEADER} ${JSON.stringify(h)} at ${where} is on a property of type ${JSON.stringify(schema.type ?? '(none)')}; `
+          + 'only string, integer and boolean are allowed';
         return;
       }
       if (seen.has(h.toLowerCase())) {

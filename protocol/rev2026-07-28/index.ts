@@ -41,8 +41,17 @@ export function serverInfoOf(r: DiscoverResult): Implementation | undefined {
  * Params for a modern request: the caller's params plus the `_meta` every
  * 2026-07-28 request carries. Caller `_meta` keys (e.g. progressToken) are kept.
  */
-export function modernParams(params: Record<string, unknown> | undefined, clientInfo: Implementation, capabilities: Record<string, unknown> = {}): Record<string, unknown> {
-  const meta = { ...(params?._meta as Record<string, unknown> | undefined), [META_PROTOCOL_VERSION]: MODERN_VERSION, [META_CLIENT_INFO]: clientInfo, [META_CLIENT_CAPABILITIES]: capabilities };
+export function modernParams(
+  params: Record<string, unknown> | undefined,
+  clientInfo: Implementation,
+  capabilities: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const meta = {
+    ...(params?._meta as Record<string, unknown> | undefined),
+    [META_PROTOCOL_VERSION]: MODERN_VERSION,
+    [META_CLIENT_INFO]: clientInfo,
+    [META_CLIENT_CAPABILITIES]: capabilities,
+  };
   return { ...params, _meta: meta };
 }
 

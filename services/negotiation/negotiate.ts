@@ -81,7 +81,8 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
     };
     const bothFailed = (): void => {
       if (discoverFailure && initStarted && initFailure) {
-        done(initFailure.code === 'ALBEDO_ERA_REFUSED' ? initFailure : new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server answered neither ${DISCOVER_METHOD} (${discoverFailure.message}) nor initialize (${initFailure.message})`, { outcome: 'not_run' }));
+        const why = `the server answered neither ${DISCOVER_METHOD} (${discoverFailure.message}) nor initialize (${initFailure.message})`;
+        done(initFailure.code === 'ALBEDO_ERA_REFUSED' ? initFailure : new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run' }));
       }
     };
     const startInit = (): void => {
@@ -100,10 +101,15 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
     const silence = setTimeout(startInit, silentMs);
     const overall = setTimeout(() => {
       const hint = opts.explainSilence?.() ?? '';
-      done(new AlbedoError('ALBEDO_TIMEOUT', `the server answered neither ${DISCOVER_METHOD} nor initialize within ${opts.timeoutMs} ms${hint ? `; ${hint}` : ''}`, { outcome: 'not_run', data: { timeoutMs: opts.timeoutMs } }));
+      const why = `the server answered neither ${DISCOVER_METHOD} nor initialize within ${opts.timeoutMs} ms${hint ? `; ${hint}` : ''}`;
+      done(new AlbedoError('ALBEDO_TIMEOUT', why, { outcome: 'not_run', data: { timeoutMs: opts.timeoutMs } }));
     }, opts.timeoutMs);
 
-    peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), { timeoutMs: opts.timeoutMs, signal: ac.signal, cancelOnTimeout: false }).then(
+    peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), {
+      timeoutMs: opts.timeoutMs,
+      signal: ac.signal,
+      cancelOnTimeout: false,
+    }).then(
       (raw) => {
         if (settled) return;
         const parsed = discoverResultSchema.safeParse(raw);
@@ -114,7 +120,13 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
         }
         const r = parsed.data;
         if (r.supportedVersions.includes(MODERN_VERSION)) {
-          return done(null, { era: 'modern', protocolVersion: MODERN_VERSION, serverInfo: serverInfoOf(r) ?? null, capabilities: r.capabilities, instructions: r.instructions ?? null });
+          return done(null, {
+            era: 'modern',
+            protocolVersion: MODERN_VERSION,
+            serverInfo: serverInfoOf(r) ?? null,
+            capabilities: r.capabilities,
+            instructions: r.instructions ?? null,
+          });
         }
         decideBySupported(r.supportedVersions);
       },
@@ -127,13 +139,31 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
           if (data.success) {
             if (data.data.supported.includes(MODERN_VERSION)) {
               // Modern by the seed's rule, though it refused this request: ask once more for its DiscoverResult.
-              peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), { timeoutMs: opts.timeoutMs, signal: ac.signal, cancelOnTimeout: false }).then(
+              peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), {
+                timeoutMs: opts.timeoutMs,
+                signal: ac.signal,
+                cancelOnTimeout: false,
+              }).then(
                 (again) => {
                   const r = discoverResultSchema.safeParse(again);
-                  if (r.success && r.data.supportedVersions.includes(MODERN_VERSION)) done(null, { era: 'modern', protocolVersion: MODERN_VERSION, serverInfo: serverInfoOf(r.data) ?? null, capabilities: r.data.capabilities, instructions: r.data.instructions ?? null });
-                  else done(new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server lists ${MODERN_VERSION} as supported but did not answer ${DISCOVER_METHOD} with it`, { outcome: 'not_run' }));
+                  if (r.success && r.data.supportedVersions.includes(MODERN_VERSION)) {
+                    done(null, {
+                      era: 'modern',
+                      protocolVersion: MODERN_VERSION,
+                      serverInfo: serverInfoOf(r.data) ?? null,
+                      capabilities: r.data.capabilities,
+                      instructions: r.data.instructions ?? null,
+                    });
+                  } else {
+                    const why = `the server lists ${MODERN_VERSION} as supported but did not answer ${DISCOVER_METHOD} with it`;
+                    done(new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run' }));
+                  }
                 },
-                (again) => done(new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server lists ${MODERN_VERSION} as supported but refused ${DISCOVER_METHOD}: ${toAlbedo(again).message}`, { outcome: 'not_run' })),
+                (again) => done(new AlbedoError(
+                  'ALBEDO_HANDSHAKE_FAILED',
+                  `the server lists ${MODERN_VERSION} as supported but refused ${DISCOVER_METHOD}: ${toAlbedo(again).message}`,
+                  { outcome: 'not_run' },
+                )),
               );
               return;
             }
@@ -160,13 +190,16 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
 
 function refused(serverVersions: string[]): AlbedoError {
   const ours = [...MODERN_VERSIONS, ...LEGACY_ACCEPTED];
-  return new AlbedoError('ALBEDO_ERA_REFUSED', `no protocol version in common: the server supports ${serverVersions.join(', ') || '(none)'}; Albedo supports ${ours.join(', ')}`, { outcome: 'not_run', data: { server: serverVersions, albedo: ours } });
+  const why = `no protocol version in common: the server supports ${serverVersions.join(', ') || '(none)'}; Albedo supports ${ours.join(', ')}`;
+  return new AlbedoError('ALBEDO_ERA_REFUSED', why, { outcome: 'not_run', data: { server: serverVersions, albedo: ours } });
 }
 
 async function initialize(peer: RpcPeer, opts: NegotiateOptions, timeoutMs: number, signal?: AbortSignal): Promise<Verdict> {
   const raw = await peer.request('initialize', initializeParams(opts.clientInfo, opts.capabilities), { timeoutMs, signal, cancelOnTimeout: false });
   const parsed = initializeResultSchema.safeParse(raw);
-  if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `initialize returned a malformed result: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
+  if (!parsed.success) {
+    throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `initialize returned a malformed result: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
+  }
   const r = parsed.data;
   if (!isLegacyVersion(r.protocolVersion)) throw refused([r.protocolVersion]);
   opts.onLegacyVersion?.(r.protocolVersion);
@@ -174,7 +207,8 @@ async function initialize(peer: RpcPeer, opts: NegotiateOptions, timeoutMs: numb
     try {
       await opts.sendInitialized();
     } catch (err) {
-      throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `initialize succeeded but ${INITIALIZED_NOTIFICATION} was not accepted: ${toAlbedo(err).message}`, { outcome: 'not_run', data: toAlbedo(err).data });
+      const why = `initialize succeeded but ${INITIALIZED_NOTIFICATION} was not accepted: ${toAlbedo(err).message}`;
+      throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run', data: toAlbedo(err).data });
     }
   } else peer.notify(INITIALIZED_NOTIFICATION);
   return { era: 'legacy', protocolVersion: r.protocolVersion, serverInfo: r.serverInfo, capabilities: r.capabilities, instructions: r.instructions ?? null };
@@ -201,7 +235,14 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
   if (opts.cached?.era === 'legacy') {
     link.setEra('legacy');
     try {
-      return { ...(await initialize(peer, { ...opts, onLegacyVersion: (v) => link.setProtocolVersion(v), sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION) }, opts.timeoutMs)), detection: 'cached' };
+      return {
+        ...(await initialize(peer, {
+          ...opts,
+          onLegacyVersion: (v) => link.setProtocolVersion(v),
+          sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION),
+        }, opts.timeoutMs)),
+        detection: 'cached',
+      };
     } catch (err) {
       if (!legacyMeansProbe(err)) throw err;
     }
@@ -209,18 +250,31 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
   link.setEra('modern');
   const legacy = async (): Promise<ConnectionInfo> => {
     link.setEra('legacy');
-    return { ...(await initialize(peer, { ...opts, onLegacyVersion: (v) => link.setProtocolVersion(v), sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION) }, opts.timeoutMs)), detection: 'probe' };
+    return {
+      ...(await initialize(peer, {
+        ...opts,
+        onLegacyVersion: (v) => link.setProtocolVersion(v),
+        sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION),
+      }, opts.timeoutMs)),
+      detection: 'probe',
+    };
   };
   const detection = opts.cached?.era === 'modern' ? 'cached' : 'probe';
   let raw: Record<string, unknown>;
   try {
-    raw = await peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), { timeoutMs: opts.timeoutMs, cancelOnTimeout: true });
+    raw = await peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), {
+      timeoutMs: opts.timeoutMs,
+      cancelOnTimeout: true,
+    });
   } catch (err) {
     const e = toAlbedo(err);
     const code = wireCodeOf(e);
     if (code === ErrorCode.UnsupportedProtocolVersion) {
       const data = unsupportedVersionDataSchema.safeParse((e.data as { data?: unknown }).data);
-      if (!data.success) throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server refused protocol version ${MODERN_VERSION} without saying which versions it supports`, { outcome: 'not_run' });
+      if (!data.success) {
+        const why = `the server refused protocol version ${MODERN_VERSION} without saying which versions it supports`;
+        throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run' });
+      }
       if (data.data.supported.includes(MODERN_VERSION)) {
         // Modern by the seed's rule, though it refused this request: ask once more, on a new id.
         return discoverAgain(peer, opts, detection);
@@ -229,7 +283,8 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
       throw refused(data.data.supported);
     }
     if (code === ErrorCode.HeaderMismatch || code === ErrorCode.MissingRequiredClientCapability) {
-      throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server speaks ${MODERN_VERSION} but refused ${DISCOVER_METHOD}: ${e.message}`, { outcome: 'not_run', data: e.data });
+      const why = `the server speaks ${MODERN_VERSION} but refused ${DISCOVER_METHOD}: ${e.message}`;
+      throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run', data: e.data });
     }
     // Any other JSON-RPC error, or an HTTP error without one, is a legacy server.
     if (code !== undefined || e.code === 'ALBEDO_HTTP_ERROR') return legacy();
@@ -240,7 +295,14 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
   if (!parsed.success) return legacy();
   const r = parsed.data;
   if (r.supportedVersions.includes(MODERN_VERSION)) {
-    return { era: 'modern', protocolVersion: MODERN_VERSION, serverInfo: serverInfoOf(r) ?? null, capabilities: r.capabilities, instructions: r.instructions ?? null, detection };
+    return {
+      era: 'modern',
+      protocolVersion: MODERN_VERSION,
+      serverInfo: serverInfoOf(r) ?? null,
+      capabilities: r.capabilities,
+      instructions: r.instructions ?? null,
+      detection,
+    };
   }
   if (r.supportedVersions.some((v) => LEGACY_ACCEPTED.includes(v))) return legacy();
   throw refused(r.supportedVersions);
@@ -249,15 +311,27 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
 async function discoverAgain(peer: RpcPeer, opts: NegotiateOptions, detection: ConnectionInfo['detection']): Promise<ConnectionInfo> {
   let again: Record<string, unknown>;
   try {
-    again = await peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), { timeoutMs: opts.timeoutMs, cancelOnTimeout: true });
+    again = await peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), {
+      timeoutMs: opts.timeoutMs,
+      cancelOnTimeout: true,
+    });
   } catch (err) {
-    throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server lists ${MODERN_VERSION} as supported but refused ${DISCOVER_METHOD}: ${toAlbedo(err).message}`, { outcome: 'not_run' });
+    const why = `the server lists ${MODERN_VERSION} as supported but refused ${DISCOVER_METHOD}: ${toAlbedo(err).message}`;
+    throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run' });
   }
   const r = discoverResultSchema.safeParse(again);
   if (!r.success || !r.data.supportedVersions.includes(MODERN_VERSION)) {
-    throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server lists ${MODERN_VERSION} as supported but did not answer ${DISCOVER_METHOD} with it`, { outcome: 'not_run' });
+    const why = `the server lists ${MODERN_VERSION} as supported but did not answer ${DISCOVER_METHOD} with it`;
+    throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run' });
   }
-  return { era: 'modern', protocolVersion: MODERN_VERSION, serverInfo: serverInfoOf(r.data) ?? null, capabilities: r.data.capabilities, instructions: r.data.instructions ?? null, detection };
+  return {
+    era: 'modern',
+    protocolVersion: MODERN_VERSION,
+    serverInfo: serverInfoOf(r.data) ?? null,
+    capabilities: r.data.capabilities,
+    instructions: r.data.instructions ?? null,
+    detection,
+  };
 }
 
 /** A cached legacy verdict that failed: probe afresh unless the server cannot be reached at all. */

@@ -24,7 +24,7 @@ import { MODERN_VERSION } from '../../protocol/versions.ts';
 import { encodeHeaderValue, nameHeaderFor, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
 import { authChallenge } from '../../protocol/oauth.ts';
 import type { LinkAuth } from '../oauth/link-auth.ts';
-import { headerOf, contentType, readCapped, excerptOf, describeNetError } from './http-util.ts';
+import { headerOf, contentType, readCapped, excerptOf, describeNetError, valueAt } from './http-util.ts';
 import { readSse, newStreamState, type StreamState } from './sse-reader.ts';
 import { resumeResponse, holdGetStream, type LegacyHost } from './http-legacy.ts';
 
@@ -111,7 +111,9 @@ export class HttpLink {
     if (this.#closed) throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `the HTTP link to ${this.url.origin} is closed`, { outcome: 'not_run' });
     const m = message as { id?: RequestId; method?: string };
     const body = JSON.stringify(message);
-    if (Buffer.byteLength(body) > MAX_MESSAGE_BYTES) throw new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `the message is larger than the ${MAX_MESSAGE_BYTES}-byte cap`, { outcome: 'not_run' });
+    if (Buffer.byteLength(body) > MAX_MESSAGE_BYTES) {
+      throw new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `the message is larger than the ${MAX_MESSAGE_BYTES}-byte cap`, { outcome: 'not_run' });
+    }
     if (typeof m.method === 'string' && m.id !== undefined && m.id !== null) {
       const f: InFlight = { id: m.id, method: m.method, ac: new AbortController(), answered: false, dropped: false };
       this.#inflight.set(m.id, f);
@@ -191,25 +193,29 @@ export class HttpLink {
       try {
         authed = await this.#authHeaders('POST');
       } catch (err) {
-        this.#fail(f, AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', `${f.method}: preparing its authorization failed: ${(err as Error).message}`, { outcome: 'not_run' }));
+        const why = `${f.method}: preparing its authorization failed: ${(err as Error).message}`;
+        this.#fail(f, AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', why, { outcome: 'not_run' }));
         return;
       }
       if (f.dropped) return;
       try {
-        res = await undiciRequest(this.url, { method: 'POST', headers: { ...this.#headers(message), ...authed?.headers }, body, dispatcher: this.#agent, signal: f.ac.signal });
+        const headers = { ...this.#headers(message), ...authed?.headers };
+        res = await undiciRequest(this.url, { method: 'POST', headers, body, dispatcher: this.#agent, signal: f.ac.signal });
       } catch (err) {
         // Connection refused or reset before any answer: the request may not have been read at all,
         // but a reset after sending cannot be told apart, so only a refused connection is 'not_run'.
         const code = (err as { code?: string }).code;
         const notRun = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT';
-        this.#fail(f, new AlbedoError(notRun ? 'ALBEDO_CONNECTION_CLOSED' : 'ALBEDO_STREAM_BROKEN', `${f.method}: cannot reach ${this.url.origin}: ${describeNetError(err)}`, { outcome: notRun ? 'not_run' : 'unknown' }));
+        const why = `${f.method}: cannot reach ${this.url.origin}: ${describeNetError(err)}`;
+        this.#fail(f, new AlbedoError(notRun ? 'ALBEDO_CONNECTION_CLOSED' : 'ALBEDO_STREAM_BROKEN', why, { outcome: notRun ? 'not_run' : 'unknown' }));
         return;
       }
       if (f.dropped) return void res.body.destroy();
       try {
         if (!(await this.#authRetry(res, authed?.token, attempt, request))) break;
       } catch (err) {
-        this.#fail(f, AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', `${f.method}: handling the server's authorization challenge failed: ${(err as Error).message}`, { outcome: 'not_run' }));
+        const why = `${f.method}: handling the server's authorization challenge failed: ${(err as Error).message}`;
+        this.#fail(f, AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', why, { outcome: 'not_run' }));
         return;
       }
       if (f.dropped) return;
@@ -219,7 +225,8 @@ export class HttpLink {
       if (sid !== undefined && res.statusCode >= 200 && res.statusCode < 300) {
         if (!/^[\x21-\x7e]+$/.test(sid)) {
           res.body.destroy();
-          return this.#fail(f, new AlbedoError('ALBEDO_INVALID_RESPONSE', `the server sent an Mcp-Session-Id that is not visible ASCII`, { outcome: 'unknown' }));
+          const why = `the server sent an Mcp-Session-Id that is not visible ASCII`;
+          return this.#fail(f, new AlbedoError('ALBEDO_INVALID_RESPONSE', why, { outcome: 'unknown' }));
         }
         this.#sessionId = sid;
       }
@@ -234,10 +241,14 @@ export class HttpLink {
       } else if (type === 'application/json') {
         const text = await readCapped(res.body, MAX_MESSAGE_BYTES);
         this.#deliverJson(text);
-        if (!f.answered && !f.dropped) this.#fail(f, new AlbedoError('ALBEDO_INVALID_RESPONSE', `${f.method}: the server's JSON answer held no response to request ${JSON.stringify(f.id)}`, { outcome: 'unknown' }));
+        if (!f.answered && !f.dropped) {
+          const why = `${f.method}: the server's JSON answer held no response to request ${JSON.stringify(f.id)}`;
+          this.#fail(f, new AlbedoError('ALBEDO_INVALID_RESPONSE', why, { outcome: 'unknown' }));
+        }
       } else {
         res.body.destroy();
-        this.#fail(f, new AlbedoError('ALBEDO_INVALID_RESPONSE', `${f.method}: the server answered with Content-Type ${JSON.stringify(type || '(none)')}, neither application/json nor text/event-stream`, { outcome: 'unknown' }));
+        const why = `${f.method}: the server answered with Content-Type ${JSON.stringify(type || '(none)')}, neither application/json nor text/event-stream`;
+        this.#fail(f, new AlbedoError('ALBEDO_INVALID_RESPONSE', why, { outcome: 'unknown' }));
       }
     } catch (err) {
       if (f.dropped) return;
@@ -261,7 +272,8 @@ export class HttpLink {
 
   #streamError(f: InFlight, err: unknown): AlbedoError {
     if (AlbedoError.is(err)) return err;
-    return new AlbedoError('ALBEDO_STREAM_BROKEN', `${f.method}: the response stream broke before the response arrived (${describeNetError(err)}); the outcome is unknown`, { outcome: 'unknown' });
+    const why = `${f.method}: the response stream broke before the response arrived (${describeNetError(err)}); the outcome is unknown`;
+    return new AlbedoError('ALBEDO_STREAM_BROKEN', why, { outcome: 'unknown' });
   }
 
   async #onErrorStatus(f: InFlight, res: Dispatcher.ResponseData): Promise<void> {
@@ -275,7 +287,8 @@ export class HttpLink {
     this.lastHttpError = { status, body: text };
     // A legacy session the server forgot: whatever the body says, the request did not run there.
     if (status === 404 && this.#sessionId) {
-      const err = new AlbedoError('ALBEDO_SESSION_EXPIRED', `${f.method}: the server no longer knows session ${this.#sessionId} (HTTP 404); the request did not run, and the next request connects again`, { outcome: 'not_run', data: { status } });
+      const why = `${f.method}: the server no longer knows session ${this.#sessionId} (HTTP 404); the request did not run, and the next request connects again`;
+      const err = new AlbedoError('ALBEDO_SESSION_EXPIRED', why, { outcome: 'not_run', data: { status } });
       this.#fail(f, err);
       this.#shutdown(err);
       return;
@@ -296,7 +309,8 @@ export class HttpLink {
     }
     const excerpt = excerptOf(text);
     const outcome = status >= 500 ? 'unknown' : 'not_run';
-    this.#fail(f, new AlbedoError('ALBEDO_HTTP_ERROR', `${f.method}: the server answered HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`, { outcome, data: { status, body: excerpt } }));
+    const why = `${f.method}: the server answered HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`;
+    this.#fail(f, new AlbedoError('ALBEDO_HTTP_ERROR', why, { outcome, data: { status, body: excerpt } }));
   }
 
   #fail(f: InFlight, err: AlbedoError): void {
@@ -311,7 +325,8 @@ export class HttpLink {
     try {
       value = JSON.parse(text);
     } catch {
-      throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `the server's JSON answer is not valid JSON: ${JSON.stringify(text.slice(0, 120))}`, { outcome: 'unknown' });
+      const why = `the server's JSON answer is not valid JSON: ${JSON.stringify(text.slice(0, 120))}`;
+      throw new AlbedoError('ALBEDO_INVALID_RESPONSE', why, { outcome: 'unknown' });
     }
     // A 2025-03-26 server may answer with a batch.
     for (const m of Array.isArray(value) ? value : [value]) this.#deliver(m, text);
@@ -340,13 +355,16 @@ export class HttpLink {
     const request = { renewed: false };
     for (let attempt = 0; ; attempt++) {
       const authed = await this.#authHeaders('POST');
-      res = await undiciRequest(this.url, { method: 'POST', headers: { ...this.#headers(message), ...authed?.headers }, body: JSON.stringify(message), dispatcher: this.#agent, signal: AbortSignal.timeout(this.server.startupTimeoutMs) });
+      const headers = { ...this.#headers(message), ...authed?.headers };
+      const signal = AbortSignal.timeout(this.server.startupTimeoutMs);
+      res = await undiciRequest(this.url, { method: 'POST', headers, body: JSON.stringify(message), dispatcher: this.#agent, signal });
       if (!(await this.#authRetry(res, authed?.token, attempt, request))) break;
     }
     const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const excerpt = excerptOf(text);
-      throw new AlbedoError('ALBEDO_HTTP_ERROR', `the server refused ${method} with HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ''}`, { outcome: 'not_run', data: { status: res.statusCode, body: excerpt } });
+      const why = `the server refused ${method} with HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ''}`;
+      throw new AlbedoError('ALBEDO_HTTP_ERROR', why, { outcome: 'not_run', data: { status: res.statusCode, body: excerpt } });
     }
   }
 
@@ -362,13 +380,15 @@ export class HttpLink {
       const request = { renewed: false };
       for (let attempt = 0; ; attempt++) {
         const authed = await this.#authHeaders('POST');
-        res = await undiciRequest(this.url, { method: 'POST', headers: { ...this.#headers(message), ...authed?.headers }, body, dispatcher: this.#agent, signal: ac.signal });
+        const headers = { ...this.#headers(message), ...authed?.headers };
+        res = await undiciRequest(this.url, { method: 'POST', headers, body, dispatcher: this.#agent, signal: ac.signal });
         if (!(await this.#authRetry(res, authed?.token, attempt, request))) break;
       }
       const what = typeof message.method === 'string' ? message.method : `the response to request ${JSON.stringify(message.id)}`;
       if (res.statusCode === 404 && this.#sessionId) {
         res.body.destroy();
-        this.#shutdown(new AlbedoError('ALBEDO_SESSION_EXPIRED', `the server no longer knows session ${this.#sessionId} (HTTP 404); the next request connects again`, { outcome: 'not_run' }));
+        const why = `the server no longer knows session ${this.#sessionId} (HTTP 404); the next request connects again`;
+        this.#shutdown(new AlbedoError('ALBEDO_SESSION_EXPIRED', why, { outcome: 'not_run' }));
         return;
       }
       if (res.statusCode < 200 || res.statusCode >= 300) {
@@ -436,7 +456,8 @@ export class HttpLink {
     if (sid && this.#era === 'legacy') {
       try {
         const authed = await this.#authHeaders('DELETE').catch(() => undefined);
-        const res = await undiciRequest(this.url, { method: 'DELETE', headers: { ...this.#headers(NO_BODY), ...authed?.headers }, dispatcher: this.#agent, signal: AbortSignal.timeout(2_000) });
+        const headers = { ...this.#headers(NO_BODY), ...authed?.headers };
+        const res = await undiciRequest(this.url, { method: 'DELETE', headers, dispatcher: this.#agent, signal: AbortSignal.timeout(2_000) });
         await res.body.dump();
       } catch {
         // The server may be gone already; a 405 means it does not let clients end sessions.
@@ -471,12 +492,3 @@ type AuthHeaders = { headers: Record<string, string>; token: string | undefined 
 
 /** Stands for "no body" in header building (GET, DELETE). */
 const NO_BODY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
-
-function valueAt(args: Record<string, unknown>, path: string[]): unknown {
-  let v: unknown = args;
-  for (const k of path) {
-    if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
-    v = (v as Record<string, unknown>)[k];
-  }
-  return v;
-}

@@ -65,3 +65,13 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/** The value at `path` inside a tool call's arguments; undefined where a step is missing or not a plain object. */
+export function valueAt(args: Record<string, unknown>, path: string[]): unknown {
+  let v: unknown = args;
+  for (const k of path) {
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}

@@ -169,17 +169,25 @@ export class RpcPeer {
         cleanup();
         if (this.#link.withdraw?.(id) === true) {
           // Never written: the server cannot have run it, and there is nothing to cancel.
-          reject(new AlbedoError(err.code, `${err.message} (it was never sent: the server is not reading its input)`, { outcome: 'not_run', data: err.data, cause: err.cause }));
+          const why = `${err.message} (it was never sent: the server is not reading its input)`;
+          reject(new AlbedoError(err.code, why, { outcome: 'not_run', data: err.data, cause: err.cause }));
           return;
         }
-        if (opts.cancelOnTimeout !== false && this.#link.cancelRequest?.(id) !== true) this.notify('notifications/cancelled', { requestId: id, reason: err.message });
+        if (opts.cancelOnTimeout !== false && this.#link.cancelRequest?.(id) !== true) {
+          this.notify('notifications/cancelled', { requestId: id, reason: err.message });
+        }
         this.#link.forget?.(id);
         reject(err);
       };
-      const onAbort = (): void => giveUp(new AlbedoError('ALBEDO_TIMEOUT', `${method} was cancelled by the caller`, { outcome: 'unknown', cause: opts.signal?.reason }));
+      const onAbort = (): void =>
+        giveUp(new AlbedoError('ALBEDO_TIMEOUT', `${method} was cancelled by the caller`, { outcome: 'unknown', cause: opts.signal?.reason }));
       // A long-lived request (subscriptions/listen) passes Infinity: no timer at all.
       const timer = Number.isFinite(opts.timeoutMs)
-        ? setTimeout(() => giveUp(new AlbedoError('ALBEDO_TIMEOUT', `${method} got no answer within ${opts.timeoutMs} ms; it was cancelled and its outcome is unknown`, { outcome: 'unknown', data: { method, timeoutMs: opts.timeoutMs } })), opts.timeoutMs)
+        ? setTimeout(() => giveUp(new AlbedoError(
+            'ALBEDO_TIMEOUT',
+            `${method} got no answer within ${opts.timeoutMs} ms; it was cancelled and its outcome is unknown`,
+            { outcome: 'unknown', data: { method, timeoutMs: opts.timeoutMs } },
+          )), opts.timeoutMs)
         : undefined;
       const cleanup = (): void => {
         clearTimeout(timer);
@@ -195,7 +203,8 @@ export class RpcPeer {
       } catch (err) {
         this.#pending.delete(id);
         cleanup();
-        reject(AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_CONNECTION_CLOSED', `cannot send ${method}: ${(err as Error).message}`, { outcome: 'not_run' }));
+        const why = `cannot send ${method}: ${(err as Error).message}`;
+        reject(AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_CONNECTION_CLOSED', why, { outcome: 'not_run' }));
       }
     });
   }
@@ -250,7 +259,8 @@ export class RpcPeer {
 
 /** A server's JSON-RPC error as an AlbedoError; the server's code and data stay in `data`. */
 export function serverError(method: string, e: JsonRpcErrorObject): AlbedoError {
-  return new AlbedoError('ALBEDO_SERVER_ERROR', `${method} failed on the server: ${e.message} (${e.code})`, { data: { code: e.code, message: e.message, data: e.data } });
+  const why = `${method} failed on the server: ${e.message} (${e.code})`;
+  return new AlbedoError('ALBEDO_SERVER_ERROR', why, { data: { code: e.code, message: e.message, data: e.data } });
 }
 
 export function wireCodeOf(err: unknown): number | undefined {

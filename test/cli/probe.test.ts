@@ -82,7 +82,11 @@ t.test('probe failures: one clear line on stderr, non-zero exit', async (t) => {
 
 t.test('kill -9 of the probe leaves no process behind', async (t) => {
   const tag = newTag();
-  const child = spawn(NODE, [BIN, 'probe', ...tagged(tag), '--call', 'sleep', '--args', '{"ms":60000}', '--', NODE, fixture('bad-server.ts'), 'grandchild'], { stdio: 'ignore' });
+  const child = spawn(
+    NODE,
+    [BIN, 'probe', ...tagged(tag), '--call', 'sleep', '--args', '{"ms":60000}', '--', NODE, fixture('bad-server.ts'), 'grandchild'],
+    { stdio: 'ignore' },
+  );
   await until(() => taggedPids(tag).length >= 2, 20_000, 'server and grandchild to start');
   await new Promise((r) => setTimeout(r, 300));
   child.kill('SIGKILL');
@@ -92,7 +96,11 @@ t.test('kill -9 of the probe leaves no process behind', async (t) => {
 
 t.test('Ctrl-C in a real terminal stops the probe and reaps the server', async (t) => {
   const tag = newTag();
-  const term = pty.spawn(NODE, [BIN, 'probe', ...tagged(tag), '--call', 'sleep', '--args', '{"ms":60000}', '--', NODE, fixture('sdk1-server.ts')], { cols: 120, rows: 30, cwd: ROOT, env: process.env as Record<string, string> });
+  const term = pty.spawn(
+    NODE,
+    [BIN, 'probe', ...tagged(tag), '--call', 'sleep', '--args', '{"ms":60000}', '--', NODE, fixture('sdk1-server.ts')],
+    { cols: 120, rows: 30, cwd: ROOT, env: process.env as Record<string, string> },
+  );
   let screen = '';
   term.onData((d) => { screen += d; });
   const exit = new Promise<number>((resolve) => term.onExit((e) => resolve(e.exitCode)));
@@ -157,7 +165,10 @@ async function everythingOverHttp(t: { teardown(fn: () => unknown): void }, tag:
       s.close(() => resolve(p));
     });
   });
-  const child = spawn(NODE, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port), ALBEDO_TEST_TAG: `${tag}-server` }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(NODE, [EVERYTHING, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port), ALBEDO_TEST_TAG: `${tag}-server` },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   t.teardown(() => { child.kill('SIGKILL'); });
   let err = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });

@@ -98,7 +98,8 @@ for (const era of ['modern', 'legacy'] as const) {
     const { c } = await setup(t, era, 'huge');
     const e = await rejection(c.callTool('echo', { text: 'x' }));
     t.equal(e.code, 'ALBEDO_FRAME_TOO_LARGE');
-    t.equal((await c.callTool('echo', { text: 'still fine' }).catch((err) => err)).code ?? 'ok', 'ALBEDO_FRAME_TOO_LARGE', 'every call to the tool meets the same cap');
+    t.equal((await c.callTool('echo', { text: 'still fine' }).catch((err) => err)).code ?? 'ok', 'ALBEDO_FRAME_TOO_LARGE',
+      'every call to the tool meets the same cap');
   });
 }
 

@@ -21,8 +21,10 @@ t.test('official SDK 2.x dual-era server over HTTP: modern, full catalogue, call
   t.match((await c.getPrompt('greet', { name: 'Ada' })).messages[0], { content: { text: 'Hello, Ada!' } });
   // The server checks Mcp-Param-Region against the body (after base64 decoding): a mismatch would be -32020.
   t.equal((await c.callTool('regional', { region: 'eu-west1', query: 'q' })).content[0].text, 'eu-west1: q');
-  t.equal((await c.callTool('regional', { region: ' Zürich 世界 ', query: 'q' })).content[0].text, ' Zürich 世界 : q', 'non-ASCII and edge spaces go base64');
-  t.equal((await c.callTool('regional', { region: '=?base64?x?=', query: 'q' })).content[0].text, '=?base64?x?=: q', 'a value that looks like the sentinel is encoded too');
+  t.equal((await c.callTool('regional', { region: ' Zürich 世界 ', query: 'q' })).content[0].text, ' Zürich 世界 : q',
+    'non-ASCII and edge spaces go base64');
+  t.equal((await c.callTool('regional', { region: '=?base64?x?=', query: 'q' })).content[0].text, '=?base64?x?=: q',
+    'a value that looks like the sentinel is encoded too');
   t.equal((await c.callTool('echo', { text: 'ünïcödé name' })).content[0].text, 'ünïcödé name');
 });
 
@@ -56,7 +58,8 @@ t.test('official SDK 1.x server over HTTP: legacy, SSE resumption with Last-Even
   t.same(c.info.serverInfo, { name: 'albedo-fixture-sdk1', version: '1.0.0' });
   t.equal((await c.callTool('echo', { text: 'old' })).content[0].text, 'old');
   const posts = srv.log.filter((l) => l.http === 'POST');
-  t.ok(posts.length >= 3 && posts.slice(2).every((l) => typeof l.session === 'string' && l.version === '2025-11-25'), 'session id and version on every request after initialize');
+  t.ok(posts.length >= 3 && posts.slice(2).every((l) => typeof l.session === 'string' && l.version === '2025-11-25'),
+    'session id and version on every request after initialize');
   // The server closes the tool's SSE stream and answers later: the client resumes it.
   t.equal((await c.callTool('poll', { ms: 300 })).content[0].text, 'answered after 300 ms');
   t.ok(srv.log.some((l) => l.http === 'GET' && typeof l.lastEventId === 'string'), 'a GET with Last-Event-ID resumed the stream');
@@ -190,7 +193,9 @@ t.test('modern: list changes arrive on the held subscriptions/listen and refresh
   const a = await albedoFor(t, tag);
   const c = await a.connect({ url: srv.url });
   t.notOk(c.catalogue.tools.some((x) => x.name === 'late_tool'));
-  const changed = new Promise<string[]>((resolve) => c.on('catalogue', (cat) => { if (cat.tools.some((x) => x.name === 'late_tool')) resolve(cat.tools.map((x) => x.name)); }));
+  const changed = new Promise<string[]>((resolve) => c.on('catalogue', (cat) => {
+    if (cat.tools.some((x) => x.name === 'late_tool')) resolve(cat.tools.map((x) => x.name));
+  }));
   t.equal((await c.callTool('add_tool')).content[0].text, 'added');
   t.ok((await changed).includes('late_tool'), 'the new tool appeared through the listen stream');
   t.equal((await c.callTool('late_tool')).content[0].text, 'late');
