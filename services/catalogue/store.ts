@@ -1,0 +1,108 @@
+/**
+ * Saved catalogues (seed 000 "Saved catalogues"): the LMDB table
+ * `mcp_catalogues` in `$ALBEDO_HOME/store`, one row per server name, holding
+ * the fingerprint of the configuration and credentials it was discovered
+ * under. A row is used only for the current fingerprint: a changed config
+ * or secret means the server is dialled during preparation again. LMDB is
+ * safe from several threads and processes at once; values are msgpackr.
+ */
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Catalogue, Implementation, ServerCapabilities } from '../../protocol/mcp.ts';
+import type { Era } from '../../protocol/versions.ts';
+
+/** Bumped when the row's shape changes; rows of another version are ignored (dialled afresh). */
+const ROW_VERSION = 1;
+
+export interface SavedCatalogue {
+  server: string;
+  fingerprint: string;
+  era: Era;
+  protocolVersion: string;
+  serverInfo: Implementation | null;
+  capabilities: ServerCapabilities;
+  instructions: string | null;
+  catalogue: Catalogue;
+  /** Epoch ms of the discovery it holds. */
+  savedAt: number;
+}
+
+interface Row extends SavedCatalogue {
+  v: number;
+}
+
+const roots = new Map<string, RootDatabase>();
+
+function table(path: string): Database<Row, string> {
+  let root = roots.get(path);
+  if (!root) {
+    root = open({ path, compression: false, maxDbs: 16 });
+    roots.set(path, root);
+  }
+  return root.openDB<Row, string>({ name: 'mcp_catalogues', compression: true });
+}
+
+/** A row as stored, or undefined when it is missing or not of this version's shape. */
+function checked(row: unknown): SavedCatalogue | undefined {
+  const r = row as Row | undefined;
+  if (!r || r.v !== ROW_VERSION || typeof r.fingerprint !== 'string' || typeof r.server !== 'string') return undefined;
+  const c = r.catalogue;
+  if (!c || ![c.tools, c.resources, c.resourceTemplates, c.prompts].every(Array.isArray)) return undefined;
+  const { v: _v, ...saved } = r;
+  return saved;
+}
+
+export class CatalogueStore {
+  #db: Database<Row, string>;
+
+  /** `path` is the LMDB environment (`$ALBEDO_HOME/store`). */
+  constructor(path: string) {
+    this.#db = table(path);
+  }
+
+  /** The saved row of `server`, whatever its fingerprint. */
+  get(server: string): SavedCatalogue | undefined {
+    return checked(this.#db.get(server));
+  }
+
+  /** The saved row of `server` when it was discovered under `fingerprint`; else undefined. */
+  current(server: string, fingerprint: string): SavedCatalogue | undefined {
+    const row = this.get(server);
+    return row && row.fingerprint === fingerprint ? row : undefined;
+  }
+
+  /**
+   * Saves a discovery. Resolves true when the row changed, false when the
+   * same catalogue was already saved under the same fingerprint (nothing is
+   * written then: a background discovery that matches changes nothing).
+   */
+  async put(row: SavedCatalogue): Promise<boolean> {
+    const cur = this.get(row.server);
+    if (cur && cur.fingerprint === row.fingerprint && sameDiscovery(cur, row)) return false;
+    await this.#db.put(row.server, { ...row, v: ROW_VERSION });
+    return true;
+  }
+
+  async remove(server: string): Promise<void> {
+    await this.#db.remove(server);
+  }
+
+  /** Every saved server name. */
+  servers(): string[] {
+    return [...this.#db.getKeys()] as string[];
+  }
+}
+
+/** Two discoveries of one server are the same when everything the model could see is. */
+export function sameDiscovery(a: SavedCatalogue, b: SavedCatalogue): boolean {
+  return a.era === b.era && a.protocolVersion === b.protocolVersion && a.instructions === b.instructions
+    && JSON.stringify(a.serverInfo) === JSON.stringify(b.serverInfo)
+    && JSON.stringify(a.capabilities) === JSON.stringify(b.capabilities)
+    && JSON.stringify(a.catalogue) === JSON.stringify(b.catalogue);
+}
+
+/** Closes every environment this module opened (a worker's stop). */
+export async function closeCatalogueStores(): Promise<void> {
+  const all = [...roots.values()];
+  roots.clear();
+  await Promise.all(all.map((r) => r.close()));
+}
