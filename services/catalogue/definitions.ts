@@ -1,0 +1,200 @@
+/**
+ * Model-facing tool definitions from saved catalogues (HOST.md "Names and
+ * schemas"): one definition per tool the server's filters allow, one
+ * read_resource per server with resources or templates, one get_prompt per
+ * server with prompts, each with a routing entry from its name back to the
+ * raw (server, operation). Every input schema — the server's and our own —
+ * goes through the profile's normaliser; a schema it refuses leaves that
+ * definition out with a warning, never sent broken. Pure functions, no I/O.
+ */
+import { AlbedoError } from '../../protocol/errors.ts';
+import type { Catalogue, Tool } from '../../protocol/mcp.ts';
+import type { Identity, LeftOut, ModelTool, Normalise, RouteEntry, ToolFilters } from '../../protocol/catalogue.ts';
+import { assignNames, identityKey, type Digest } from './names.ts';
+import { boundText, label, promptsDescription, resourcesDescription } from './definitions-text.ts';
+
+/** Prompt names become an enum of get_prompt's `name` when there are at most this many, none longer than MAX_ENUM_NAME. */
+export const MAX_PROMPT_ENUM = 100;
+const MAX_ENUM_NAME = 256;
+
+/** One server's saved catalogue and the tool filters of its config. */
+export interface ServerCatalogue {
+  server: string;
+  catalogue: Catalogue;
+  filters?: ToolFilters;
+}
+
+export interface DefinitionOptions {
+  /** The schema normaliser (services/catalogue/schema/). */
+  normalise: Normalise;
+  /** The provider profile handed to the normaliser; `portable` when absent. */
+  profile?: string;
+  /** The digest behind the names (tests force collisions with it); sha-256 when absent. */
+  digest?: Digest;
+}
+
+export interface Definitions {
+  /** What the model is given, in catalogue order: per server its tools, then read_resource, then get_prompt. */
+  tools: ModelTool[];
+  /** Advertised name → where a call goes. Exactly the names in `tools`. */
+  routes: Map<string, RouteEntry>;
+  /** One line per thing left out (naming the server and the tool) and per filter entry that matched nothing. */
+  warnings: string[];
+  /** The same left-out items, structured (for the session's server states and the MCP context text). */
+  leftOut: LeftOut[];
+  /** What the normaliser changed, one line per note, prefixed with the server and tool. */
+  notes: string[];
+}
+
+/** The server's tools its filters allow: `enabledTools` as an allow-list when given, minus `disabledTools`; exact names. */
+export function filterTools(tools: readonly Tool[], filters: ToolFilters = {}): Tool[] {
+  const allow = filters.enabledTools ? new Set(filters.enabledTools) : null;
+  const deny = new Set(filters.disabledTools ?? []);
+  return tools.filter((t) => (allow === null || allow.has(t.name)) && !deny.has(t.name));
+}
+
+/** The identities a server's catalogue advertises under its filters (before schemas are normalised). */
+export function identitiesOf(entry: ServerCatalogue): Identity[] {
+  const { server, catalogue } = entry;
+  const ids: Identity[] = filterTools(catalogue.tools, entry.filters).map((t) => ({ server, kind: 'tool', tool: t.name }));
+  if (catalogue.resources.length || catalogue.resourceTemplates.length) ids.push({ server, kind: 'read_resource' });
+  if (catalogue.prompts.length) ids.push({ server, kind: 'get_prompt' });
+  return ids;
+}
+
+const frameOf = (server: string, tool?: string): string =>
+  tool === undefined ? `[server ${label(server)}] ` : `[server ${label(server)}, tool ${label(tool, 128)}] `;
+
+/** get_prompt's input schema: `name` (an enum when small enough) and `arguments` (strings by name). */
+function promptSchema(catalogue: Catalogue): Record<string, unknown> {
+  const names = [...new Set(catalogue.prompts.map((p) => p.name))];
+  const name = names.length <= MAX_PROMPT_ENUM && names.every((n) => n.length <= MAX_ENUM_NAME)
+    ? { type: 'string', description: 'The prompt to get.', enum: names }
+    : { type: 'string', description: 'The prompt to get: one of the names listed in the tool description.' };
+  return {
+    type: 'object',
+    properties: {
+      name,
+      arguments: { type: 'object', description: "The prompt's arguments, by name; every value is a string.", additionalProperties: { type: 'string' } },
+    },
+    required: ['name'],
+  };
+}
+
+const RESOURCE_SCHEMA = {
+  type: 'object',
+  properties: {
+    uri: { type: 'string', description: 'The URI of the resource to read: one listed in the tool description, or one made from a listed URI template.' },
+  },
+  required: ['uri'],
+} as const;
+
+/** Builds one server's definitions, with names from `nameFor`. */
+function build(entry: ServerCatalogue, opts: DefinitionOptions, nameFor: (id: Identity) => string, out: Definitions): void {
+  const { server, catalogue } = entry;
+  const profile = opts.profile ?? 'portable';
+  const add = (id: Identity, description: string, schema: unknown): void => {
+    const operation = id.kind === 'tool' ? id.tool : id.kind;
+    const r = opts.normalise(schema, profile);
+    const what = id.kind === 'tool' ? `tool ${label(id.tool, 128)}` : id.kind;
+    if (!r.ok) {
+      out.leftOut.push({ server, operation, kind: id.kind, reason: 'schema_refused', detail: r.reason });
+      out.warnings.push(`server ${label(server)}: ${what} left out: its input schema cannot be used with the ${profile} profile (${r.reason})`);
+      return;
+    }
+    const name = nameFor(id);
+    if (out.routes.has(name)) throw new AlbedoError('ALBEDO_INTERNAL', `two identities were given the name ${name}`);
+    out.routes.set(name, id);
+    out.tools.push({ name, description: boundText(description), inputSchema: r.schema });
+    for (const note of r.notes) out.notes.push(`server ${label(server)}: ${what}: ${note}`);
+  };
+
+  const offered = new Set(catalogue.tools.map((t) => t.name));
+  for (const [field, list] of [['enabledTools', entry.filters?.enabledTools], ['disabledTools', entry.filters?.disabledTools]] as const) {
+    for (const n of list ?? []) {
+      if (!offered.has(n)) out.warnings.push(`server ${label(server)}: ${field} names ${label(n, 128)}, which the server does not offer`);
+    }
+  }
+  const seen = new Set<string>();
+  for (const tool of filterTools(catalogue.tools, entry.filters)) {
+    if (seen.has(tool.name)) {
+      // A server that lists one name twice: the first is the tool, as calls by name can reach only one.
+      out.leftOut.push({ server, operation: tool.name, kind: 'tool', reason: 'duplicate', detail: 'listed more than once' });
+      out.warnings.push(`server ${label(server)}: tool ${label(tool.name, 128)} is listed more than once; the first is advertised`);
+      continue;
+    }
+    seen.add(tool.name);
+    const text = tool.title && tool.description && tool.title !== tool.description
+      ? `${tool.title} — ${tool.description}`
+      : (tool.description ?? tool.title ?? '');
+    add({ server, kind: 'tool', tool: tool.name }, frameOf(server, tool.name) + text, tool.inputSchema);
+  }
+  if (catalogue.resources.length || catalogue.resourceTemplates.length) {
+    add({ server, kind: 'read_resource' }, resourcesDescription(frameOf(server), catalogue.resources, catalogue.resourceTemplates), RESOURCE_SCHEMA);
+  }
+  if (catalogue.prompts.length) {
+    add({ server, kind: 'get_prompt' }, promptsDescription(frameOf(server), catalogue.prompts), promptSchema(catalogue));
+  }
+}
+
+const empty = (): Definitions => ({ tools: [], routes: new Map(), warnings: [], leftOut: [], notes: [] });
+
+/**
+ * Definitions for all servers of one session at once. Names are assigned
+ * over every server's identities (assignNames), so they are unique in the
+ * session; each is the identity's own name (independent of the others)
+ * unless a hash collision forced a rehash. Server names must be distinct.
+ */
+export function catalogueDefinitions(entries: readonly ServerCatalogue[], opts: DefinitionOptions): Definitions {
+  const servers = new Set<string>();
+  for (const e of entries) {
+    if (servers.has(e.server)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the server ${label(e.server)} appears twice`, { outcome: 'not_run' });
+    servers.add(e.server);
+  }
+  const names = assignNames(entries.flatMap(identitiesOf), { digest: opts.digest });
+  const out = empty();
+  for (const e of entries) build(e, opts, (id) => names.get(identityKey(id))!, out);
+  return out;
+}
+
+/** Definitions for one server alone: catalogueDefinitions of a one-server session. */
+export function serverDefinitions(entry: ServerCatalogue, opts: DefinitionOptions): Definitions {
+  return catalogueDefinitions([entry], opts);
+}
+
+/** What a call name resolved to: the advertised name and where it goes. */
+export interface ResolvedCall {
+  name: string;
+  route: RouteEntry;
+}
+
+/**
+ * Resolves what a caller named: an advertised name (looked up in `routes`,
+ * never split), or `server/tool` with the raw names. The latter splits at
+ * the first `/` whose left side is a configured server (`servers`); tool
+ * names may contain `/` and `_`, and when server names themselves contain
+ * `/` (`host/path`) the splits are tried left to right and the first that
+ * names a routed tool wins. Only tools resolve this way (`server/read_resource`
+ * is the tool of that name, if the server has one). O(routes) for the
+ * `server/tool` form. Throws ALBEDO_NOT_FOUND (`not_run`); its `data` is
+ * `{ name }`, plus `{ server, tool }` of the first split that named a
+ * configured server, so the caller can say why that server has no such tool
+ * (left out, needs a sign-in, filtered).
+ */
+export function resolveCall(routes: ReadonlyMap<string, RouteEntry>, name: string, servers: Iterable<string>): ResolvedCall {
+  const route = routes.get(name);
+  if (route) return { name, route };
+  const configured = servers instanceof Set ? (servers as ReadonlySet<string>) : new Set(servers);
+  let first: { server: string; tool: string } | undefined;
+  for (let i = name.indexOf('/'); i >= 0; i = name.indexOf('/', i + 1)) {
+    const server = name.slice(0, i);
+    if (!configured.has(server)) continue;
+    const tool = name.slice(i + 1);
+    first ??= { server, tool };
+    for (const [advertised, r] of routes) {
+      if (r.kind === 'tool' && r.server === server && r.tool === tool) return { name: advertised, route: r };
+    }
+  }
+  const what = first ? `server ${label(first.server)} has no advertised tool ${label(first.tool, 128)}` : `no advertised tool is named ${label(name, 128)}`;
+  throw new AlbedoError('ALBEDO_NOT_FOUND', what, { outcome: 'not_run', data: { name, ...first } });
+}
