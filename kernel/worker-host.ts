@@ -5,7 +5,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
-import { serializeError, deserializeError, AlbedoError } from '../protocol/errors.ts';
+import { serializeError, deserializeError, AlbedoError, type SerializedError } from '../protocol/errors.ts';
+import { depthOf, MAX_ENVELOPE_DEPTH } from '../protocol/bounds.ts';
 import type { FromWorker, ToWorker, WorkerBoot } from '../protocol/services/envelope.ts';
 import type { CallContext, ServiceContext, ServiceDefinition } from './service.ts';
 
@@ -13,6 +14,32 @@ const boot = workerData as WorkerBoot;
 const port = parentPort!;
 const inc = boot.inc;
 const post = (m: FromWorker): void => port.postMessage(m);
+
+/**
+ * Whether a value can cross to the kernel's thread. Structured clone
+ * recurses: a value nested a few thousand levels deep (server data, in a
+ * result or an error) is silently dropped on the way, deeper still it
+ * throws. Such a value never leaves this worker.
+ */
+const crosses = (value: unknown): boolean => depthOf(value, MAX_ENVELOPE_DEPTH) <= MAX_ENVELOPE_DEPTH;
+const tooDeep = (what: string): AlbedoError =>
+  new AlbedoError('ALBEDO_INVALID_RESPONSE', `${what} nests deeper than ${MAX_ENVELOPE_DEPTH} levels and cannot cross threads`, { outcome: 'unknown' });
+
+/** Posts a reply; one that cannot cross (too deep, or the clone fails) becomes a small error reply instead. */
+function reply(id: number, ok: boolean, value: unknown, error?: SerializedError): void {
+  let m: FromWorker = ok ? { kind: 'reply', id, inc, ok: true, value } : { kind: 'reply', id, inc, ok: false, error };
+  if (!crosses(ok ? value : error)) {
+    // An error's data is ours to drop; its code and message still say what happened.
+    m = ok || !error
+      ? { kind: 'reply', id, inc, ok: false, error: serializeError(tooDeep('the result')) }
+      : { kind: 'reply', id, inc, ok: false, error: { name: 'AlbedoError', code: error.code, message: error.message, outcome: error.outcome } };
+  }
+  try {
+    post(m);
+  } catch (err) {
+    post({ kind: 'reply', id, inc, ok: false, error: serializeError(new AlbedoError('ALBEDO_INTERNAL', `the reply could not cross threads: ${describe(err)}`, { outcome: 'unknown' })) });
+  }
+}
 
 // A defect in the service (a throw nobody caught, a rejection nobody handled)
 // must not pass silently: tell the kernel what it was, so `service/lost`
@@ -41,25 +68,48 @@ const base: ServiceContext = {
   incarnation: inc,
   options: boot.options,
   emit(name, payload) {
-    post({ kind: 'event', inc, name, payload });
+    // An event that cannot cross is dropped: events are news, and a defect here must not fail the caller.
+    if (!crosses(payload)) return;
+    try {
+      post({ kind: 'event', inc, name, payload });
+    } catch {
+      // as above
+    }
   },
   call(service, method, params, opts = {}) {
     const { signal } = opts;
     const aborted = (): AlbedoError =>
       new AlbedoError('ALBEDO_DEADLINE', `${service} ${method} was aborted by the caller`, { outcome: 'unknown', cause: signal?.reason });
     if (signal?.aborted) return Promise.reject(aborted());
+    if (!crosses(params)) return Promise.reject(tooDeep(`the params of ${service} ${method}`));
     const id = nextOutbound++;
-    const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+    const timeoutMs = opts.timeoutMs ?? 30_000;
+    const deadline = Date.now() + timeoutMs;
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         if (!outbound.delete(id)) return;
         post({ kind: 'outbound-cancel', id, inc });
         reject(aborted());
       };
-      const done = (): void => signal?.removeEventListener('abort', onAbort);
+      // The kernel answers by the deadline; this timer is the backstop if its answer never comes.
+      const timer = setTimeout(() => {
+        if (!outbound.delete(id)) return;
+        done();
+        reject(new AlbedoError('ALBEDO_DEADLINE', `${service} ${method} did not answer within ${timeoutMs} ms`, { outcome: 'unknown' }));
+      }, timeoutMs + 1_000);
+      timer.unref();
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      try {
+        post({ kind: 'outbound', id, inc, service, method, params, deadline });
+      } catch (err) {
+        done();
+        return reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', `${service} ${method}: its params could not cross threads: ${describe(err)}`, { outcome: 'not_run' }));
+      }
       outbound.set(id, { resolve: (v) => { done(); resolve(v); }, reject: (e) => { done(); reject(e); } });
       signal?.addEventListener('abort', onAbort, { once: true });
-      post({ kind: 'outbound', id, inc, service, method, params, deadline });
     });
   },
 };
@@ -77,9 +127,9 @@ async function runCall(id: number, method: string, params: unknown, deadline: nu
     if (typeof handler !== 'function') throw new AlbedoError('ALBEDO_NOT_FOUND', `service ${boot.service} has no method ${method}`, { outcome: 'not_run' });
     const ctx: CallContext = { ...base, signal: ac.signal, deadline };
     const value = await handler(params, ctx);
-    if (running.has(id)) post({ kind: 'reply', id, inc, ok: true, value });
+    if (running.has(id)) reply(id, true, value);
   } catch (err) {
-    if (running.has(id)) post({ kind: 'reply', id, inc, ok: false, error: serializeError(err) });
+    if (running.has(id)) reply(id, false, undefined, serializeError(err));
   } finally {
     running.delete(id);
   }

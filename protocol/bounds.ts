@@ -40,3 +40,23 @@ export function depthOf(value: unknown, limit = MAX_DEPTH): number {
   }
   return max;
 }
+
+/** Nesting any value may have to cross a thread boundary (structured clone recurses, and past a few thousand levels drops or throws). */
+export const MAX_ENVELOPE_DEPTH = 256;
+
+/**
+ * A copy of `value` whose objects nest at most `limit` levels; anything
+ * deeper is replaced by the string "[nested too deep]". For server data
+ * carried in our errors (a JSON-RPC error's `data`), which is shown, never
+ * trusted. Recursion is bounded by `limit`.
+ */
+export function pruned(value: unknown, limit = 32): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (limit <= 0) return '[nested too deep]';
+  if (Array.isArray(value)) return value.map((v) => pruned(v, limit - 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    Object.defineProperty(out, k, { value: pruned(v, limit - 1), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}

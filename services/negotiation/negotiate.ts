@@ -188,7 +188,9 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
   });
 }
 
-function refused(serverVersions: string[]): AlbedoError {
+function refused(named: string[]): AlbedoError {
+  // The server's list is its data: a few short entries are enough to say what it speaks.
+  const serverVersions = named.slice(0, 20).map((v) => String(v).slice(0, 40));
   const ours = [...MODERN_VERSIONS, ...LEGACY_ACCEPTED];
   const why = `no protocol version in common: the server supports ${serverVersions.join(', ') || '(none)'}; Albedo supports ${ours.join(', ')}`;
   return new AlbedoError('ALBEDO_ERA_REFUSED', why, { outcome: 'not_run', data: { server: serverVersions, albedo: ours } });

@@ -15,7 +15,6 @@ import {
 import { describeZodError, type ResolvedServer } from '../../protocol/config.ts';
 import { MAX_DEPTH, depthOf } from '../../protocol/bounds.ts';
 import type { ClientOp, ConnectionInfo, OpenResult, TransportEvents } from '../../protocol/services/transport.ts';
-import { headerParamsOf, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
 import { INPUT_METHODS } from '../../protocol/client-input.ts';
 import { negotiate, negotiateHttp } from '../negotiation/negotiate.ts';
 import type { EraCache } from '../negotiation/era-cache.ts';
@@ -26,6 +25,7 @@ import { LinkAuth } from '../oauth/link-auth.ts';
 import { listAll, discoverAll, listsFor, checkTotal, type Lister, type ListBytes } from './discovery.ts';
 import { requestWithInput } from './input-rounds.ts';
 import { WarnLimiter } from './warn-limiter.ts';
+import { ToolHeaders } from './tool-headers.ts';
 import { holdListen, listenFilter } from './listen.ts';
 import type { z } from 'zod';
 
@@ -37,6 +37,8 @@ const LIST_FOR_NOTIFICATION: ReadonlyMap<string, ListMethod[]> = new Map([
   ['notifications/resources/list_changed', ['resources/list', 'resources/templates/list']],
   ['notifications/prompts/list_changed', ['prompts/list']],
 ]);
+/** Rediscoveries of one connection start at least this far apart. */
+const REDISCOVER_GAP_MS = 1_000;
 /** How long a legacy HTTP dial waits for its GET stream to be answered. */
 const GET_STREAM_WAIT_MS = 2_000;
 
@@ -79,7 +81,7 @@ export class Connection {
   #clientInfo: Implementation;
   #client: ClientSide;
   /** Modern HTTP: each tool's Mcp-Param-* headers, from its x-mcp-header annotations. */
-  #headerParams = new Map<string, HeaderParam[]>();
+  #toolHeaders = new ToolHeaders();
   /** The JSON-RPC id of the held subscriptions/listen, which a server's notifications/cancelled may name. */
   #listenId: number | undefined;
   #cache: EraCache | null;
@@ -89,6 +91,7 @@ export class Connection {
   #catalogue: Catalogue = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   #sizes: ListBytes = {};
   #rediscovering: Promise<void> | undefined;
+  #lastRediscovery = 0;
   #again = new Set<ListMethod>();
   #closed = false;
   #reaping = new Set<Promise<void>>();
@@ -123,6 +126,9 @@ export class Connection {
     const discovering = discoverAll(this.#lister(live), listsFor(live.info), deadline, warnings, signal);
     this.#initial = discovering.then(() => undefined, () => undefined);
     const { catalogue, sizes } = await discovering;
+    if (depthOf(live.info, MAX_DEPTH) > MAX_DEPTH) {
+      throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${this.name}: its capabilities or server info nest deeper than ${MAX_DEPTH} levels`, { outcome: 'unknown' });
+    }
     this.#catalogue = catalogue;
     this.#sizes = sizes;
     if (live.info.era === 'modern') this.#listen(live);
@@ -178,8 +184,11 @@ export class Connection {
         onMessage: this.#guard(self, getPeer, (m: unknown, raw: string) => getPeer().receiveMessage(m, raw)),
         onRequestFailed: this.#guard(self, getPeer, (id, err) => getPeer().fail(id, err)),
         onClose: this.#guard(self, getPeer, (err: AlbedoError | null) => this.#onLinkClosed(link, getPeer(), err)),
-        onWarn: this.#guard(self, getPeer, (message: string) => this.#warn(message)),
-        headerParams: (name) => this.#headerParams.get(name),
+        onWarn: this.#guard(self, getPeer, (message: string) => {
+          const note = this.#warnings.admit(message);
+          if (note) this.#warn(note);
+        }),
+        headerParams: (name) => this.#toolHeaders.of(name),
       }, this.#auth());
       return link;
     }
@@ -331,27 +340,10 @@ export class Connection {
     };
   }
 
-  /**
-   * Modern HTTP: a tool whose x-mcp-header annotations break the spec's rules
-   * is left out, with a warning naming it and why; the others get their
-   * Mcp-Param-* header lists.
-   */
+  /** Modern HTTP: tools are filtered by their x-mcp-header annotations (tool-headers.ts). */
   #acceptTools(live: Live, tools: unknown[], warnings: string[]): unknown[] {
     if (!(live.link instanceof HttpLink) || live.info.era !== 'modern') return tools;
-    return tools.filter((t) => {
-      const tool = t as { name: string; inputSchema?: unknown };
-      const r = headerParamsOf(tool.inputSchema);
-      if (!r.ok) {
-        const message = `left out tool ${JSON.stringify(tool.name)}: ${r.reason}`;
-        warnings.push(message);
-        if (this.#live) this.#warn(message);
-        this.#headerParams.delete(tool.name);
-        return false;
-      }
-      if (r.params.length) this.#headerParams.set(tool.name, r.params);
-      else this.#headerParams.delete(tool.name);
-      return true;
-    });
+    return this.#toolHeaders.accept(tools, warnings, this.#live ? (m) => this.#warn(m) : undefined);
   }
 
   /** A modern server whose lists can change gets one held subscriptions/listen (listen.ts). */
@@ -387,6 +379,11 @@ export class Connection {
   async #rediscoverLoop(): Promise<void> {
     await this.#initial;
     while (this.#again.size && !this.#closed) {
+      // A server that announces a change with every answer must not keep us listing in a loop.
+      const wait = this.#lastRediscovery + REDISCOVER_GAP_MS - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait).unref());
+      if (this.#closed) return;
+      this.#lastRediscovery = Date.now();
       const todo = [...this.#again];
       this.#again.clear();
       const live = this.#live;
@@ -415,8 +412,16 @@ export class Connection {
     }
   }
 
-  /** Runs one operation, dialling again first when the server dropped. */
+  /** Runs one operation, dialling again first when the server dropped. Results pass the depth bound. */
   async request(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+    const result = await this.#operate(op, timeoutMs, signal);
+    if (depthOf(result, MAX_DEPTH + 2) > MAX_DEPTH + 2) {
+      throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${op.method} returned a result nested deeper than ${MAX_DEPTH} levels`, { outcome: 'unknown' });
+    }
+    return result;
+  }
+
+  async #operate(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
     const live = await this.#dial();
     switch (op.method) {
       case 'tools/list':

@@ -117,7 +117,7 @@ export async function holdGetStream(host: LegacyHost, g: { ac: AbortController; 
         const status = res.statusCode;
         await res.body.dump().catch(() => {});
         if (status === 404 && host.sessionId) {
-          const why = `the server no longer knows session ${host.sessionId} (HTTP 404); the next request connects again`;
+          const why = `the server no longer knows our session (HTTP 404); the next request connects again`;
           host.shutdown(new AlbedoError('ALBEDO_SESSION_EXPIRED', why, { outcome: 'not_run' }));
           return;
         }

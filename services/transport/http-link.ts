@@ -25,13 +25,14 @@ import { encodeHeaderValue, nameHeaderFor, type HeaderParam } from '../../protoc
 import { authChallenge } from '../../protocol/oauth.ts';
 import type { LinkAuth } from '../oauth/link-auth.ts';
 import { headerOf, contentType, readCapped, excerptOf, describeNetError, valueAt } from './http-util.ts';
-import { readSse, newStreamState, type StreamState } from './sse-reader.ts';
+import { readSse, newStreamState, MAX_BATCH, type StreamState } from './sse-reader.ts';
 import { resumeResponse, holdGetStream, type LegacyHost } from './http-legacy.ts';
 
 /** An error body is read only this far, for the message. */
 const ERROR_BODY_BYTES = 64 * 1024;
 /** A notification's or a response's POST gets this long to be accepted (a slowloris answer must not hold a socket forever). */
 const BACKGROUND_POST_MS = 30_000;
+const MAX_BACKGROUND_POSTS = 64; // in flight per connection
 
 export type HttpEra = 'modern' | 'legacy';
 
@@ -287,7 +288,7 @@ export class HttpLink {
     this.lastHttpError = { status, body: text };
     // A legacy session the server forgot: whatever the body says, the request did not run there.
     if (status === 404 && this.#sessionId) {
-      const why = `${f.method}: the server no longer knows session ${this.#sessionId} (HTTP 404); the request did not run, and the next request connects again`;
+      const why = `${f.method}: the server no longer knows our session (HTTP 404); the request did not run, and the next request connects again`;
       const err = new AlbedoError('ALBEDO_SESSION_EXPIRED', why, { outcome: 'not_run', data: { status } });
       this.#fail(f, err);
       this.#shutdown(err);
@@ -329,7 +330,7 @@ export class HttpLink {
       throw new AlbedoError('ALBEDO_INVALID_RESPONSE', why, { outcome: 'unknown' });
     }
     // A 2025-03-26 server may answer with a batch.
-    for (const m of Array.isArray(value) ? value : [value]) this.#deliver(m, text);
+    for (const m of Array.isArray(value) ? value.slice(0, MAX_BATCH) : [value]) this.#deliver(m, text);
   }
 
   #deliver(message: unknown, raw: string): void {
@@ -370,6 +371,11 @@ export class HttpLink {
 
   /** Notifications and responses to the server's requests: a POST expecting 202. */
   async #postOther(message: Record<string, unknown>, body: string): Promise<void> {
+    if (this.#background.size >= MAX_BACKGROUND_POSTS) {
+      // A server that makes us answer faster than it accepts answers gets no more (each holds a socket).
+      this.#events.onWarn(`more than ${MAX_BACKGROUND_POSTS} notifications or responses were waiting for the server; one was dropped`);
+      return;
+    }
     const ac = new AbortController();
     this.#background.add(ac);
     let timedOut = false;
@@ -387,7 +393,7 @@ export class HttpLink {
       const what = typeof message.method === 'string' ? message.method : `the response to request ${JSON.stringify(message.id)}`;
       if (res.statusCode === 404 && this.#sessionId) {
         res.body.destroy();
-        const why = `the server no longer knows session ${this.#sessionId} (HTTP 404); the next request connects again`;
+        const why = `the server no longer knows our session (HTTP 404); the next request connects again`;
         this.#shutdown(new AlbedoError('ALBEDO_SESSION_EXPIRED', why, { outcome: 'not_run' }));
         return;
       }

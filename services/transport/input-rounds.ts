@@ -11,6 +11,7 @@ import { describeZodError } from '../../protocol/config.ts';
 import { resultTypeOf } from '../../protocol/mcp.ts';
 import { INPUT_METHODS, MRTR_METHODS, MAX_INPUT_ROUNDS, inputRequestsSchema } from '../../protocol/client-input.ts';
 import { wireCodeOf } from './rpc-peer.ts';
+import { pruned } from '../../protocol/bounds.ts';
 
 export interface InputRoundsContext {
   /** Sends one request (era params added) and resolves with its raw result. */
@@ -20,6 +21,9 @@ export interface InputRoundsContext {
   /** Runs the embedder's handler for one input request; `signal` aborts when the request is given up. */
   ask(method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
 }
+
+/** One input_required round may ask for at most this many inputs. */
+const MAX_INPUT_REQUESTS = 64;
 
 const inputRequired = (message: string, data: unknown): AlbedoError =>
   new AlbedoError('ALBEDO_INPUT_REQUIRED', message, { outcome: 'not_run', data });
@@ -48,13 +52,19 @@ export async function requestWithInput(
     if (kind === 'complete') return result;
     if (kind !== 'input_required') throw invalid(`${method} returned an unknown resultType ${JSON.stringify(kind)}`);
     if (!MRTR_METHODS.has(method)) throw invalid(`${method} returned resultType input_required, which only tools/call, prompts/get and resources/read may`);
-    const parsed = inputRequestsSchema.safeParse(result.inputRequests ?? {});
+    const raw = result.inputRequests ?? {};
+    // zod's record drops a `__proto__` key: refuse it rather than answer a map with a hole in it.
+    if (raw && typeof raw === 'object' && Object.hasOwn(raw, '__proto__')) throw invalid(`${method} returned inputRequests with a key named __proto__`);
+    if (raw && typeof raw === 'object' && Object.keys(raw).length > MAX_INPUT_REQUESTS) {
+      throw invalid(`${method} asked for ${Object.keys(raw).length} inputs at once (at most ${MAX_INPUT_REQUESTS})`);
+    }
+    const parsed = inputRequestsSchema.safeParse(raw);
     if (!parsed.success) throw invalid(`${method} returned malformed inputRequests: ${describeZodError(parsed.error)}`);
     const requests = Object.entries(parsed.data);
     const undeclared = requests.filter(([, r]) => !(INPUT_METHODS[r.method]! in c.capabilities));
     if (undeclared.length) {
-      const list = undeclared.map(([k, r]) => `${k}: ${r.method}`).join(', ');
-      throw inputRequired(`${method} needs input (${list}) that this client has no handler for`, { inputRequests: result.inputRequests });
+      const list = undeclared.slice(0, 10).map(([k, r]) => `${k.slice(0, 100)}: ${r.method}`).join(', ') + (undeclared.length > 10 ? ', …' : '');
+      throw inputRequired(`${method} needs input (${list}) that this client has no handler for`, { inputRequests: pruned(result.inputRequests, 8) });
     }
     if (round + 1 >= MAX_INPUT_ROUNDS) throw inputRequired(`${method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; gave up`, undefined);
     const answers = await Promise.all(requests.map(async ([key, r]) =>

@@ -6,6 +6,7 @@
  */
 import { classify, ErrorCode, type JsonRpcRequest, type JsonRpcNotification, type RequestId, type JsonRpcErrorObject } from '../../protocol/jsonrpc.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
+import { pruned } from '../../protocol/bounds.ts';
 
 export interface PeerLink {
   send(message: unknown): void;
@@ -55,6 +56,9 @@ export interface PeerHandlers {
   /** A line that is not a JSON-RPC message, or a response nobody waits for. */
   onJunk(what: string, line: string): void;
 }
+
+/** How many of the server's own requests are served at once; more are dropped with a warning. */
+export const MAX_SERVING = 64;
 
 /** The length of the text each result arrived in, for bounding catalogues without serialising them again. */
 const wireSizes = new WeakMap<object, number>();
@@ -127,12 +131,29 @@ export class RpcPeer {
         }
         this.#handlers.onNotification(c.message);
         return;
-      case 'invalid':
+      case 'invalid': {
+        // A response to a pending request that is malformed (a string or an array for `result`):
+        // fail that request now rather than let it wait for its timeout (or, for a listen, forever).
+        const id = (value as { id?: unknown } | null)?.id;
+        const isResponse = value !== null && typeof value === 'object' && !('method' in (value as object));
+        const p = isResponse && (typeof id === 'string' || typeof id === 'number') ? this.#pending.get(id) : undefined;
+        if (p) {
+          this.#pending.delete(id as RequestId);
+          p.cleanup();
+          p.reject(new AlbedoError('ALBEDO_INVALID_RESPONSE', `${p.method}: the server's response is malformed (${c.reason})`, { outcome: 'unknown' }));
+          return;
+        }
         this.#handlers.onJunk(c.reason, line);
+      }
     }
   }
 
   async #answer(req: JsonRpcRequest): Promise<void> {
+    if (this.#serving.size >= MAX_SERVING && !this.#serving.has(req.id)) {
+      // A storm of requests would pin a handler call (and its params) each: past the bound they are not served.
+      this.#handlers.onJunk(`more than ${MAX_SERVING} of its requests at once; this one was dropped`, `${req.method} ${JSON.stringify(req.id)}`);
+      return;
+    }
     let reply: unknown;
     const ac = new AbortController();
     // A server reusing the id of a request still being answered: the older one is cancelled.
@@ -259,8 +280,10 @@ export class RpcPeer {
 
 /** A server's JSON-RPC error as an AlbedoError; the server's code and data stay in `data`. */
 export function serverError(method: string, e: JsonRpcErrorObject): AlbedoError {
-  const why = `${method} failed on the server: ${e.message} (${e.code})`;
-  return new AlbedoError('ALBEDO_SERVER_ERROR', why, { data: { code: e.code, message: e.message, data: e.data } });
+  // The server's text and data are shown, never trusted: bounded in length and depth (deep data could not cross threads).
+  const message = e.message.length > 4096 ? `${e.message.slice(0, 4096)}…` : e.message;
+  const why = `${method} failed on the server: ${message.slice(0, 1000)} (${e.code})`;
+  return new AlbedoError('ALBEDO_SERVER_ERROR', why, { data: { code: e.code, message, data: pruned(e.data) } });
 }
 
 export function wireCodeOf(err: unknown): number | undefined {

@@ -55,7 +55,10 @@ export default defineService({
       const conn = new Connection(p.id, p.server, clientInfo, cache, (name, payload) => ctx.emit(name, payload), client, p.name);
       connections.set(p.id, conn);
       try {
-        return await conn.open(call.signal);
+        const opened = await conn.open(call.signal);
+        // The caller gave up meanwhile: nobody will own this connection, so it must not stay open.
+        if (call.signal.aborted) throw new AlbedoError('ALBEDO_DEADLINE', `connection ${p.id} opened after its caller gave up`, { outcome: 'unknown' });
+        return opened;
       } catch (err) {
         connections.delete(p.id);
         void conn.close();

@@ -16,6 +16,9 @@ export interface StreamState {
   sawEvent: boolean;
 }
 
+/** The most messages one JSON-RPC batch may carry; the rest are dropped with a warning. */
+export const MAX_BATCH = 100;
+
 export const newStreamState = (): StreamState => ({ lastEventId: undefined, retryMs: undefined, sawEvent: false });
 
 export interface SseSink {
@@ -53,7 +56,11 @@ export async function readSse(body: Body, state: StreamState, signal: AbortSigna
         sink.warn(`ignored an SSE event that is not JSON: ${JSON.stringify(e.data.slice(0, 120))}`);
         return;
       }
-      if (Array.isArray(value)) for (const m of value) sink.deliver(m, e.data);
+      if (Array.isArray(value)) {
+        // Batches are 2025-03-26's; a batch of thousands is a flood, not a conversation.
+        if (value.length > MAX_BATCH) sink.warn(`an SSE event carried a batch of ${value.length} messages; only the first ${MAX_BATCH} were read`);
+        for (const m of value.slice(0, MAX_BATCH)) sink.deliver(m, e.data);
+      }
       else sink.deliver(value, e.data);
     },
     onRetry: (ms: number) => {

@@ -191,3 +191,74 @@ t.test('prototype-key methods on an SSE stream are ignored; the call is answered
   await until(() => warnings.length > 0, 10_000, 'a warning');
   await h.settle(t, c);
 });
+
+t.test("a server error whose data nests 20,000 levels is the server's error, pruned; the worker survives", async (t) => {
+  const h = await harness(t);
+  for (const levels of [20_000, 5_000]) {
+    const { c } = await h.open(`err-deep:${levels}`);
+    const e = await rejection(c.callTool('echo', { text: 'x' }, { timeoutMs: 10_000 }));
+    t.equal(e.code, 'ALBEDO_SERVER_ERROR', `${levels} levels: the server's error, at once (not a deadline)`);
+    t.equal((e.data as { code: number }).code, -32000);
+    await c.close();
+  }
+  await h.settle(t);
+});
+
+t.test('capabilities nested 20,000 levels fail the open and leave no connection behind', async (t) => {
+  const h = await harness(t);
+  const e = await rejection(h.open('caps-deep'));
+  t.equal(e.code, 'ALBEDO_INVALID_RESPONSE');
+  const stats = await h.a.kernel.call('transport', 'worker/stats', {}, { key: h.ok.id });
+  t.equal(stats.connections, 1, 'only the healthy connection is held by the worker');
+  await h.settle(t);
+});
+
+t.test('server requests: deep params never reach the handler, a storm is served 64 at a time', async (t) => {
+  const tag = newTag();
+  let calls = 0;
+  const a = await albedoFor(t, tag, { transportWorkers: 1, handlers: { elicitation: () => { calls++; return new Promise(() => {}); } } });
+  const lost: string[] = [];
+  a.kernel.on('kernel', 'service/lost', (e) => lost.push(e.reason));
+  const deep = await a.connect(server(tag, hostile, ['elicit-deep']));
+  t.equal(((await deep.callTool('echo', { text: 'deep' })).content[0] as unknown as { text: string }).text, 'deep');
+  const storm = await a.connect(server(tag, hostile, ['elicit-storm']));
+  t.equal(((await storm.callTool('echo', { text: 'storm' })).content[0] as unknown as { text: string }).text, 'storm');
+  await storm.ping();
+  t.equal(calls <= 64, true, `the handler ran ${calls} times for 5,100 requests (at most 64 at once)`);
+  const heap = (await a.kernel.call('transport', 'worker/stats', { gc: true }, { key: storm.id })).heapUsed;
+  t.ok(heap < 200 * 1024 * 1024, `the worker's heap stayed bounded (${(heap / 1e6).toFixed(1)} MB)`);
+  t.same(lost, []);
+});
+
+t.test('a response whose result is a string fails its request at once', async (t) => {
+  const h = await harness(t);
+  const { c } = await h.open('result-string');
+  const e = await rejection(c.callTool('echo', { text: 'x' }, { timeoutMs: 60_000 }));
+  t.equal(e.code, 'ALBEDO_INVALID_RESPONSE', 'not a timeout');
+  await h.settle(t, c);
+});
+
+t.test('a server that announces a change with every list is not listed in a loop', async (t) => {
+  const h = await harness(t);
+  const { c } = await h.open('list-loop');
+  await new Promise((r) => setTimeout(r, 3_000));
+  const lists = Number(((await c.callTool('echo', { text: 'x' })).content[0] as unknown as { text: string }).text);
+  t.ok(lists >= 2 && lists <= 8, `${lists} tools/list in about 3 s (one a second at most, plus the first)`);
+  await h.settle(t, c);
+});
+
+t.test('SSE floods: 50,000 non-JSON events warn a few times; a 100,000-message batch is cut', async (t) => {
+  const h = await harness(t);
+  for (const fault of ['nonjson-flood', 'batch-flood']) {
+    const srv = await httpFixture(t, newTag(), hostileHttp, ['--fault', fault]);
+    const c = await h.a.connect({ url: srv.url }, { name: fault });
+    const warnings: string[] = [];
+    c.on('warning', (m) => warnings.push(m));
+    t.equal(((await c.callTool('echo', { text: fault })).content[0] as unknown as { text: string }).text, fault);
+    await c.ping();
+    t.ok(warnings.length >= 1 && warnings.length <= 4, `${fault}: ${warnings.length} warnings`);
+    await c.close();
+    await srv.stop();
+  }
+  await h.settle(t);
+});
