@@ -8,6 +8,7 @@
  */
 import { AlbedoError } from '../protocol/errors.ts';
 import type { ServiceMethods, ServiceEvents, ServiceName } from '../protocol/services/maps.ts';
+import type { LostCause } from '../protocol/services/envelope.ts';
 import { Slot, type RestartPolicy, type Pending } from './slot.ts';
 
 export interface ServiceSpec {
@@ -49,6 +50,8 @@ export interface LifecycleEvent {
   incarnation: number;
   keys: string[];
   reason: string;
+  /** For `service/lost` (and `service/failed`): why, as a stable word. */
+  cause?: LostCause;
 }
 
 type Listener = (payload: any) => void;
@@ -120,8 +123,9 @@ export class Kernel {
       // The slot posts the reply to the incarnation that asked, and aborts `signal` if that worker cancels or is lost.
       onOutbound: (_s, m, signal) =>
         this.call(m.service as ServiceName, m.method as never, m.params as never, { timeoutMs: Math.max(0, m.deadline - Date.now()), signal }),
-      onLifecycle: (s, what, reason) => {
+      onLifecycle: (s, what, reason, cause) => {
         const ev: LifecycleEvent = { service: spec.name, instance: s.opts.instance, incarnation: s.incarnation, keys: [...s.keys], reason };
+        if (cause) ev.cause = cause;
         this.#emit(`kernel:service/${what}`, ev);
       },
     });

@@ -8,7 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { AlbedoError, deserializeError, serializeError, type SerializedError } from '../protocol/errors.ts';
-import type { FromWorker, ToWorker, WorkerBoot } from '../protocol/services/envelope.ts';
+import type { FromWorker, ToWorker, WorkerBoot, LostCause } from '../protocol/services/envelope.ts';
 
 const HOST = fileURLToPath(new URL('./worker-host.ts', import.meta.url));
 
@@ -41,7 +41,7 @@ export interface SlotOptions {
   onEvent(slot: Slot, name: string, payload: unknown): void;
   /** Routes a worker's call to another service; `signal` aborts when the worker cancels it or is lost. */
   onOutbound(slot: Slot, m: Extract<FromWorker, { kind: 'outbound' }>, signal: AbortSignal): Promise<unknown>;
-  onLifecycle(slot: Slot, what: 'lost' | 'restarted' | 'failed', reason: string): void;
+  onLifecycle(slot: Slot, what: 'lost' | 'restarted' | 'failed', reason: string, cause?: LostCause): void;
 }
 
 export interface Pending {
@@ -75,6 +75,7 @@ export class Slot {
   #lastPong = 0;
   #pingSeq = 0;
   #lastError = '';
+  #lastCause: LostCause = 'exit';
   #stopping: Promise<void> | undefined;
 
   constructor(opts: SlotOptions) {
@@ -104,13 +105,17 @@ export class Slot {
     this.#worker = w;
     const inc = this.incarnation;
     this.#lastError = '';
+    this.#lastCause = 'exit';
     w.on('message', (m: FromWorker) => {
       if (m.inc !== this.incarnation || w !== this.#worker) return; // stale incarnation: dropped
       this.#onMessage(m);
     });
     w.on('error', (err) => {
       // A `fatal` envelope said it better already.
-      if (w === this.#worker && !this.#lastError) this.#lastError = err?.message ?? String(err);
+      if (w === this.#worker && !this.#lastError) {
+        this.#lastError = err?.message ?? String(err);
+        this.#lastCause = 'error';
+      }
     });
     w.on('exit', (code) => {
       if (w !== this.#worker || inc !== this.incarnation) return;
@@ -119,6 +124,7 @@ export class Slot {
     this.#startTimer = setTimeout(() => {
       if (this.state === 'starting' && w === this.#worker) {
         this.#lastError = `did not become ready within ${this.opts.startTimeoutMs} ms`;
+        this.#lastCause = 'start_timeout';
         void w.terminate();
       }
     }, this.opts.startTimeoutMs);
@@ -141,6 +147,7 @@ export class Slot {
       }
       case 'fatal':
         this.#lastError = m.reason;
+        this.#lastCause = m.cause;
         break;
       case 'outbound':
         this.#outboundCall(m);
@@ -199,6 +206,7 @@ export class Slot {
       if (this.state !== 'ready') return;
       if (Date.now() - this.#lastPong > timeoutMs) {
         this.#lastError = `unresponsive for ${timeoutMs} ms (event loop blocked)`;
+        this.#lastCause = 'unresponsive';
         void this.#worker?.terminate();
         return;
       }
@@ -228,7 +236,7 @@ export class Slot {
     this.#abortOutbound(new AlbedoError('ALBEDO_SERVICE_LOST', `the ${service}#${instance} worker that made this call was lost (${reason})`, {
       outcome: 'unknown',
     }));
-    this.opts.onLifecycle(this, 'lost', reason);
+    this.opts.onLifecycle(this, 'lost', reason, this.#lastCause);
     const now = Date.now();
     const { intensity, periodMs } = this.opts.restart;
     this.#restarts = this.#restarts.filter((t) => now - t < periodMs);

@@ -47,17 +47,17 @@ function reply(id: number, ok: boolean, value: unknown, error?: SerializedError)
 // than one whose state the defect may have left half-changed.
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 let dying = false;
-function fatal(reason: string): void {
+function fatal(reason: string, cause: 'uncaught_exception' | 'unhandled_rejection'): void {
   if (dying) return;
   dying = true;
   try {
-    post({ kind: 'fatal', inc, reason });
+    post({ kind: 'fatal', inc, reason, cause });
   } finally {
     process.exit(1);
   }
 }
-process.on('uncaughtException', (err) => fatal(`uncaught exception: ${describe(err)}`));
-process.on('unhandledRejection', (reason) => fatal(`unhandled rejection: ${describe(reason)}`));
+process.on('uncaughtException', (err) => fatal(`uncaught exception: ${describe(err)}`, 'uncaught_exception'));
+process.on('unhandledRejection', (reason) => fatal(`unhandled rejection: ${describe(reason)}`, 'unhandled_rejection'));
 
 const running = new Map<number, AbortController>();
 const outbound = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();

@@ -72,7 +72,9 @@ export interface StopEnvelope { kind: 'stop'; inc: number }
  * worker → kernel, just before the worker exits on a defect: an uncaught
  * exception or an unhandled rejection. `reason` becomes the lost reason.
  */
-export interface FatalEnvelope { kind: 'fatal'; inc: number; reason: string }
+/** Why a worker was lost, as a stable word (the reason says it for people). */
+export type LostCause = 'uncaught_exception' | 'unhandled_rejection' | 'unresponsive' | 'start_timeout' | 'error' | 'exit';
+export interface FatalEnvelope { kind: 'fatal'; inc: number; reason: string; cause: LostCause }
 /** kernel → worker: fault injection for tests. */
 export interface FaultEnvelope { kind: 'fault'; inc: number; fault: 'crash' | 'hang' }
 

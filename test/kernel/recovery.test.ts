@@ -58,6 +58,6 @@ t.test('a cool-down retry that fails before it is ready fails the slot again at 
   t.equal(failed[0], 3, 'a crash and two failed restarts spend the restart budget');
   await until(() => failed.length === 2, 10_000, 'the retry to fail');
   t.equal(failed[1], 4, 'the retry after the cool-down is one attempt, not a new budget');
-  t.match(lost[3].reason, /start refused/, 'a start that throws is reported as the lost reason');
+  t.equal(lost[3].cause, 'uncaught_exception', 'a start that throws is a defect the lost event names');
   t.equal(k.slots('test' as never)[0].healthy, false);
 });
