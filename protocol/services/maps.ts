@@ -4,6 +4,7 @@
  */
 import type { TransportEvents, TransportMethods } from './transport.ts';
 import type { OAuthMethods } from './oauth.ts';
+import type { SettingsEvents, SettingsMethods } from './settings.ts';
 
 /** The embedder's own service, on the kernel's thread: answers servers' input requests with its handlers. */
 export interface ClientMethods {
@@ -18,17 +19,21 @@ export interface LifecyclePayload {
   incarnation: number;
   keys: string[];
   reason: string;
+  /** `service/lost`: why, as a stable word (uncaught_exception, unhandled_rejection, unresponsive, start_timeout, error, exit). */
+  cause?: string;
 }
 
 export interface ServiceMethods {
   transport: TransportMethods;
   client: ClientMethods;
   oauth: OAuthMethods;
+  settings: SettingsMethods;
 }
 export interface ServiceEvents {
   transport: TransportEvents;
   client: Record<never, never>;
   oauth: Record<never, never>;
+  settings: SettingsEvents;
   kernel: {
     /** A worker died; its in-flight calls failed with ALBEDO_SERVICE_LOST. */
     'service/lost': LifecyclePayload;

@@ -1,0 +1,292 @@
+/**
+ * The settings in force, with no worker or kernel in it (service.ts wraps
+ * it): extensions.json read and validated (a broken file keeps the previous
+ * settings and reports `settings/invalid`), watched for hand edits, resolved
+ * with fingerprints, and written — a server's entry and its typed secrets
+ * together or not at all, one write at a time.
+ *
+ * Write order: extensions.json first, then creds.json, holding the server's
+ * creds record lock across both. If the creds write fails, extensions.json
+ * is put back byte for byte. A crash between the two renames leaves the new
+ * entry beside the old secrets; an http server's secrets are bound to the
+ * URL they were saved for, so they are never sent to a new URL — that
+ * server fails to resolve (`credentials_for_other_url`) until saved again.
+ */
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { AlbedoError } from '../../protocol/errors.ts';
+import type { Settings, SettingsIssue, SettingsServer, SettingsServerInput, SecretsPatch, StoredSecrets } from '../../protocol/settings.ts';
+import type { ResolveAllResult, ResolvedSettingsServer, ServerChange, SettingsEvents, SettingsView } from '../../protocol/services/settings.ts';
+import {
+  SETTINGS_FILE, emptySettings, formatDocument, parseServerEntry, parseSettingsDocument, readSettingsFile, removeFileDurably, writeFileAtomic, type WriteHooks,
+} from './file.ts';
+import { SecretsFile, type CredsSnapshot } from './secrets.ts';
+import { problemOf, resolveSettingsServer, type ResolveEnv } from './resolve.ts';
+import { changeOf, diffKnown, knowAll, type Known } from './changes.ts';
+import { applySecretsPatch, documentWith, invalidConfig, parseSecretsPatch, sameSecrets, secretsConflicts, stableJson, summaryOf } from './writes.ts';
+import { watchDir, type DirWatch } from './watch.ts';
+
+export interface SettingsOptions {
+  /** $ALBEDO_HOME: extensions.json and creds.json live here; relative paths in entries are taken from here. */
+  home: string;
+  /** Where `{ env }` secrets are looked up (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+  onEvent?: <E extends keyof SettingsEvents>(name: E, payload: SettingsEvents[E]) => void;
+  /** Quiet time before a hand edit is read (default 100 ms). */
+  debounceMs?: number;
+  /** Fault injection for tests. */
+  hooks?: WriteHooks;
+}
+
+const CREDS_FILE = 'creds.json';
+
+export class SettingsStore {
+  readonly home: string;
+  readonly file: string;
+  readonly #opts: SettingsOptions;
+  readonly #secrets: SecretsFile;
+  #settings: Settings = emptySettings();
+  #generation = 0;
+  /** Issues of the file on disk when it is broken; null when what is in force is what is on disk. */
+  #invalid: SettingsIssue[] | null = null;
+  #everValid = false;
+  /** The bytes last taken in (null: absent): a watch event for the same bytes (our own write) changes nothing. */
+  #bytes: Buffer | null | undefined = undefined;
+  #known = new Map<string, Known>();
+  #queue: Promise<unknown> = Promise.resolve();
+  #watch: DirWatch | undefined;
+
+  constructor(opts: SettingsOptions) {
+    this.#opts = opts;
+    this.home = path.resolve(opts.home);
+    this.file = path.join(this.home, SETTINGS_FILE);
+    this.#secrets = new SecretsFile(path.join(this.home, CREDS_FILE));
+  }
+
+  /** Reads the files; with `watch`, hand edits (and creds.json changing) are picked up from then on. */
+  async open(watch = true): Promise<this> {
+    mkdirSync(this.home, { recursive: true, mode: 0o700 });
+    // Watching first: an edit made while the first read runs is read again after it.
+    if (watch) {
+      this.#watch = watchDir(this.home, [SETTINGS_FILE, CREDS_FILE], this.#opts.debounceMs ?? 100, (name) => {
+        void this.reload(name === CREDS_FILE ? 'credentials' : 'file').catch(() => {});
+      });
+    }
+    await this.reload('file');
+    return this;
+  }
+
+  close(): void {
+    this.#watch?.close();
+    this.#watch = undefined;
+  }
+
+  /** One reload or write at a time, in order. */
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  #env(creds: CredsSnapshot = this.#secrets.snapshot()): ResolveEnv {
+    return { home: this.home, credsPath: this.#secrets.path, env: this.#opts.env ?? process.env, creds };
+  }
+
+  #emit<E extends keyof SettingsEvents>(name: E, payload: SettingsEvents[E]): void {
+    try {
+      this.#opts.onEvent?.(name, payload);
+    } catch {
+      // A listener's bug must not break the settings.
+    }
+  }
+
+  /** Re-reads extensions.json (cause `file`) or re-resolves for creds.json (`credentials`); returns what is in force. */
+  reload(cause: 'file' | 'credentials' = 'file'): Promise<{ generation: number; invalid: SettingsIssue[] | null }> {
+    return this.#exclusive(async () => {
+      const read = readSettingsFile(this.file);
+      const same = this.#bytes !== undefined && (read.bytes === null ? this.#bytes === null : this.#bytes !== null && read.bytes.equals(this.#bytes));
+      if (!same) {
+        this.#bytes = read.bytes;
+        if (!read.result.ok) {
+          this.#invalid = read.result.issues;
+          this.#emit('settings/invalid', { path: this.file, issues: read.result.issues });
+        } else {
+          this.#commit(read.result.settings, 'file');
+        }
+      } else if (cause === 'credentials' && this.#everValid) {
+        this.#commit(this.#settings, 'credentials');
+      }
+      return { generation: this.#generation, invalid: this.#invalid };
+    });
+  }
+
+  /** Puts `next` in force and publishes which servers changed (entry, enabled, fingerprint or problem). */
+  #commit(next: Settings, cause: 'file' | 'write' | 'credentials'): ServerChange[] {
+    const known = knowAll(next, this.#env());
+    const changes = diffKnown(this.#known, known);
+    const prev = this.#settings;
+    const sectionsChanged = !this.#everValid || prev.retryMs !== next.retryMs || stableJson(prev.enabled) !== stableJson(next.enabled);
+    this.#settings = next;
+    this.#known = known;
+    this.#invalid = null;
+    this.#everValid = true;
+    if (changes.length || sectionsChanged) {
+      this.#generation++;
+      this.#emit('settings/changed', { generation: this.#generation, cause, servers: changes, retryMs: next.retryMs, enabled: { ...next.enabled } });
+    }
+    return changes;
+  }
+
+  /** The settings in force, with which typed secrets each server has (never a value). */
+  get(): SettingsView {
+    const creds = this.#secrets.snapshot();
+    const servers: SettingsView['servers'] = Object.create(null);
+    for (const [name, entry] of Object.entries(this.#settings.servers)) {
+      let stored: StoredSecrets | undefined;
+      try { stored = creds.secrets(name); } catch { stored = undefined; }
+      servers[name] = { ...entry, secrets: summaryOf(stored) };
+    }
+    const { retryMs, enabled } = this.#settings;
+    return { generation: this.#generation, path: this.file, servers, retryMs, enabled: { ...enabled }, invalid: this.#invalid };
+  }
+
+  #entry(name: string): SettingsServer {
+    if (!Object.hasOwn(this.#settings.servers, name)) {
+      throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, { outcome: 'not_run', data: { server: name } });
+    }
+    return this.#settings.servers[name]!;
+  }
+
+  /** One server resolved, enabled or not. */
+  resolve(name: string): ResolvedSettingsServer {
+    return resolveSettingsServer(name, this.#entry(name), this.#env());
+  }
+
+  /** Every enabled server (narrowed by include/exclude); one that fails fails the call, naming every failing server. */
+  resolveAll(p: { include?: string[]; exclude?: string[] } = {}): ResolveAllResult {
+    if (!this.#everValid) throw invalidConfig(this.#invalid ?? [], `${this.file} is not valid`);
+    for (const n of p.include ?? []) this.#entry(n);
+    const env = this.#env();
+    const servers: ResolvedSettingsServer[] = [];
+    const disabled: string[] = [];
+    const problems = [];
+    for (const [name, entry] of Object.entries(this.#settings.servers)) {
+      if ((p.include && !p.include.includes(name)) || p.exclude?.includes(name)) continue;
+      if (!entry.enabled) {
+        if (p.include) disabled.push(name);
+        continue;
+      }
+      try {
+        servers.push(resolveSettingsServer(name, entry, env));
+      } catch (err) {
+        problems.push(problemOf(err, name));
+      }
+    }
+    if (problems.length) {
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `cannot prepare: ${problems.map((x) => x.message).join('; ')}`, {
+        outcome: 'not_run',
+        data: { issues: problems },
+      });
+    }
+    return { generation: this.#generation, retryMs: this.#settings.retryMs, enabled: { ...this.#settings.enabled }, servers, disabled, invalid: this.#invalid };
+  }
+
+  /** Resolves an entry that is not saved, with its secrets as `put` would store them. Writes nothing. */
+  resolveDraft(name: string, input: SettingsServerInput, patch?: SecretsPatch): ResolvedSettingsServer {
+    const { entry, secrets } = this.#validate(name, input, patch);
+    const creds = this.#secrets.snapshot();
+    let cur: StoredSecrets | undefined;
+    try { cur = creds.secrets(name); } catch { cur = undefined; }
+    const next = this.#nextSecrets(name, entry, cur, secrets);
+    const draft: CredsSnapshot = { secrets: (n) => (n === name ? next ?? undefined : creds.secrets(n)), oauth: (n, u) => creds.oauth(n, u) };
+    return resolveSettingsServer(name, entry, this.#env(draft));
+  }
+
+  #validate(name: string, input: unknown, patch: unknown): { entry: SettingsServer; secrets: SecretsPatch | undefined } {
+    const r = parseServerEntry(name, input);
+    if (!r.ok) throw invalidConfig(r.issues);
+    return { entry: r.server, secrets: patch === undefined ? undefined : parseSecretsPatch(name, patch) };
+  }
+
+  #nextSecrets(name: string, entry: SettingsServer, cur: StoredSecrets | undefined, patch: SecretsPatch | undefined): StoredSecrets | null {
+    const next = applySecretsPatch(name, entry, cur, patch);
+    const conflicts = secretsConflicts(name, entry, next);
+    if (conflicts.length) throw invalidConfig(conflicts);
+    return next;
+  }
+
+  /** Adds or replaces server `name` with `input` (written as given) and applies the secrets patch, together or not at all. */
+  async putServer(name: string, input: SettingsServerInput, patch?: SecretsPatch): Promise<ServerChange> {
+    const { entry, secrets } = this.#validate(name, input, patch);
+    return this.#write(name, input, (cur) => this.#nextSecrets(name, entry, cur, secrets));
+  }
+
+  /** Removes server `name` and everything creds.json holds for it (its secrets and OAuth record). */
+  async removeServer(name: string): Promise<ServerChange> {
+    return this.#write(name, undefined, () => ({ entry: null }));
+  }
+
+  async #write(name: string, input: unknown, secretsFor: (cur: StoredSecrets | undefined) => StoredSecrets | null | { entry: null }): Promise<ServerChange> {
+    try {
+      return await this.#writeOnce(name, input, secretsFor);
+    } catch (err) {
+      if (AlbedoError.is(err)) throw err;
+      // A filesystem failure: both files are as they were (the temporary file removed, extensions.json put back).
+      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw new AlbedoError('ALBEDO_INTERNAL', `the settings could not be written (${why}); nothing changed`, { outcome: 'not_run', cause: err });
+    }
+  }
+
+  #writeOnce(name: string, input: unknown, secretsFor: (cur: StoredSecrets | undefined) => StoredSecrets | null | { entry: null }): Promise<ServerChange> {
+    return this.#exclusive(async () => {
+      const read = readSettingsFile(this.file);
+      if (!read.result.ok || !read.doc) throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
+      if (input === undefined && !Object.hasOwn(read.result.settings.servers, name)) {
+        throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, { outcome: 'not_run', data: { server: name } });
+      }
+      const doc = documentWith(read.doc, name, input);
+      const next = parseSettingsDocument(doc);
+      if (!next.ok) throw invalidConfig(next.issues);
+      const text = formatDocument(doc);
+      await this.#secrets.withRecord(name, async (tx) => {
+        const cur = safeCurrent(tx.current);
+        const want = secretsFor(cur);
+        writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });
+        try {
+          if ('entry' in (want ?? {}) || !sameSecrets(cur, want as StoredSecrets | null)) await tx.write(want);
+        } catch (err) {
+          this.#restore(read.bytes, err);
+          throw err;
+        }
+      }, this.#opts.hooks?.beforeCredsRename);
+      this.#bytes = Buffer.from(text);
+      const changes = this.#commit(next.settings, 'write');
+      return changes.find((c) => c.name === name) ?? this.#unchanged(name);
+    });
+  }
+
+  /** Puts extensions.json back as it was before a write whose creds half failed (`cause`). */
+  #restore(bytes: Buffer | null, cause: unknown): void {
+    try {
+      if (bytes === null) removeFileDurably(this.file);
+      else writeFileAtomic(this.file, bytes);
+    } catch (err) {
+      throw new AlbedoError('ALBEDO_INTERNAL', `the credentials could not be written (${(cause as Error).message}), and restoring ${this.file} failed too `
+        + `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it holds the new entry`, { outcome: 'not_run', cause });
+    }
+  }
+
+  #unchanged(name: string): ServerChange {
+    const k = this.#known.get(name);
+    return k ? changeOf(name, k, 'updated') : { name, change: 'removed', enabled: false, fingerprint: null };
+  }
+}
+
+/** The stored secrets, or none when the record cannot be read: a write then replaces it. */
+function safeCurrent(read: () => StoredSecrets | undefined): StoredSecrets | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The pure parts of a settings write: the new document (other sections and
+ * servers kept as they are), the typed secrets a patch makes of the stored
+ * ones, and whether they fit the entry. No I/O here.
+ */
+import { httpServerSchema, describeZodError } from '../../protocol/config.ts';
+import { AlbedoError } from '../../protocol/errors.ts';
+import {
+  secretsPatchSchema, type SecretsPatch, type SecretsSummary, type SettingsIssue, type SettingsServer, type StoredSecrets,
+} from '../../protocol/settings.ts';
+
+/** ALBEDO_INVALID_CONFIG for a list of issues; the message lists them (they never hold a value). */
+export function invalidConfig(issues: SettingsIssue[], lead = 'invalid settings'): AlbedoError {
+  const list = issues.map((i) => `${i.server === null ? '' : `${i.server}: `}${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
+  return new AlbedoError('ALBEDO_INVALID_CONFIG', `${lead}: ${list}`, { outcome: 'not_run', data: { issues } });
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
+ * A copy of the document with server `name` set to `entry` (undefined:
+ * removed). Every other key — other servers, `retryMs`, `enabled`, other
+ * extensions' sections — is kept in place; a new server goes last.
+ */
+export function documentWith(doc: Record<string, unknown>, name: string, entry: unknown): Record<string, unknown> {
+  const out = structuredClone(doc);
+  if (!isObject(out.mcp)) setOwn(out, 'mcp', {});
+  const mcp = out.mcp as Record<string, unknown>;
+  if (!isObject(mcp.servers)) setOwn(mcp, 'servers', {});
+  const servers = mcp.servers as Record<string, unknown>;
+  if (entry === undefined) delete servers[name];
+  else setOwn(servers, name, entry);
+  return out;
+}
+
+/** Validates a patch; its issues are reported under `secrets.*` of the server. */
+export function parseSecretsPatch(name: string, patch: unknown): SecretsPatch {
+  const r = secretsPatchSchema.safeParse(patch);
+  if (r.success) return r.data;
+  throw invalidConfig(r.error.issues.map((i) => ({ server: name, path: ['secrets', ...i.path.map(String)], message: i.message })));
+}
+
+/**
+ * What the stored secrets become: each patch field absent keeps the stored
+ * one, null removes it, a value replaces it (env entry by entry). Secrets
+ * of the other transport are dropped (they could not be used), and an http
+ * server's are bound to its URL. null: nothing left to store.
+ */
+export function applySecretsPatch(name: string, entry: SettingsServer, cur: StoredSecrets | undefined, patch: SecretsPatch | undefined): StoredSecrets | null {
+  const p = patch ?? {};
+  const issues: SettingsIssue[] = [];
+  const wrongType = entry.type === 'stdio' ? (['bearerToken', 'header', 'oauthClient'] as const) : (['env'] as const);
+  for (const f of wrongType) {
+    if (p[f] !== undefined && p[f] !== null) issues.push({ server: name, path: ['secrets', f], message: `not for a ${entry.type} server` });
+  }
+  if (issues.length) throw invalidConfig(issues);
+  const next: StoredSecrets = {};
+  if (entry.type === 'stdio') {
+    const env: Record<string, string> = { ...(p.env === null ? {} : cur?.env) };
+    for (const [k, v] of Object.entries(p.env ?? {})) {
+      if (v === null) delete env[k];
+      else env[k] = v;
+    }
+    if (Object.keys(env).length) next.env = env;
+  } else {
+    const pick = <K extends 'bearerToken' | 'header' | 'oauthClient'>(k: K): void => {
+      const v = p[k] === undefined ? cur?.[k] : p[k];
+      if (v !== null && v !== undefined) next[k] = v as StoredSecrets[K];
+    };
+    pick('bearerToken');
+    pick('header');
+    pick('oauthClient');
+  }
+  if (Object.keys(next).length === 0) return null;
+  if (entry.type === 'http') next.url = entry.url;
+  return next;
+}
+
+/**
+ * Whether stored secrets fit the entry, by protocol/config.ts's own rules
+ * over the merged config (placeholders stand in for every value, so no
+ * value can reach an error): one Authorization at most, not beside OAuth,
+ * no header or env name both in the file and stored, no second client id.
+ */
+export function secretsConflicts(name: string, entry: SettingsServer, s: StoredSecrets | null): SettingsIssue[] {
+  if (!s) return [];
+  const issues: SettingsIssue[] = [];
+  if (entry.type === 'stdio') {
+    for (const k of Object.keys(s.env ?? {})) {
+      if (Object.hasOwn(entry.env, k)) issues.push({ server: name, path: ['secrets', 'env', k], message: `env.${k} is already named in the entry` });
+    }
+    return issues;
+  }
+  const headers: Record<string, string> = {};
+  for (const k of Object.keys(entry.headers)) headers[k] = 'x';
+  if (s.header) {
+    if (Object.keys(headers).some((h) => h.toLowerCase() === s.header!.name.toLowerCase())) {
+      issues.push({ server: name, path: ['secrets', 'header', 'name'], message: `the header ${s.header.name} is already named in the entry` });
+    }
+    headers[s.header.name] = 'x';
+  }
+  if (s.bearerToken) {
+    if (Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) {
+      issues.push({ server: name, path: ['secrets', 'bearerToken'], message: 'give either a bearer token or an Authorization header, not both' });
+    }
+    headers.Authorization = 'x';
+  }
+  if (s.oauthClient && entry.oauth?.clientId) {
+    issues.push({ server: name, path: ['secrets', 'oauthClient'], message: 'the entry already gives oauth.clientId' });
+  }
+  const client = s.oauthClient;
+  const oauth = client
+    ? { ...(entry.oauth ?? {}), clientId: client.clientId, clientSecret: client.clientSecret ? 'x' : entry.oauth?.clientSecret }
+    : entry.oauth;
+  const r = httpServerSchema.safeParse({ type: 'http', url: entry.url, headers, bearerTokenEnvVar: entry.bearerTokenEnvVar, oauth });
+  if (!r.success && !issues.length) issues.push({ server: name, path: ['secrets'], message: `with the entry: ${describeZodError(r.error)}` });
+  return issues;
+}
+
+/** Which typed secrets are stored, never their values. */
+export function summaryOf(s: StoredSecrets | undefined): SecretsSummary {
+  return { bearerToken: !!s?.bearerToken, header: s?.header?.name ?? null, env: Object.keys(s?.env ?? {}).sort(), oauthClient: !!s?.oauthClient };
+}
+
+/** Stored secrets compared by content (the write time aside). */
+export function sameSecrets(a: StoredSecrets | null | undefined, b: StoredSecrets | null | undefined): boolean {
+  const strip = (s: StoredSecrets | null | undefined): string => (s ? stableJson({ ...s, updatedAt: undefined }) : 'null');
+  return strip(a) === strip(b);
+}
+
+/** JSON with object keys sorted: equal data, equal text, whatever the key order. */
+export function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (isObject(v)) {
+    return `{${Object.keys(v).filter((k) => v[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
