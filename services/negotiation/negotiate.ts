@@ -234,33 +234,25 @@ export interface EraHeaders {
  * `initialize` and probes afresh when that fails.
  */
 export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: NegotiateOptions): Promise<ConnectionInfo> {
-  if (opts.cached?.era === 'legacy') {
+  // The legacy handshake over HTTP: the negotiated version goes on every later request,
+  // and notifications/initialized must be accepted before any.
+  const legacy = async (detection: 'cached' | 'probe' = 'probe'): Promise<ConnectionInfo> => {
     link.setEra('legacy');
+    const info = await initialize(peer, {
+      ...opts,
+      onLegacyVersion: (v) => link.setProtocolVersion(v),
+      sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION),
+    }, opts.timeoutMs);
+    return { ...info, detection };
+  };
+  if (opts.cached?.era === 'legacy') {
     try {
-      return {
-        ...(await initialize(peer, {
-          ...opts,
-          onLegacyVersion: (v) => link.setProtocolVersion(v),
-          sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION),
-        }, opts.timeoutMs)),
-        detection: 'cached',
-      };
+      return await legacy('cached');
     } catch (err) {
       if (!legacyMeansProbe(err)) throw err;
     }
   }
   link.setEra('modern');
-  const legacy = async (): Promise<ConnectionInfo> => {
-    link.setEra('legacy');
-    return {
-      ...(await initialize(peer, {
-        ...opts,
-        onLegacyVersion: (v) => link.setProtocolVersion(v),
-        sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION),
-      }, opts.timeoutMs)),
-      detection: 'probe',
-    };
-  };
   const detection = opts.cached?.era === 'modern' ? 'cached' : 'probe';
   let raw: Record<string, unknown>;
   try {

@@ -9,19 +9,8 @@ import path from 'node:path';
 import { parseSettingsDocument, readSettingsFile } from '../../services/settings/file.ts';
 import type { SettingsIssue } from '../../protocol/settings.ts';
 import { ROOT, tempHome } from '../helpers.ts';
+import { SEED_EXAMPLE } from '../fixtures/settings-examples.ts';
 
-/** Seed 000, "Configure servers", verbatim. */
-const SEED_EXAMPLE = {
-  mcp: {
-    servers: {
-      docs: {
-        type: 'stdio', command: '/usr/local/bin/docs-mcp', args: ['--root', '/srv/docs'], cwd: '/srv/docs',
-        env: { DOCS_TOKEN: { env: 'MY_DOCS_TOKEN' } },
-      },
-      search: { type: 'http', url: 'https://mcp.example.com/mcp', bearerTokenEnvVar: 'MY_SEARCH_TOKEN', enabledTools: ['search'], callTimeoutMs: 30000 },
-    },
-  },
-};
 
 t.test('seed 000\'s example parses, with the defaults', async (t) => {
   const home = tempHome(t);

@@ -8,19 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { Kernel } from '../../kernel/kernel.ts';
 import type { SettingsChangedEvent } from '../../protocol/services/settings.ts';
 import { rejection, tempHome, until } from '../helpers.ts';
+import { SEED_EXAMPLE } from '../fixtures/settings-examples.ts';
 
-/** Seed 000, "Configure servers" (as in schema.test.ts). */
-const SEED_EXAMPLE = {
-  mcp: {
-    servers: {
-      docs: {
-        type: 'stdio', command: '/usr/local/bin/docs-mcp', args: ['--root', '/srv/docs'], cwd: '/srv/docs',
-        env: { DOCS_TOKEN: { env: 'MY_DOCS_TOKEN' } },
-      },
-      search: { type: 'http', url: 'https://mcp.example.com/mcp', bearerTokenEnvVar: 'MY_SEARCH_TOKEN', enabledTools: ['search'], callTimeoutMs: 30000 },
-    },
-  },
-};
 
 const MODULE = fileURLToPath(new URL('../../services/settings/service.ts', import.meta.url));
 
