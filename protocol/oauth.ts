@@ -164,3 +164,24 @@ export function scopeCovers(have: string | undefined, wanted: string | undefined
   const h = new Set((have ?? '').split(/\s+/).filter(Boolean));
   return (wanted ?? '').split(/\s+/).filter(Boolean).every((x) => h.has(x));
 }
+
+/** Where a server's sign-in stands. */
+export type AuthState = 'none' | 'needs_sign_in' | 'signed_in' | 'signed_out';
+
+/** What a credentials record says, for people and APIs: never a token or secret. */
+export interface AuthStatus {
+  server: string;
+  url: string;
+  state: AuthState;
+  account?: string;
+  /** ISO 8601, when the access token expires (if the server said). */
+  expires_at?: string;
+  scope?: string;
+  step_up?: string;
+  reason?: string;
+  issuer?: string;
+  client?: { id: string; kind: string; issuer: string };
+  /** `DPoP` for sender-constrained tokens. */
+  token_type?: string;
+  refreshable?: boolean;
+}

@@ -1,6 +1,6 @@
 /** The oauth service's message map. */
 import type { ResolvedAuth } from '../config.ts';
-import type { AuthStatus } from '../../services/oauth/sign-in.ts';
+import type { AuthStatus } from '../oauth.ts';
 
 export interface OAuthMethods {
   /** Runs one sign-in (or a non-interactive grant) and stores the tokens; the user is shown the URL through `client/authorize`. */

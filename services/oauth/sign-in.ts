@@ -15,24 +15,10 @@ import {
   authorizationUrl, checkCallback, discover, dpopKeyFrom, exchangeCode, newDpopKey, nonInteractiveGrant, resolveClient,
   signInFailed, wantsDpop, chooseScope, OAUTH_HTTP_TIMEOUT_MS, type FlowContext, type DpopKey, type Discovery,
 } from './flow.ts';
-import type { OAuthRecord, AuthState, ClientRecord } from './store.ts';
+import type { OAuthRecord, ClientRecord } from './store.ts';
+import type { AuthStatus } from '../../protocol/oauth.ts';
 
-export interface AuthStatus {
-  server: string;
-  url: string;
-  state: AuthState;
-  account?: string;
-  /** ISO 8601, when the access token expires (if the server said). */
-  expires_at?: string;
-  scope?: string;
-  step_up?: string;
-  reason?: string;
-  issuer?: string;
-  client?: { id: string; kind: string; issuer: string };
-  /** `DPoP` for sender-constrained tokens. */
-  token_type?: string;
-  refreshable?: boolean;
-}
+export type { AuthStatus } from '../../protocol/oauth.ts';
 
 /** What a record says, never a token or secret. */
 export function statusOf(server: string, url: string, rec: OAuthRecord | undefined): AuthStatus {

@@ -36,7 +36,8 @@ import { writeFileAtomic } from '../settings/file.ts';
 
 type JsonWebKey = webcrypto.JsonWebKey;
 
-export type AuthState = 'none' | 'needs_sign_in' | 'signed_in' | 'signed_out';
+export type { AuthState } from '../../protocol/oauth.ts';
+import type { AuthState } from '../../protocol/oauth.ts';
 
 export interface ClientRecord {
   /** The authorization server the client belongs to: used with no other issuer (SEP-2352). */
