@@ -1,0 +1,88 @@
+/**
+ * The session composer: opens sessions over the ports it is given and
+ * dispatches the transport's events (by connection id) to the connection
+ * they are about. Each session holds one transport connection per server it
+ * composes; sharing one connection between sessions is a later
+ * optimisation. A worker service wraps this with thin adapters.
+ */
+import { AlbedoError } from '../../protocol/errors.ts';
+import { describeZodError } from '../../protocol/config.ts';
+import { sessionOptionsSchema, type SessionEvent, type SessionOptions } from '../../protocol/composer.ts';
+import type { ComposerPorts, TransportEvent } from './ports.ts';
+import { Session } from './session.ts';
+import type { Upstream } from './upstream.ts';
+
+export class Composer {
+  #ports: ComposerPorts;
+  #byId = new Map<string, Upstream>();
+  #sessions = new Map<string, Session>();
+  #unsubscribe: () => void;
+  #closed = false;
+
+  constructor(ports: ComposerPorts) {
+    this.#ports = ports;
+    this.#unsubscribe = ports.transport.subscribe((e) => this.#onTransport(e));
+  }
+
+  #onTransport(e: TransportEvent): void {
+    switch (e.type) {
+      case 'dropped':
+        this.#byId.get(e.id)?.onDropped(e.error);
+        return;
+      case 'catalogue-changed':
+        this.#byId.get(e.id)?.onCatalogue(e.catalogue);
+        return;
+      case 'warned':
+        this.#byId.get(e.id)?.owner.warned(e.message, e.code);
+        return;
+      case 'lost':
+        // The actors are gone with their worker: the next call opens them again.
+        for (const id of e.ids) this.#byId.get(id)?.onDropped(e.error);
+    }
+  }
+
+  /**
+   * Opens a session: validates its options, prepares its composition and
+   * resolves once the session is ready to advertise (servers without a saved
+   * catalogue have been dialled; the others dial in the background).
+   * `listener` sees the events of the preparation too. Bad options reject
+   * with ALBEDO_INVALID_ARGUMENT, bad configuration with the settings' error.
+   */
+  async open(options: SessionOptions = {}, listener?: (event: SessionEvent) => void): Promise<Session> {
+    if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'the composer is closed', { outcome: 'not_run' });
+    const parsed = sessionOptionsSchema.safeParse(options);
+    if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `session options: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
+    const o = parsed.data;
+    const profile = o.profile ?? 'portable';
+    if (this.#ports.profiles && !this.#ports.profiles.includes(profile)) {
+      const known = this.#ports.profiles.join(', ');
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `session options: unknown profile ${JSON.stringify(profile)} (one of ${known})`, { outcome: 'not_run' });
+    }
+    const id = (this.#ports.newId ?? (() => crypto.randomUUID()))();
+    const session = new Session(this.#ports, {
+      register: (up) => this.#byId.set(up.id, up),
+      unregister: (up) => { if (this.#byId.get(up.id) === up) this.#byId.delete(up.id); },
+      closed: (s) => this.#sessions.delete(s.id),
+    }, { id, choice: { include: o.servers?.include, exclude: o.servers?.exclude }, profile, mcp: o.extensions?.mcp }, listener);
+    this.#sessions.set(id, session);
+    await session.open();
+    return session;
+  }
+
+  /** The open sessions. */
+  get sessions(): Session[] {
+    return [...this.#sessions.values()];
+  }
+
+  session(id: string): Session | undefined {
+    return this.#sessions.get(id);
+  }
+
+  /** Closes every session (reaping every server) and stops following the transport. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all(this.sessions.map((s) => s.close()));
+    this.#unsubscribe();
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * Preparing a composition (HOST.md "A session, step by step", 1–3): the
+ * settings resolve the chosen servers (bad configuration fails the whole
+ * preparation); a server with a saved catalogue for its current fingerprint
+ * is advertised at once and dialled in the background; the others are
+ * dialled now, all in parallel, and the ones that fail are left out with a
+ * warning (or wait for a sign-in). A catalogue over the size limit fails the
+ * whole preparation, as bad configuration does. A failed preparation closes
+ * every connection it opened and changes nothing else.
+ */
+import { AlbedoError } from '../../protocol/errors.ts';
+import { label } from '../catalogue/definitions-text.ts';
+import type { SavedCatalogue } from '../catalogue/store.ts';
+import { ComeBack } from './come-back.ts';
+import { Composition, ServerSlot, type PrepareWarning, type SlotHost } from './composition.ts';
+import type { ComposerPorts, ComposerServer, ResolvedServers, ServerChoice } from './ports.ts';
+import { Upstream } from './upstream.ts';
+
+export interface PrepareContext {
+  ports: ComposerPorts;
+  host: SlotHost;
+  choice: ServerChoice;
+  profile: string;
+  /** The session's own choice for the `mcp` extension (undefined: the settings' default). */
+  mcp: boolean | undefined;
+  newId: () => string;
+  /** Connections are registered with the session as they are made (its transport events find them by id). */
+  register(up: Upstream): void;
+  unregister(up: Upstream): void;
+  /** Background work the session waits for in idle() and close(). */
+  track(p: Promise<unknown>): void;
+}
+
+/** The composition of a session with MCP off, or with nothing configured. */
+export const emptyComposition = (ctx: PrepareContext, retryMs = 0): Composition =>
+  new Composition({ slots: [], retryMs, profile: ctx.profile, preparedAt: ctx.ports.clock.now(), warnings: [] });
+
+/** The entries the session's choice selects: include (each name must be configured) minus exclude. */
+export function select(resolved: ResolvedServers, choice: ServerChoice): { servers: ComposerServer[]; disabled: string[] } {
+  const names = new Set<string>();
+  for (const s of resolved.servers) {
+    if (names.has(s.name)) {
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `the server ${label(s.name)} is configured twice`, { outcome: 'not_run', data: { server: s.name } });
+    }
+    names.add(s.name);
+  }
+  const disabled = resolved.disabled ?? [];
+  const include = choice.include ? new Set(choice.include) : null;
+  const exclude = new Set(choice.exclude ?? []);
+  for (const n of include ?? []) {
+    if (!names.has(n) && !disabled.includes(n)) {
+      const message = `the session includes ${label(n)}, which is not a configured server`;
+      throw new AlbedoError('ALBEDO_NOT_FOUND', message, { outcome: 'not_run', data: { server: n } });
+    }
+  }
+  const chosen = (n: string): boolean => (include === null || include.has(n)) && !exclude.has(n);
+  return { servers: resolved.servers.filter((s) => chosen(s.name)), disabled: disabled.filter(chosen) };
+}
+
+/** A switched-off server's slot entry: it has no connection and is never dialled, so its transport form is inert. */
+function disabledEntry(name: string): ComposerServer {
+  const server = { type: 'stdio' as const, command: '', args: [], cwd: '', env: {}, startupTimeoutMs: 0, callTimeoutMs: 0, fingerprint: '' };
+  return { name, fingerprint: '', server, filters: {}, isolate: false, startupTimeoutMs: 0, callTimeoutMs: 0 };
+}
+
+/** The previous slot whose connection a new one can take over: same server, same fingerprint, advertised or ready. */
+function reusable(previous: Composition | null, entry: ComposerServer): ServerSlot | undefined {
+  const old = previous?.slot(entry.name);
+  if (!old?.upstream || old.upstream.state === 'closed') return undefined;
+  if (old.entry.fingerprint !== entry.fingerprint || old.entry.isolate !== entry.isolate) return undefined;
+  return old.state === 'ready' || old.state === 'advertised' ? old : undefined;
+}
+
+async function savedFor(ctx: PrepareContext, entry: ComposerServer, warnings: PrepareWarning[]): Promise<SavedCatalogue | undefined> {
+  try {
+    return await ctx.ports.catalogues.current(entry.name, entry.fingerprint);
+  } catch (err) {
+    // An unreadable store costs the saved catalogue, not the session: the server is dialled now instead.
+    const message = `server ${label(entry.name)}: its saved catalogue could not be read (${(err as Error).message}); dialling it now`;
+    warnings.push({ server: entry.name, message });
+    return undefined;
+  }
+}
+
+/**
+ * Prepares a composition. With `previous` (a reload), a server whose
+ * fingerprint did not change keeps its connection: the new slot takes it
+ * over at the swap, so nothing of the previous composition changes unless
+ * the swap happens.
+ */
+export async function prepare(ctx: PrepareContext, previous: Composition | null): Promise<Composition> {
+  if (ctx.mcp === false) return emptyComposition(ctx);
+  const resolved = await ctx.ports.settings.servers(ctx.choice);
+  if (resolved.mcpEnabled === false && ctx.mcp !== true) return emptyComposition(ctx, resolved.retryMs);
+  const { servers, disabled } = select(resolved, ctx.choice);
+  const live = previous === null;
+  const warnings: PrepareWarning[] = [];
+  const created: Upstream[] = [];
+  const slots: ServerSlot[] = [];
+  const dials: ServerSlot[] = [];
+  try {
+    for (const entry of servers) {
+      const slot = new ServerSlot(entry, ctx.host, resolved.retryMs, live);
+      slots.push(slot);
+      const old = reusable(previous, entry);
+      if (old) {
+        slot.adopt = old;
+        continue;
+      }
+      const up = new Upstream(ctx.newId(), entry, ctx.ports.transport, slot);
+      ctx.register(up);
+      created.push(up);
+      slot.upstream = up;
+      const saved = await savedFor(ctx, entry, warnings);
+      if (saved) {
+        slot.latest = saved;
+        slot.setState('advertised');
+        // Advertised at once; the dial runs in the background and tells the slot how it went.
+        ctx.track(up.dial().catch(() => {}));
+      } else {
+        slot.setState('starting');
+        dials.push(slot);
+      }
+    }
+    for (const name of disabled) {
+      const slot = new ServerSlot(disabledEntry(name), ctx.host, resolved.retryMs, live);
+      slot.setState('disabled');
+      slots.push(slot);
+    }
+    const failures = await Promise.all(dials.map((s) => s.upstream!.dial().then(() => null, (err: AlbedoError) => err)));
+    const tooLarge = failures.find((e) => e?.code === 'ALBEDO_CATALOGUE_TOO_LARGE');
+    if (tooLarge) throw tooLarge;
+    const preparedAt = ctx.ports.clock.now();
+    dials.forEach((slot, i) => {
+      const err = failures[i];
+      if (!err) return;
+      slot.leaveOut(err);
+      const message = err.code === 'ALBEDO_NEEDS_SIGN_IN'
+        ? `server ${label(slot.name)} needs the user to sign in; it is left out until then`
+        : `server ${label(slot.name)} is left out: ${err.message}`;
+      warnings.push({ server: slot.name, message, code: err.code });
+    });
+    for (const s of slots) {
+      s.preparing = false;
+      // Left out now (or by a background dial that asked for a sign-in): the first probe is retryMs after preparation.
+      if ((s.state === 'left_out' || s.state === 'needs_sign_in') && !s.comeBack) s.comeBack = new ComeBack(resolved.retryMs, preparedAt);
+    }
+    return new Composition({ slots, retryMs: resolved.retryMs, profile: ctx.profile, preparedAt, warnings });
+  } catch (err) {
+    await Promise.all(created.map(async (up) => {
+      await up.close();
+      ctx.unregister(up);
+    }));
+    throw err;
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * From what the model (or a caller) named to one MCP operation: an
+ * advertised name or `server/tool` is resolved through the generation's
+ * routing table (catalogue/definitions.ts `resolveCall`, never by splitting
+ * names); a tool becomes tools/call, read_resource becomes resources/read
+ * and get_prompt becomes prompts/get, their arguments checked first so a
+ * malformed one fails as not run.
+ */
+import { AlbedoError } from '../../protocol/errors.ts';
+import type { ServerState, StateReason } from '../../protocol/composer.ts';
+import { label } from '../catalogue/definitions-text.ts';
+import type { RouteEntry } from '../../protocol/catalogue.ts';
+import type { ClientOp } from '../../protocol/services/transport.ts';
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const bad = (message: string): AlbedoError => new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run' });
+
+/** The arguments of a call: an object, or nothing (an empty object). */
+export function callArguments(args: unknown): Record<string, unknown> {
+  if (args === undefined || args === null) return {};
+  if (!isRecord(args)) throw bad('the arguments of a call must be a JSON object');
+  return args;
+}
+
+/** The operation a route stands for, with the model's arguments. */
+export function operationFor(route: RouteEntry, args: Record<string, unknown>): ClientOp {
+  switch (route.kind) {
+    case 'tool':
+      return { method: 'tools/call', name: route.tool, arguments: args };
+    case 'read_resource': {
+      const uri = args.uri;
+      if (typeof uri !== 'string' || !uri) throw bad('read_resource needs `uri`, a non-empty string');
+      return { method: 'resources/read', uri };
+    }
+    case 'get_prompt': {
+      const name = args.name;
+      if (typeof name !== 'string' || !name) throw bad('get_prompt needs `name`, a non-empty string');
+      const given = args.arguments ?? {};
+      if (!isRecord(given)) throw bad('get_prompt `arguments` must be an object of strings');
+      const out: Record<string, string> = {};
+      for (const [k, v] of Object.entries(given)) {
+        if (typeof v !== 'string') throw bad(`get_prompt argument ${JSON.stringify(k.slice(0, 64))} must be a string`);
+        Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+      }
+      return { method: 'prompts/get', name, arguments: out };
+    }
+  }
+}
+
+/**
+ * A name that resolved to nothing (resolveCall's ALBEDO_NOT_FOUND): when it
+ * named a server of the session, a server waiting for a sign-in says so
+ * (ALBEDO_NEEDS_SIGN_IN, not run); otherwise it stays not found, with that
+ * server's state and reason in `data`.
+ */
+export function notAdvertised(err: unknown, serverOf: (name: string) => { name: string; state: ServerState; reason?: StateReason } | undefined): unknown {
+  if (!AlbedoError.is(err) || err.code !== 'ALBEDO_NOT_FOUND') return err;
+  const data = err.data as { server?: string } | undefined;
+  const s = data?.server === undefined ? undefined : serverOf(data.server);
+  if (!s) return err;
+  if (s.state === 'needs_sign_in') {
+    const message = `server ${label(s.name)} needs the user to sign in; the request did not run`;
+    return new AlbedoError('ALBEDO_NEEDS_SIGN_IN', message, { outcome: 'not_run', data: { ...data, state: s.state } });
+  }
+  return new AlbedoError('ALBEDO_NOT_FOUND', err.message, { outcome: 'not_run', data: { ...data, state: s.state, reason: s.reason } });
+}

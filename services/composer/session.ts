@@ -1,0 +1,295 @@
+/**
+ * One agent session over its composition (HOST.md "A session, step by
+ * step"): tools and context of the current generation, calls routed to the
+ * server's connection, come-back probes on activity, refreshes applied at
+ * the end of a turn, reload as prepare-then-swap, close that reaps. Nothing
+ * here runs on a timer: time passes only through the injected clock and the
+ * activity the embedder reports.
+ */
+import { AlbedoError } from '../../protocol/errors.ts';
+import { describeZodError } from '../../protocol/config.ts';
+import type { ModelTool } from '../../protocol/catalogue.ts';
+import { activitySchema, type Activity, type ServerStatus, type SessionCallOptions, type SessionEvent } from '../../protocol/composer.ts';
+import { resolveCall } from '../catalogue/definitions.ts';
+import { label } from '../catalogue/definitions-text.ts';
+import { capabilitiesChangedText } from './context.ts';
+import { changesSince, shownOf, type Composition, type Shown, type SlotHost } from './composition.ts';
+import { prepare, type PrepareContext } from './prepare.ts';
+import { callArguments, notAdvertised, operationFor } from './routing.ts';
+import type { ComposerPorts, ServerChoice } from './ports.ts';
+import type { Upstream } from './upstream.ts';
+
+/** What a session needs from its composer: the registry its transport events are dispatched through. */
+export interface SessionHooks {
+  register(up: Upstream): void;
+  unregister(up: Upstream): void;
+  closed(session: Session): void;
+}
+
+export interface SessionInit {
+  id: string;
+  choice: ServerChoice;
+  profile: string;
+  mcp: boolean | undefined;
+}
+
+type Listener = (event: SessionEvent) => void;
+
+export class Session {
+  readonly id: string;
+  #ports: ComposerPorts;
+  #hooks: SessionHooks;
+  #init: SessionInit;
+  #active!: Composition;
+  #generation = 0;
+  #listeners = new Set<Listener>();
+  #upstreams = new Set<Upstream>();
+  #background = new Set<Promise<unknown>>();
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  #host: SlotHost;
+
+  /** Use Composer.open: a session is handed out prepared. */
+  constructor(ports: ComposerPorts, hooks: SessionHooks, init: SessionInit, listener?: Listener) {
+    this.id = init.id;
+    this.#ports = ports;
+    this.#hooks = hooks;
+    this.#init = init;
+    if (listener) this.#listeners.add(listener);
+    this.#host = {
+      clock: ports.clock,
+      emit: (e) => this.#emit(e),
+      save: (row) => this.#track(Promise.resolve().then(() => ports.catalogues.put(row)).catch((err: Error) => {
+        this.#emit({ type: 'warning', server: row.server, message: `the catalogue of ${label(row.server)} could not be saved: ${err.message}` });
+      })),
+    };
+  }
+
+  #ctx(): PrepareContext {
+    return {
+      ports: this.#ports, host: this.#host, choice: this.#init.choice, profile: this.#init.profile, mcp: this.#init.mcp,
+      newId: this.#ports.newId ?? (() => crypto.randomUUID()),
+      register: (up) => { this.#upstreams.add(up); this.#hooks.register(up); },
+      unregister: (up) => { this.#upstreams.delete(up); this.#hooks.unregister(up); },
+      track: (p) => this.#track(p),
+    };
+  }
+
+  /** Prepares the first composition; on failure everything it opened is closed and the error is thrown. */
+  async open(): Promise<void> {
+    try {
+      this.#active = await prepare(this.#ctx(), null);
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+    this.#active.rebuild(this.#ports.normalise, this.#ports.signInHint);
+    this.#generation = 1;
+    this.#announce(this.#active);
+  }
+
+  #announce(c: Composition): void {
+    for (const w of c.warnings) this.#emit({ type: 'warning', ...w });
+    for (const message of c.definitions.warnings) this.#emit({ type: 'warning', message });
+  }
+
+  #emit(event: SessionEvent): void {
+    for (const fn of this.#listeners) {
+      try {
+        fn(event);
+      } catch {
+        // A listener's bug must not break the session.
+      }
+    }
+  }
+
+  #track(p: Promise<unknown>): void {
+    const q = p.catch(() => {}).finally(() => this.#background.delete(q));
+    this.#background.add(q);
+  }
+
+  #alive(): void {
+    if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'the session is closed', { outcome: 'not_run' });
+  }
+
+  /** Subscribes to the session's events; returns the unsubscribe function. */
+  on(listener: Listener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** The tool generation: 1 after open, one more each time what the model sees changes. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** The model-facing definitions of the current generation. */
+  tools(): ModelTool[] {
+    return [...this.#active.definitions.tools];
+  }
+
+  /** The MCP context text of the current generation ('' when there is nothing to say). */
+  context(): string {
+    return this.#active.context;
+  }
+
+  status(): ServerStatus[] {
+    return this.#active.status();
+  }
+
+  /** The current composition's warnings: servers left out at preparation, then definitions left out or filtered. */
+  warnings(): string[] {
+    return [...this.#active.warnings.map((w) => w.message), ...this.#active.definitions.warnings];
+  }
+
+  /**
+   * Calls an advertised name or `server/tool`. A tool's `isError` result is
+   * a result. Errors carry `code` and `outcome`: a server that cannot be
+   * reached fails as not run (`data.unavailable`), a transport lost mid-call
+   * as unknown; nothing is retried.
+   */
+  async call(name: string, args?: unknown, opts: SessionCallOptions = {}): Promise<unknown> {
+    this.#alive();
+    if (typeof name !== 'string' || !name) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'a call needs a tool name', { outcome: 'not_run' });
+    if (opts.timeoutMs !== undefined && !(Number.isInteger(opts.timeoutMs) && opts.timeoutMs > 0)) {
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'timeoutMs must be a positive integer', { outcome: 'not_run' });
+    }
+    const comp = this.#active;
+    let resolved;
+    try {
+      resolved = resolveCall(comp.definitions.routes, name, comp.slots.map((s) => s.name));
+    } catch (err) {
+      throw notAdvertised(err, (server) => comp.slot(server));
+    }
+    const slot = comp.slot(resolved.route.server)!;
+    const op = operationFor(resolved.route, callArguments(args));
+    const timeoutMs = opts.timeoutMs ?? slot.entry.callTimeoutMs;
+    return slot.upstream!.request(op, { timeoutMs, budgetMs: slot.entry.startupTimeoutMs + timeoutMs, signal: opts.signal });
+  }
+
+  /**
+   * Session activity. `turn_end` first applies what waited for the end of a
+   * turn (servers that came back, changed catalogues, servers that left for
+   * a sign-in); then, on either kind, the left-out servers whose probe is
+   * due are probed in the background. A server a probe finds up joins at
+   * the next `turn_end`.
+   */
+  async activity(kind: Activity): Promise<void> {
+    this.#alive();
+    const k = activitySchema.safeParse(kind);
+    if (!k.success) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `activity: ${describeZodError(k.error)}`, { outcome: 'not_run' });
+    if (k.data === 'turn_end') this.#refresh();
+    this.#probe();
+  }
+
+  #refresh(): void {
+    const comp = this.#active;
+    if (!comp.slots.some((s) => s.pending())) return;
+    const before = shownOf(comp);
+    if (!comp.rebuild(this.#ports.normalise, this.#ports.signInHint)) return;
+    this.#refreshed(before, comp);
+    for (const message of comp.definitions.warnings) this.#emit({ type: 'warning', message });
+  }
+
+  /** A new generation: the "capabilities changed" user turn says what changed since `before`. */
+  #refreshed(before: Shown, comp: Composition): void {
+    const changes = changesSince(before, comp.slots);
+    this.#generation++;
+    const text = capabilitiesChangedText(changes, this.#generation);
+    this.#emit({ type: 'refreshed', generation: this.#generation, text, servers: changes.map((c) => c.server) });
+  }
+
+  #probe(): void {
+    const comp = this.#active;
+    const now = this.#ports.clock.now();
+    const due = comp.slots.filter((s) => (s.state === 'left_out' || s.state === 'needs_sign_in') && !s.probing && s.comeBack?.due(now));
+    if (!due.length) return;
+    for (const s of due) s.probing = true;
+    this.#track(this.#probeRound(comp, due, now));
+  }
+
+  /** One round of come-back probes: the servers are resolved again (a sign-in changes a fingerprint), then dialled in parallel. */
+  async #probeRound(comp: Composition, due: Composition['slots'], now: number): Promise<void> {
+    let fresh: Awaited<ReturnType<ComposerPorts['settings']['servers']>> | undefined;
+    try {
+      fresh = await this.#ports.settings.servers(this.#init.choice);
+    } catch (err) {
+      this.#emit({ type: 'warning', message: `come-back probes skipped: the servers could not be resolved (${(err as Error).message})` });
+    }
+    await Promise.all(due.map(async (s) => {
+      const entry = fresh?.servers.find((e) => e.name === s.name);
+      let ok = false;
+      if (entry && s.upstream && !this.#closed) {
+        s.entry = entry;
+        s.upstream.entry = entry;
+        ok = await s.upstream.dial().then(() => true, () => false);
+      }
+      s.probing = false;
+      if (!ok) s.comeBack?.failed(now);
+      if (comp !== this.#active || this.#closed) return;
+      this.#emit(ok ? { type: 'probed', server: s.name, ok, at: now } : { type: 'probed', server: s.name, ok, at: now, nextProbeAt: s.comeBack?.dueAt });
+    }));
+  }
+
+  /**
+   * Prepares a new composition from the settings as they are now, then
+   * swaps it in; the previous connections are closed after the swap (once
+   * their calls in flight settle), except those the new one took over (same
+   * server, same fingerprint). Bad configuration rejects and keeps the
+   * previous composition. Reloads run one at a time.
+   */
+  reload(): Promise<void> {
+    const run = this.#queue.then(() => this.#reloadOnce());
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #reloadOnce(): Promise<void> {
+    this.#alive();
+    const old = this.#active;
+    const next = await prepare(this.#ctx(), old);
+    this.#alive();
+    for (const s of next.slots) {
+      if (s.adopt) s.takeOver(s.adopt);
+      s.live = true;
+      const was = old.slot(s.name);
+      if (!was || was.state !== s.state) {
+        this.#emit(s.reason ? { type: 'state', server: s.name, state: s.state, reason: s.reason } : { type: 'state', server: s.name, state: s.state });
+      }
+      // A server taken over while unreachable is dialled in the background, as a fresh preparation would.
+      if (s.adopt && s.state === 'advertised' && s.upstream?.state === 'idle') this.#track(s.upstream.dial().catch(() => {}));
+      s.adopt = undefined;
+    }
+    next.rebuild(this.#ports.normalise, this.#ports.signInHint);
+    this.#active = next;
+    const seen = next.context !== old.context || JSON.stringify(next.definitions.tools) !== JSON.stringify(old.definitions.tools);
+    if (seen) this.#refreshed(shownOf(old), next);
+    this.#announce(next);
+    const kept = new Set(next.upstreams());
+    for (const up of old.upstreams()) {
+      if (kept.has(up)) continue;
+      this.#track(up.retire().finally(() => { this.#upstreams.delete(up); this.#hooks.unregister(up); }));
+    }
+  }
+
+  /** Settles once no background work (dials, probes, saves, retiring connections) is left. For tests and orderly shutdown. */
+  async idle(): Promise<void> {
+    while (this.#background.size) await Promise.allSettled([...this.#background]);
+  }
+
+  /** Closes every connection of the session (each server reaped) and waits for its background work. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      const all = [...this.#upstreams];
+      await Promise.all(all.map((up) => up.close()));
+      await this.idle();
+      for (const up of all) this.#hooks.unregister(up);
+      this.#upstreams.clear();
+      this.#hooks.closed(this);
+      this.#emit({ type: 'closed' });
+    })();
+    return this.#closing;
+  }
+}
