@@ -20,6 +20,7 @@ import { statusOf, signOut as signOutFlow, type AuthStatus } from '../services/o
 import { openAuthorizationUrl } from './browser.ts';
 import { capabilitiesFor, INPUT_METHODS, type ClientHandlers } from '../protocol/client-input.ts';
 import { Connection } from './connection.ts';
+import { Sessions } from './sessions.ts';
 
 const TRANSPORT = fileURLToPath(new URL('../services/transport/service.ts', import.meta.url));
 const OAUTH = fileURLToPath(new URL('../services/oauth/service.ts', import.meta.url));
@@ -86,6 +87,7 @@ export class Albedo {
   #authorizeByServer = new Map<string, AuthorizeHandler>();
   #signIns = new Map<string, AbortController>();
   #oauthStarted = false;
+  #sessions: Sessions;
 
   constructor(opts: AlbedoOptions = {}) {
     this.home = opts.home === undefined ? defaultHome() : opts.home;
@@ -105,7 +107,9 @@ export class Albedo {
     this.kernel.provide('client', {
       'client/input': async (p: { id: string; method: string; params: unknown }, ctx: { signal: AbortSignal }) => {
         const cap = Object.hasOwn(INPUT_METHODS, p.method) ? INPUT_METHODS[p.method] : undefined;
-        const handler = cap ? this.#handlersById.get(p.id)?.[cap] : undefined;
+        // A connection of a session (not made by connect()) has the instance's handlers.
+        const handlers = this.#handlersById.has(p.id) ? this.#handlersById.get(p.id) : this.#handlers;
+        const handler = cap ? handlers?.[cap] : undefined;
         if (!handler) throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `no ${cap ?? p.method} handler is registered for this connection`, { outcome: 'not_run' });
         const result = await handler((p.params ?? {}) as Record<string, unknown>, { connection: this.#connections.get(p.id)?.name ?? p.id, signal: ctx.signal });
         if (!result || typeof result !== 'object' || Array.isArray(result)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the ${cap} handler must return an object`, { outcome: 'not_run' });
@@ -123,6 +127,7 @@ export class Albedo {
         return typeof pasted === 'string' && pasted.trim() ? { callbackUrl: pasted.trim() } : {};
       },
     });
+    this.#sessions = new Sessions({ kernel: this.kernel, home: this.home, capabilities: capabilitiesFor(opts.handlers), supervision: opts.supervision });
     const byId = (id: string): Connection | undefined => this.#connections.get(id);
     this.#unsubscribe.push(
       this.kernel.on('transport', 'connection/catalogue-changed', (e) => byId(e.id)?.setCatalogue(e.catalogue)),
@@ -235,11 +240,20 @@ export class Albedo {
     return [...this.#connections.values()];
   }
 
-  /** Closes every connection (reaping every server) and stops the kernel. Idempotent. */
+  /**
+   * Agent sessions over the servers of `$ALBEDO_HOME/extensions.json`
+   * (api/sessions.ts): `open(options)` and `list()`. An instance created
+   * with `home: null` has none (open rejects with ALBEDO_INVALID_ARGUMENT).
+   */
+  get sessions(): Sessions {
+    return this.#sessions;
+  }
+
+  /** Closes every session and every connection (reaping every server) and stops the kernel. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.allSettled(this.connections.map((c) => c.close()));
+    await Promise.allSettled([this.#sessions.close(), ...this.connections.map((c) => c.close())]);
     for (const u of this.#unsubscribe) u();
     await this.kernel.stop(10_000);
   }

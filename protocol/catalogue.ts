@@ -19,12 +19,42 @@ export type Identity =
   | { server: string; kind: 'tool'; tool: string }
   | { server: string; kind: PseudoOperation };
 
-/** Where a call to an advertised name goes: `tool` is the server's raw tool name, exactly as listed. */
-export type RouteEntry = Identity;
+/**
+ * How the model's arguments go back to the server's form (the schema
+ * normaliser's plan, services/catalogue/schema/args.ts): per property as the
+ * model names it, the server's name when it was renamed, and whether a
+ * `null` means "not given" (OpenAI strict mode). Plain JSON.
+ */
+export interface ArgPlan {
+  props?: Record<string, PropPlan>;
+  items?: ArgPlan;
+}
+
+/** One property as the model names it. */
+export interface PropPlan {
+  /** The server's name of the property, when it was renamed. */
+  from?: string;
+  /** The property was optional: a `null` from the model means "not given" and is dropped. */
+  dropNull?: true;
+  /** The plan for the property's value. */
+  plan?: ArgPlan;
+}
+
+export const argPlanSchema: z.ZodType<ArgPlan> = z.lazy(() => z.strictObject({
+  props: z.record(z.string(), z.strictObject({ from: z.string().optional(), dropNull: z.literal(true).optional(), plan: argPlanSchema.optional() })).optional(),
+  items: argPlanSchema.optional(),
+}));
+
+/**
+ * Where a call to an advertised name goes: `tool` is the server's raw tool
+ * name, exactly as listed; `args`, when present, is the plan that turns the
+ * model's arguments back into the server's before the call is sent.
+ */
+export type RouteEntry = Identity & { args?: ArgPlan };
 
 export const routeEntrySchema = z.union([
-  z.strictObject({ server: z.string(), kind: z.literal('tool'), tool: z.string() }),
-  z.strictObject({ server: z.string(), kind: z.enum(PSEUDO_OPERATIONS) }),
+  z.strictObject({ server: z.string(), kind: z.literal('tool'), tool: z.string(), args: argPlanSchema.optional() }),
+  z.strictObject({ server: z.string(), kind: z.enum(PSEUDO_OPERATIONS), args: argPlanSchema.optional() }),
 ]);
 
 /** One tool as the model sees it: a name matching NAME_RULE, a bounded description, a normalised input schema. */
@@ -51,13 +81,20 @@ export interface ToolFilters {
   disabledTools?: readonly string[];
 }
 
-/** The schema normaliser's answer: a schema the profile accepts (with notes on what it changed), or a refusal. */
+/**
+ * The schema normaliser's answer: a schema the profile accepts (with notes on
+ * what it changed, and `args` when the model's arguments must be restored
+ * before the server sees them), or a refusal with a stable `code`.
+ */
 export type NormaliseResult =
-  | { ok: true; schema: Record<string, unknown>; notes: string[] }
-  | { ok: false; reason: string };
+  | { ok: true; schema: Record<string, unknown>; notes: string[]; args?: ArgPlan }
+  | { ok: false; code?: string; reason: string };
 
-/** Normalises one input schema (untrusted data) for a provider profile (`portable`, `openai`, …). Pure. */
+/** Normalises one input schema (untrusted data) for a provider profile (`portable`, `openai`, …). Pure and synchronous. */
 export type Normalise = (schema: unknown, profile: string) => NormaliseResult;
+
+/** The same contract, answered later: the real normaliser (services/catalogue/schema/normalise.ts) is asynchronous. */
+export type AsyncNormalise = (schema: unknown, profile: string) => NormaliseResult | Promise<NormaliseResult>;
 
 /** Why something of a server is not advertised. */
 export type LeftOutReason = 'schema_refused' | 'duplicate';

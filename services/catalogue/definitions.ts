@@ -36,7 +36,7 @@ export interface DefinitionOptions {
 export interface Definitions {
   /** What the model is given, in catalogue order: per server its tools, then read_resource, then get_prompt. */
   tools: ModelTool[];
-  /** Advertised name → where a call goes. Exactly the names in `tools`. */
+  /** Advertised name → where a call goes (with the argument plan, when the schema renamed properties). Exactly the names in `tools`. */
   routes: Map<string, RouteEntry>;
   /** One line per thing left out (naming the server and the tool) and per filter entry that matched nothing. */
   warnings: string[];
@@ -89,51 +89,81 @@ const RESOURCE_SCHEMA = {
   required: ['uri'],
 } as const;
 
-/** Builds one server's definitions, with names from `nameFor`. */
-function build(entry: ServerCatalogue, opts: DefinitionOptions, nameFor: (id: Identity) => string, out: Definitions): void {
-  const { server, catalogue } = entry;
-  const profile = opts.profile ?? 'portable';
-  const add = (id: Identity, description: string, schema: unknown): void => {
-    const operation = id.kind === 'tool' ? id.tool : id.kind;
-    const r = opts.normalise(schema, profile);
-    const what = id.kind === 'tool' ? `tool ${label(id.tool, 128)}` : id.kind;
-    if (!r.ok) {
-      out.leftOut.push({ server, operation, kind: id.kind, reason: 'schema_refused', detail: r.reason });
-      out.warnings.push(`server ${label(server)}: ${what} left out: its input schema cannot be used with the ${profile} profile (${r.reason})`);
-      return;
-    }
-    const name = nameFor(id);
-    if (out.routes.has(name)) throw new AlbedoError('ALBEDO_INTERNAL', `two identities were given the name ${name}`);
-    out.routes.set(name, id);
-    out.tools.push({ name, description: boundText(description), inputSchema: r.schema });
-    for (const note of r.notes) out.notes.push(`server ${label(server)}: ${what}: ${note}`);
-  };
+/** One definition before its schema is normalised and its name assigned. */
+interface Candidate {
+  id: Identity;
+  description: string;
+  schema: unknown;
+}
 
-  const offered = new Set(catalogue.tools.map((t) => t.name));
-  for (const [field, list] of [['enabledTools', entry.filters?.enabledTools], ['disabledTools', entry.filters?.disabledTools]] as const) {
-    for (const n of list ?? []) {
-      if (!offered.has(n)) out.warnings.push(`server ${label(server)}: ${field} names ${label(n, 128)}, which the server does not offer`);
+/**
+ * What a server's catalogue offers under its filters, in order: its tools
+ * (the first of a name listed twice), then read_resource, then get_prompt.
+ * With `out`, filter entries that match nothing and duplicates are reported there.
+ */
+function candidatesOf(entry: ServerCatalogue, out?: Definitions): Candidate[] {
+  const { server, catalogue } = entry;
+  const list: Candidate[] = [];
+  if (out) {
+    const offered = new Set(catalogue.tools.map((t) => t.name));
+    for (const [field, names] of [['enabledTools', entry.filters?.enabledTools], ['disabledTools', entry.filters?.disabledTools]] as const) {
+      for (const n of names ?? []) {
+        if (!offered.has(n)) out.warnings.push(`server ${label(server)}: ${field} names ${label(n, 128)}, which the server does not offer`);
+      }
     }
   }
   const seen = new Set<string>();
   for (const tool of filterTools(catalogue.tools, entry.filters)) {
     if (seen.has(tool.name)) {
       // A server that lists one name twice: the first is the tool, as calls by name can reach only one.
-      out.leftOut.push({ server, operation: tool.name, kind: 'tool', reason: 'duplicate', detail: 'listed more than once' });
-      out.warnings.push(`server ${label(server)}: tool ${label(tool.name, 128)} is listed more than once; the first is advertised`);
+      out?.leftOut.push({ server, operation: tool.name, kind: 'tool', reason: 'duplicate', detail: 'listed more than once' });
+      out?.warnings.push(`server ${label(server)}: tool ${label(tool.name, 128)} is listed more than once; the first is advertised`);
       continue;
     }
     seen.add(tool.name);
     const text = tool.title && tool.description && tool.title !== tool.description
       ? `${tool.title} — ${tool.description}`
       : (tool.description ?? tool.title ?? '');
-    add({ server, kind: 'tool', tool: tool.name }, frameOf(server, tool.name) + text, tool.inputSchema);
+    list.push({ id: { server, kind: 'tool', tool: tool.name }, description: frameOf(server, tool.name) + text, schema: tool.inputSchema });
   }
   if (catalogue.resources.length || catalogue.resourceTemplates.length) {
-    add({ server, kind: 'read_resource' }, resourcesDescription(frameOf(server), catalogue.resources, catalogue.resourceTemplates), RESOURCE_SCHEMA);
+    const description = resourcesDescription(frameOf(server), catalogue.resources, catalogue.resourceTemplates);
+    list.push({ id: { server, kind: 'read_resource' }, description, schema: RESOURCE_SCHEMA });
   }
   if (catalogue.prompts.length) {
-    add({ server, kind: 'get_prompt' }, promptsDescription(frameOf(server), catalogue.prompts), promptSchema(catalogue));
+    list.push({ id: { server, kind: 'get_prompt' }, description: promptsDescription(frameOf(server), catalogue.prompts), schema: promptSchema(catalogue) });
+  }
+  return list;
+}
+
+/**
+ * Every input schema catalogueDefinitions would hand the normaliser for these
+ * entries, in order: what an asynchronous normaliser must have answered for
+ * before the definitions are built (SchemaCache.warm).
+ */
+export function definitionSchemas(entries: readonly ServerCatalogue[]): unknown[] {
+  return entries.flatMap((e) => candidatesOf(e).map((c) => c.schema));
+}
+
+/** Builds one server's definitions, with names from `nameFor`. */
+function build(entry: ServerCatalogue, opts: DefinitionOptions, nameFor: (id: Identity) => string, out: Definitions): void {
+  const { server } = entry;
+  const profile = opts.profile ?? 'portable';
+  for (const { id, description, schema } of candidatesOf(entry, out)) {
+    const operation = id.kind === 'tool' ? id.tool : id.kind;
+    const r = opts.normalise(schema, profile);
+    const what = id.kind === 'tool' ? `tool ${label(id.tool, 128)}` : id.kind;
+    if (!r.ok) {
+      out.leftOut.push({ server, operation, kind: id.kind, reason: 'schema_refused', detail: r.reason });
+      out.warnings.push(`server ${label(server)}: ${what} left out: its input schema cannot be used with the ${profile} profile (${r.reason})`);
+      continue;
+    }
+    const name = nameFor(id);
+    if (out.routes.has(name)) throw new AlbedoError('ALBEDO_INTERNAL', `two identities were given the name ${name}`);
+    // The argument plan travels with the route: a call restores the server's property names before it is sent.
+    out.routes.set(name, r.args ? { ...id, args: r.args } : id);
+    out.tools.push({ name, description: boundText(description), inputSchema: r.schema });
+    for (const note of r.notes) out.notes.push(`server ${label(server)}: ${what}: ${note}`);
   }
 }
 

@@ -9,6 +9,7 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import { describeZodError } from '../../protocol/config.ts';
 import { sessionOptionsSchema, type SessionEvent, type SessionOptions } from '../../protocol/composer.ts';
 import type { ComposerPorts, TransportEvent } from './ports.ts';
+import { SchemaCache } from '../catalogue/schema-cache.ts';
 import { Session } from './session.ts';
 import type { Upstream } from './upstream.ts';
 
@@ -18,9 +19,12 @@ export class Composer {
   #sessions = new Map<string, Session>();
   #unsubscribe: () => void;
   #closed = false;
+  /** The normaliser's answers, shared by the sessions: a schema is normalised once per profile. */
+  #schemas: SchemaCache;
 
   constructor(ports: ComposerPorts) {
     this.#ports = ports;
+    this.#schemas = new SchemaCache(ports.normalise);
     this.#unsubscribe = ports.transport.subscribe((e) => this.#onTransport(e));
   }
 
@@ -60,6 +64,7 @@ export class Composer {
     }
     const id = (this.#ports.newId ?? (() => crypto.randomUUID()))();
     const session = new Session(this.#ports, {
+      schemas: this.#schemas,
       register: (up) => this.#byId.set(up.id, up),
       unregister: (up) => { if (this.#byId.get(up.id) === up) this.#byId.delete(up.id); },
       closed: (s) => this.#sessions.delete(s.id),

@@ -188,17 +188,30 @@ export class Composition {
   }
 
   /**
+   * The catalogues the next generation would advertise. `adopting` (a reload
+   * before its swap): a slot that will take over a previous connection
+   * counts with what that one holds.
+   */
+  targetEntries(adopting = false): ServerCatalogue[] {
+    return this.slots.flatMap((s) => {
+      const row = (adopting && s.adopt ? s.adopt : s).target();
+      return row ? [{ server: s.name, catalogue: row.catalogue, filters: s.entry.filters }] : [];
+    });
+  }
+
+  /**
    * Builds a generation: every slot advertises its target, the definitions
-   * and the context are computed again. Returns true when what the model sees
-   * (tools or context) changed.
+   * and the context are computed again. Synchronous, so nothing changes in
+   * the middle: `normalise` must already have the answers for
+   * targetEntries()'s schemas (the session warms its schema cache first).
+   * Returns true when what the model sees (tools or context) changed.
    */
   rebuild(normalise: Normalise, signInHint?: (server: string) => string): boolean {
     for (const s of this.slots) {
       s.advertised = s.target();
       s.shown = s.showing();
     }
-    const entries: ServerCatalogue[] = this.slots.flatMap((s) =>
-      (s.advertised ? [{ server: s.name, catalogue: s.advertised.catalogue, filters: s.entry.filters }] : []));
+    const entries = this.targetEntries();
     const defs = catalogueDefinitions(entries, { normalise, profile: this.profile });
     const counts = new Map<string, number>();
     for (const r of defs.routes.values()) counts.set(r.server, (counts.get(r.server) ?? 0) + 1);

@@ -6,7 +6,7 @@
  */
 import type { AlbedoError } from '../../protocol/errors.ts';
 import type { ResolvedServer } from '../../protocol/config.ts';
-import type { Normalise, ToolFilters } from '../../protocol/catalogue.ts';
+import type { AsyncNormalise, ToolFilters } from '../../protocol/catalogue.ts';
 import type { Catalogue } from '../../protocol/mcp.ts';
 import type { ClientOp, OpenResult } from '../../protocol/services/transport.ts';
 import type { SavedCatalogue } from '../catalogue/store.ts';
@@ -107,8 +107,13 @@ export interface ComposerPorts {
   settings: SettingsPort;
   catalogues: CataloguePort;
   transport: TransportPort;
-  /** The schema normaliser (services/catalogue/schema/), per provider profile. */
-  normalise: Normalise;
+  /**
+   * The schema normaliser (services/catalogue/schema/normalise.ts), per
+   * provider profile; synchronous or not. Its answers are kept per schema and
+   * profile (services/catalogue/schema-cache.ts), so each schema is
+   * normalised once per composer.
+   */
+  normalise: AsyncNormalise;
   clock: Clock;
   /** The provider profiles a session may ask for; when given, any other is refused with ALBEDO_INVALID_ARGUMENT. */
   profiles?: readonly string[];

@@ -10,8 +10,10 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import { describeZodError } from '../../protocol/config.ts';
 import type { ModelTool } from '../../protocol/catalogue.ts';
 import { activitySchema, type Activity, type ServerStatus, type SessionCallOptions, type SessionEvent } from '../../protocol/composer.ts';
-import { resolveCall } from '../catalogue/definitions.ts';
+import { definitionSchemas, resolveCall, type ServerCatalogue } from '../catalogue/definitions.ts';
 import { label } from '../catalogue/definitions-text.ts';
+import type { SchemaCache } from '../catalogue/schema-cache.ts';
+import { restoreArguments } from '../catalogue/schema/args.ts';
 import { capabilitiesChangedText } from './context.ts';
 import { changesSince, shownOf, type Composition, type Shown, type SlotHost } from './composition.ts';
 import { prepare, type PrepareContext } from './prepare.ts';
@@ -19,8 +21,12 @@ import { callArguments, notAdvertised, operationFor } from './routing.ts';
 import type { ComposerPorts, ServerChoice } from './ports.ts';
 import type { Upstream } from './upstream.ts';
 
-/** What a session needs from its composer: the registry its transport events are dispatched through. */
+/** How many async passes a rebuild makes over schemas that change under it before it builds with what it has. */
+const WARM_ROUNDS = 5;
+
+/** What a session needs from its composer: the registry its transport events are dispatched through, and the shared schema answers. */
 export interface SessionHooks {
+  readonly schemas: SchemaCache;
   register(up: Upstream): void;
   unregister(up: Upstream): void;
   closed(session: Session): void;
@@ -80,13 +86,30 @@ export class Session {
   async open(): Promise<void> {
     try {
       this.#active = await prepare(this.#ctx(), null);
+      let m;
+      for (let i = 0; (m = this.#unprepared(this.#active.targetEntries())) && i < WARM_ROUNDS; i++) await this.#warm(m);
     } catch (err) {
       await this.close();
       throw err;
     }
-    this.#active.rebuild(this.#ports.normalise, this.#ports.signInHint);
+    this.#active.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint);
     this.#generation = 1;
     this.#announce(this.#active);
+  }
+
+  /**
+   * The schemas a rebuild over `entries` needs that have no answer yet (null:
+   * none). Callers run the async pass while this is not null and then build
+   * without awaiting anything in between, so the rebuild finds every answer
+   * (a catalogue that changed meanwhile is warmed again, up to WARM_ROUNDS).
+   */
+  #unprepared(entries: ServerCatalogue[]): unknown[] | null {
+    const schemas = definitionSchemas(entries);
+    return this.#hooks.schemas.has(schemas, this.#init.profile) ? null : schemas;
+  }
+
+  #warm(schemas: unknown[]): Promise<void> {
+    return this.#hooks.schemas.warm(schemas, this.#init.profile);
   }
 
   #announce(c: Composition): void {
@@ -163,7 +186,9 @@ export class Session {
       throw notAdvertised(err, (server) => comp.slot(server));
     }
     const slot = comp.slot(resolved.route.server)!;
-    const op = operationFor(resolved.route, callArguments(args));
+    // The model's arguments back in the server's form: renamed properties get their names back, strict-mode nulls go.
+    const restored = restoreArguments(callArguments(args), resolved.route.args) as Record<string, unknown>;
+    const op = operationFor(resolved.route, restored);
     const timeoutMs = opts.timeoutMs ?? slot.entry.callTimeoutMs;
     return slot.upstream!.request(op, { timeoutMs, budgetMs: slot.entry.startupTimeoutMs + timeoutMs, signal: opts.signal });
   }
@@ -179,15 +204,19 @@ export class Session {
     this.#alive();
     const k = activitySchema.safeParse(kind);
     if (!k.success) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `activity: ${describeZodError(k.error)}`, { outcome: 'not_run' });
-    if (k.data === 'turn_end') this.#refresh();
+    if (k.data === 'turn_end') await this.#refresh();
     this.#probe();
   }
 
-  #refresh(): void {
+  async #refresh(): Promise<void> {
     const comp = this.#active;
     if (!comp.slots.some((s) => s.pending())) return;
+    let m;
+    for (let i = 0; (m = this.#unprepared(comp.targetEntries())) && i < WARM_ROUNDS; i++) await this.#warm(m);
+    // A reload swapped meanwhile, or the session closed: the new composition was built on its own.
+    if (comp !== this.#active || this.#closed || !comp.slots.some((s) => s.pending())) return;
     const before = shownOf(comp);
-    if (!comp.rebuild(this.#ports.normalise, this.#ports.signInHint)) return;
+    if (!comp.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint)) return;
     this.#refreshed(before, comp);
     for (const message of comp.definitions.warnings) this.#emit({ type: 'warning', message });
   }
@@ -249,6 +278,9 @@ export class Session {
     this.#alive();
     const old = this.#active;
     const next = await prepare(this.#ctx(), old);
+    let m;
+    for (let i = 0; (m = this.#unprepared(next.targetEntries(true))) && i < WARM_ROUNDS; i++) await this.#warm(m);
+    // From here to the swap nothing is awaited: the old composition serves until the new one replaces it whole.
     this.#alive();
     for (const s of next.slots) {
       if (s.adopt) s.takeOver(s.adopt);
@@ -261,7 +293,7 @@ export class Session {
       if (s.adopt && s.state === 'advertised' && s.upstream?.state === 'idle') this.#track(s.upstream.dial().catch(() => {}));
       s.adopt = undefined;
     }
-    next.rebuild(this.#ports.normalise, this.#ports.signInHint);
+    next.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint);
     this.#active = next;
     const seen = next.context !== old.context || JSON.stringify(next.definitions.tools) !== JSON.stringify(old.definitions.tools);
     if (seen) this.#refreshed(shownOf(old), next);

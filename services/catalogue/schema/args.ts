@@ -7,21 +7,9 @@
  * in and out, so the plan can be stored with the catalogue.
  */
 
-/** What to do with the properties of an object (and, for an array, with its items). */
-export interface ArgPlan {
-  props?: Record<string, PropPlan>;
-  items?: ArgPlan;
-}
+import type { ArgPlan, PropPlan } from '../../../protocol/catalogue.ts';
 
-/** One property as the model names it. */
-export interface PropPlan {
-  /** The server's name of the property, when it was renamed. */
-  from?: string;
-  /** The property was optional: a `null` from the model means "not given" and is dropped. */
-  dropNull?: true;
-  /** The plan for the property's value. */
-  plan?: ArgPlan;
-}
+export type { ArgPlan, PropPlan } from '../../../protocol/catalogue.ts';
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
