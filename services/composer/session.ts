@@ -278,10 +278,17 @@ export class Session {
     this.#alive();
     const old = this.#active;
     const next = await prepare(this.#ctx(), old);
-    let m;
-    for (let i = 0; (m = this.#unprepared(next.targetEntries(true))) && i < WARM_ROUNDS; i++) await this.#warm(m);
-    // From here to the swap nothing is awaited: the old composition serves until the new one replaces it whole.
-    this.#alive();
+    try {
+      let m;
+      for (let i = 0; (m = this.#unprepared(next.targetEntries(true))) && i < WARM_ROUNDS; i++) await this.#warm(m);
+      // From here to the swap nothing is awaited: the old composition serves until the new one replaces it whole.
+      this.#alive();
+    } catch (err) {
+      // Not swapped in (the session closed meanwhile, or warming failed): what it opened is closed again.
+      const kept = new Set(old.upstreams());
+      await Promise.allSettled(next.upstreams().filter((up) => !kept.has(up)).map((up) => up.close()));
+      throw err;
+    }
     for (const s of next.slots) {
       if (s.adopt) s.takeOver(s.adopt);
       s.live = true;
@@ -314,10 +321,18 @@ export class Session {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
-      const all = [...this.#upstreams];
-      await Promise.all(all.map((up) => up.close()));
-      await this.idle();
-      for (const up of all) this.#hooks.unregister(up);
+      // A reload in flight may still open connections: sweep until it has ended and nothing new appeared.
+      const closed = new Set<Upstream>();
+      const sweep = async (): Promise<number> => {
+        const all = [...this.#upstreams].filter((up) => !closed.has(up));
+        for (const up of all) closed.add(up);
+        await Promise.all(all.map((up) => up.close()));
+        return all.length;
+      };
+      await sweep();
+      await this.#queue;
+      do await this.idle(); while (await sweep());
+      for (const up of closed) this.#hooks.unregister(up);
       this.#upstreams.clear();
       this.#hooks.closed(this);
       this.#emit({ type: 'closed' });

@@ -97,7 +97,8 @@ t.test('a transport worker lost mid-call: unknown outcome, the next call opens t
   const s = await composer.open();
   const inflight = s.call('sdk/sleep', { ms: 30_000 });
   await until(() => a.kernel.slots('transport')[0].keys.length === 1, 5_000, 'the connection to be placed');
-  await new Promise((r) => setTimeout(r, 200));
+  // The call is in flight at the worker (sent, not queued), so the crash loses it rather than delaying it.
+  await until(() => a.kernel.slots('transport')[0].inflight >= 1, 10_000, 'the call to reach the worker');
   a.faults.crash('transport');
   const e = await rejection(inflight);
   t.equal(e.code, 'ALBEDO_SERVICE_LOST');
