@@ -51,7 +51,8 @@ export interface AlbedoOptions {
 }
 
 /** `signal` aborts once the sign-in no longer needs the handler (the loopback callback came, or it failed or expired). */
-export type AuthorizeHandler = (request: { server: string; url: string; signal: AbortSignal }) => Promise<string | void | undefined> | string | void | undefined;
+export type AuthorizeHandler = (request: { server: string; url: string; signal: AbortSignal }) =>
+  Promise<string | void | undefined> | string | void | undefined;
 
 export interface SignInOptions {
   /** The server's name (its credentials are `mcp.<name>.oauth` in creds.json); defaults as for `connect` (the URL's host and path). */
@@ -111,8 +112,13 @@ export class Albedo {
         const handlers = this.#handlersById.has(p.id) ? this.#handlersById.get(p.id) : this.#handlers;
         const handler = cap ? handlers?.[cap] : undefined;
         if (!handler) throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `no ${cap ?? p.method} handler is registered for this connection`, { outcome: 'not_run' });
-        const result = await handler((p.params ?? {}) as Record<string, unknown>, { connection: this.#connections.get(p.id)?.name ?? p.id, signal: ctx.signal });
-        if (!result || typeof result !== 'object' || Array.isArray(result)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the ${cap} handler must return an object`, { outcome: 'not_run' });
+        const result = await handler((p.params ?? {}) as Record<string, unknown>, {
+          connection: this.#connections.get(p.id)?.name ?? p.id,
+          signal: ctx.signal,
+        });
+        if (!result || typeof result !== 'object' || Array.isArray(result)) {
+          throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the ${cap} handler must return an object`, { outcome: 'not_run' });
+        }
         return result;
       },
       'client/authorize': async (p: { server: string; url: string }, ctx: { signal: AbortSignal }) => {
@@ -142,7 +148,8 @@ export class Albedo {
           const c = byId(k);
           if (!c) continue;
           c.markStale();
-          c.emit('dropped', new AlbedoError('ALBEDO_SERVICE_LOST', `the transport worker holding ${c.name} was lost (${e.reason}); the next call reconnects`, { outcome: 'unknown' }));
+          const why = `the transport worker holding ${c.name} was lost (${e.reason}); the next call reconnects`;
+          c.emit('dropped', new AlbedoError('ALBEDO_SERVICE_LOST', why, { outcome: 'unknown' }));
         }
       }),
     );
@@ -159,8 +166,26 @@ export class Albedo {
     const capabilities = capabilitiesFor(handlers);
     this.#handlersById.set(id, handlers);
     try {
-      const opened = await this.kernel.call('transport', 'connection/open', { id, server, eraCachePath: this.#eraCachePath, capabilities, name }, { key: id, isolate: parsed.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000 });
-      const conn = new Connection({ id, name, server, isolate: parsed.isolate, kernel: this.kernel, eraCachePath: this.#eraCachePath, capabilities, opened, onClose: () => { this.#connections.delete(id); this.#handlersById.delete(id); } });
+      const opened = await this.kernel.call(
+        'transport',
+        'connection/open',
+        { id, server, eraCachePath: this.#eraCachePath, capabilities, name },
+        { key: id, isolate: parsed.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000 },
+      );
+      const conn = new Connection({
+        id,
+        name,
+        server,
+        isolate: parsed.isolate,
+        kernel: this.kernel,
+        eraCachePath: this.#eraCachePath,
+        capabilities,
+        opened,
+        onClose: () => {
+          this.#connections.delete(id);
+          this.#handlersById.delete(id);
+        },
+      });
       this.#connections.set(id, conn);
       return conn;
     } catch (err) {
@@ -177,10 +202,15 @@ export class Albedo {
 
   #httpServer(config: ServerConfigInput, name: string | undefined): { server: ResolvedHttpServer; name: string } {
     const parsed = parseServerConfig(config);
-    if (parsed.type !== 'http') throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'OAuth applies to HTTP servers; this config is a stdio server', { outcome: 'not_run' });
+    if (parsed.type !== 'http') {
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'OAuth applies to HTTP servers; this config is a stdio server', { outcome: 'not_run' });
+    }
     const n = nameOf(parsed, name);
     const server = resolveServer(parsed, process.env, process.cwd(), { name: n, credsPath: this.credsPath }) as ResolvedHttpServer;
-    if (!server.auth) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `${n} has a fixed Authorization header (bearerTokenEnvVar or headers); it does not use OAuth`, { outcome: 'not_run' });
+    if (!server.auth) {
+      const why = `${n} has a fixed Authorization header (bearerTokenEnvVar or headers); it does not use OAuth`;
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, { outcome: 'not_run' });
+    }
     return { server, name: n };
   }
 
@@ -196,7 +226,8 @@ export class Albedo {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
     const { server, name } = this.#httpServer(config, opts.name);
     if (server.auth!.credsPath === null && server.auth!.oauth.grant === 'authorization_code') {
-      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'signing in needs a state directory for creds.json (this instance was created with home: null)', { outcome: 'not_run' });
+      const why = 'signing in needs a state directory for creds.json (this instance was created with home: null)';
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, { outcome: 'not_run' });
     }
     if (!this.#oauthStarted) {
       this.#oauthStarted = true;

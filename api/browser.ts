@@ -8,7 +8,11 @@ import { spawn } from 'node:child_process';
 export function openAuthorizationUrl(req: { server: string; url: string; signal?: AbortSignal }): undefined {
   process.stderr.write(`albedo: to sign in to ${req.server}, open this URL in a browser:\n  ${req.url}\n`);
   if (process.env.ALBEDO_NO_BROWSER) return undefined;
-  const [cmd, args] = process.platform === 'darwin' ? ['open', [req.url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', req.url]] : ['xdg-open', [req.url]];
+  const [cmd, args] = process.platform === 'darwin'
+    ? ['open', [req.url]]
+    : process.platform === 'win32'
+      ? ['cmd', ['/c', 'start', '""', req.url]]
+      : ['xdg-open', [req.url]];
   try {
     const child = spawn(cmd as string, args as string[], { stdio: 'ignore', detached: process.platform !== 'win32' });
     child.on('error', () => {});

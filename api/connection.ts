@@ -45,7 +45,17 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #closed = false;
   #onClose: () => void;
 
-  constructor(args: { id: string; name: string; server: ResolvedServer; isolate: boolean; kernel: Kernel; eraCachePath: string | null; capabilities: Record<string, unknown>; opened: OpenResult; onClose: () => void }) {
+  constructor(args: {
+    id: string;
+    name: string;
+    server: ResolvedServer;
+    isolate: boolean;
+    kernel: Kernel;
+    eraCachePath: string | null;
+    capabilities: Record<string, unknown>;
+    opened: OpenResult;
+    onClose: () => void;
+  }) {
     super();
     this.id = args.id;
     this.name = args.name;
@@ -81,7 +91,12 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   async #reopen(): Promise<void> {
     this.#reopening ??= (async () => {
-      const opened = await this.#kernel.call('transport', 'connection/open', { id: this.id, server: this.server, eraCachePath: this.#eraCachePath, capabilities: this.#capabilities }, { key: this.id, timeoutMs: this.server.startupTimeoutMs * 2 + KERNEL_SLACK_MS });
+      const opened = await this.#kernel.call(
+        'transport',
+        'connection/open',
+        { id: this.id, server: this.server, eraCachePath: this.#eraCachePath, capabilities: this.#capabilities },
+        { key: this.id, timeoutMs: this.server.startupTimeoutMs * 2 + KERNEL_SLACK_MS },
+      );
       this.#stale = false;
       const changed = JSON.stringify(opened.catalogue) !== JSON.stringify(this.#opened.catalogue);
       this.#opened = opened;
@@ -95,7 +110,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     if (this.#stale) await this.#reopen();
     const timeoutMs = opts.timeoutMs ?? this.server.callTimeoutMs;
     // A dropped server is dialled again inside the worker, within the startup budget.
-    return this.#kernel.call('transport', 'connection/request', { id: this.id, op, timeoutMs }, { key: this.id, timeoutMs: timeoutMs + this.server.startupTimeoutMs + KERNEL_SLACK_MS, signal: opts.signal });
+    return this.#kernel.call('transport', 'connection/request', { id: this.id, op, timeoutMs }, {
+      key: this.id,
+      timeoutMs: timeoutMs + this.server.startupTimeoutMs + KERNEL_SLACK_MS,
+      signal: opts.signal,
+    });
   }
 
   /** Calls a tool. A tool-reported failure is a result with isError, not an exception. */
@@ -111,7 +130,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   /** Fresh lists from the server (all pages), not the saved catalogue. */
   listTools(opts?: OpOptions): Promise<Tool[]> { return this.#op({ method: 'tools/list' }, opts) as Promise<Tool[]>; }
   listResources(opts?: OpOptions): Promise<Resource[]> { return this.#op({ method: 'resources/list' }, opts) as Promise<Resource[]>; }
-  listResourceTemplates(opts?: OpOptions): Promise<ResourceTemplate[]> { return this.#op({ method: 'resources/templates/list' }, opts) as Promise<ResourceTemplate[]>; }
+  listResourceTemplates(opts?: OpOptions): Promise<ResourceTemplate[]> {
+    return this.#op({ method: 'resources/templates/list' }, opts) as Promise<ResourceTemplate[]>;
+  }
   listPrompts(opts?: OpOptions): Promise<Prompt[]> { return this.#op({ method: 'prompts/list' }, opts) as Promise<Prompt[]>; }
   ping(opts?: OpOptions): Promise<unknown> { return this.#op({ method: 'ping' }, opts); }
 

@@ -8,7 +8,18 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { AlbedoError } from '../../protocol/errors.ts';
-import { serverConfigSchema, oauthConfigSchema, describeZodError, serverNameProblem, type ResolvedServer, type ResolvedHttpServer, type ResolvedOAuth, type ServerConfig, type HttpServerConfig, type OAuthConfig } from '../../protocol/config.ts';
+import {
+  serverConfigSchema,
+  oauthConfigSchema,
+  describeZodError,
+  serverNameProblem,
+  type ResolvedServer,
+  type ResolvedHttpServer,
+  type ResolvedOAuth,
+  type ServerConfig,
+  type HttpServerConfig,
+  type OAuthConfig,
+} from '../../protocol/config.ts';
 
 /** Where an HTTP server's OAuth credentials live: its name (`mcp.<name>.oauth`) and creds.json (null: memory). */
 export interface AuthBinding {
@@ -31,7 +42,12 @@ export function parseServerConfig(input: unknown): ServerConfig {
  * `prototype` are refused with ALBEDO_INVALID_CONFIG, whatever the type and
  * whether given or derived from the URL.
  */
-export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv = process.env, baseDir = process.cwd(), binding?: AuthBinding): ResolvedServer {
+export function resolveServer(
+  config: ServerConfig,
+  daemonEnv: NodeJS.ProcessEnv = process.env,
+  baseDir = process.cwd(),
+  binding?: AuthBinding,
+): ResolvedServer {
   const nameProblem = binding ? serverNameProblem(binding.name) : undefined;
   if (nameProblem) throw new AlbedoError('ALBEDO_INVALID_CONFIG', nameProblem, { outcome: 'not_run' });
   if (config.type === 'http') return resolveHttp(config, daemonEnv, binding, baseDir);
@@ -44,7 +60,10 @@ export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv
     if (typeof value === 'string') env[name] = value;
     else {
       const v = daemonEnv[value.env];
-      if (v === undefined) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `env.${name} names the environment variable ${value.env}, which is not set`, { outcome: 'not_run' });
+      if (v === undefined) {
+        const why = `env.${name} names the environment variable ${value.env}, which is not set`;
+        throw new AlbedoError('ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
+      }
       env[name] = v;
     }
   }
@@ -63,7 +82,16 @@ export function resolveServer(config: ServerConfig, daemonEnv: NodeJS.ProcessEnv
   const fingerprint = createHash('sha256')
     .update(JSON.stringify({ type: 'stdio', command: config.command, args: config.args, cwd, env: Object.entries(env).sort(([a], [b]) => (a < b ? -1 : 1)) }))
     .digest('hex');
-  return { type: 'stdio', command: config.command, args: config.args, cwd, env, startupTimeoutMs: config.startupTimeoutMs, callTimeoutMs: config.callTimeoutMs, fingerprint };
+  return {
+    type: 'stdio',
+    command: config.command,
+    args: config.args,
+    cwd,
+    env,
+    startupTimeoutMs: config.startupTimeoutMs,
+    callTimeoutMs: config.callTimeoutMs,
+    fingerprint,
+  };
 }
 
 /** Header values looked up (literal or named variable), a bearer token from bearerTokenEnvVar; values are never echoed in errors. */
@@ -71,14 +99,23 @@ function resolveHttp(config: HttpServerConfig, daemonEnv: NodeJS.ProcessEnv, bin
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(config.headers)) {
     const v = typeof value === 'string' ? value : daemonEnv[value.env];
-    if (v === undefined) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `headers.${name} names the environment variable ${(value as { env: string }).env}, which is not set`, { outcome: 'not_run' });
+    if (v === undefined) {
+      const why = `headers.${name} names the environment variable ${(value as { env: string }).env}, which is not set`;
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
+    }
     if (/[\r\n\0]/.test(v)) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `headers.${name}: the value contains a line break or NUL`, { outcome: 'not_run' });
     headers[name] = v;
   }
   if (config.bearerTokenEnvVar) {
     const token = daemonEnv[config.bearerTokenEnvVar];
-    if (!token) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `bearerTokenEnvVar names the environment variable ${config.bearerTokenEnvVar}, which is not set or empty`, { outcome: 'not_run' });
-    if (/[\s\0]/.test(token)) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `bearerTokenEnvVar: the token in ${config.bearerTokenEnvVar} contains whitespace`, { outcome: 'not_run' });
+    if (!token) {
+      const why = `bearerTokenEnvVar names the environment variable ${config.bearerTokenEnvVar}, which is not set or empty`;
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
+    }
+    if (/[\s\0]/.test(token)) {
+      const why = `bearerTokenEnvVar: the token in ${config.bearerTokenEnvVar} contains whitespace`;
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
+    }
     headers.Authorization = `Bearer ${token}`;
   }
   const fingerprint = createHash('sha256')
@@ -96,7 +133,10 @@ export function resolveOAuth(o: OAuthConfig, daemonEnv: NodeJS.ProcessEnv = proc
     if (v === undefined || typeof v === 'string') return v;
     if ('env' in v) {
       const x = daemonEnv[v.env];
-      if (!x) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `oauth.${field} names the environment variable ${v.env}, which is not set or empty`, { outcome: 'not_run' });
+      if (!x) {
+        const why = `oauth.${field} names the environment variable ${v.env}, which is not set or empty`;
+        throw new AlbedoError('ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
+      }
       return x;
     }
     const file = path.resolve(baseDir, v.file);
@@ -105,7 +145,8 @@ export function resolveOAuth(o: OAuthConfig, daemonEnv: NodeJS.ProcessEnv = proc
       if (!x) throw new Error('the file is empty');
       return x;
     } catch (err) {
-      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `oauth.${field}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { outcome: 'not_run' });
+      const why = `oauth.${field}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
     }
   };
   const out: ResolvedOAuth = { grant: o.grant, dpop: o.dpop, callbackPort: o.callbackPort };
