@@ -7,14 +7,19 @@
  *                     the raw echo server; server processes excluded; Albedo's
  *                     launchers reported separately, as PSS)
  *   big IMPL          a 16 MiB tool result end to end: ms, peak RSS
+ *   sessions albedo S marginal RSS per open session of 10 raw echo servers (S
+ *                     sessions, after a first one; launchers as PSS)
  *   catalogue IMPL    connect + discover a 5,000-tool catalogue: ms, peak RSS
  *                     (IMPL `wire`: a bare JSON-RPC reader, the wire time)
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { albedoImpl, sdkImpl, servers, RAW_ECHO, NODE, type Impl } from './lib.ts';
 import { MAX_MESSAGE_BYTES } from '../protocol/framing.ts';
+import { allReady, manyOf, writeServers } from './sessions.ts';
 
 const [scenario, implName, nArg] = process.argv.slice(2);
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
@@ -96,6 +101,34 @@ switch (scenario) {
     out = { n, rssBeforeMb: before, rssAfterMb: after, perConnMb: (after - before) / n, launcherPerConnMb: implName === 'albedo' ? launchers / n : 0 };
     await Promise.all([first, ...conns].map((c) => c.close()));
     await i.close();
+    break;
+  }
+  case 'sessions': {
+    const m = Number(nArg ?? 2);
+    const home = mkdtempSync(path.join(os.tmpdir(), 'albedo-bench-sessions-'));
+    try {
+      const specs = manyOf(10, () => servers.rawStdio('modern'));
+      writeServers(home, specs);
+      const { albedo } = await albedoImpl(home);
+      // A first session (it also saves the catalogues), so that one-time costs (the settings worker, LMDB) are not counted.
+      const open = [await albedo.sessions.open()];
+      await allReady(open[0]!, Object.keys(specs));
+      await settle();
+      const before = rssMb();
+      const launchersBefore = launcherPssMb();
+      for (let k = 0; k < m; k++) {
+        const s = await albedo.sessions.open();
+        await allReady(s, Object.keys(specs));
+        open.push(s);
+      }
+      await settle();
+      const after = rssMb();
+      const launchers = launcherPssMb() - launchersBefore;
+      out = { m, rssBeforeMb: before, rssAfterMb: after, perSessionMb: (after - before) / m, launcherPerSessionMb: launchers / m };
+      await albedo.close();
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
     break;
   }
   case 'big': {

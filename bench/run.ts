@@ -7,6 +7,10 @@
  * (bench/child.ts). Writes latest.json, latest.md (scenario, Albedo, peer,
  * ratio, target, met?) and latest.svg into bench/results (or --out).
  *
+ * `--only GROUP[,GROUP]` runs the named groups only (`stdio`, `http`,
+ * `connect`, `memory`, `large`, `hop`, `sessions`), for working on one;
+ * without `--out` it writes to a temporary directory, not bench/results.
+ *
  * `--quick` (under a minute) runs every scenario small, so the harness never
  * rots in CI; it asserts nothing about speed.
  */
@@ -15,16 +19,26 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { sessionRows } from './sessions.ts';
 import {
   albedoImpl, sdkImpl, servers, startHttp, sequential, concurrent, median, percentile, ROOT, NODE, type Impl, type ServerSpec, type BenchConn,
 } from './lib.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
-const outDir = argv.includes('--out') ? path.resolve(argv[argv.indexOf('--out') + 1]!) : path.join(ROOT, 'bench', 'results');
+
 const P = quick
-  ? { rounds: 1, warm: 20, seq: 200, conc: 400, httpSeq: 100, httpConc: 300, connects: 2, many: 5, mem: [10], hop: 2_000 }
-  : { rounds: 3, warm: 300, seq: 5_000, conc: 5_000, httpSeq: 1_500, httpConc: 3_000, connects: 5, many: 20, mem: [10, 100], hop: 20_000 };
+  ? { rounds: 1, warm: 20, seq: 200, conc: 400, httpSeq: 100, httpConc: 300, connects: 2, many: 5, mem: [10], hop: 2_000,
+    sessions: { saved: 5, opens: 2, reopens: 1, quietMs: 200, memSessions: 1 } }
+  : { rounds: 3, warm: 300, seq: 5_000, conc: 5_000, httpSeq: 1_500, httpConc: 3_000, connects: 5, many: 20, mem: [10, 100], hop: 20_000,
+    sessions: { saved: 50, opens: 5, reopens: 3, quietMs: 1_000, memSessions: 5 } };
+// `--only GROUP[,GROUP]` runs those groups alone (e.g. `--only sessions`); it never touches bench/results or the README.
+const only = argv.includes('--only') ? new Set(argv[argv.indexOf('--only') + 1]!.split(',')) : null;
+const runs = (group: string): boolean => only === null || only.has(group);
+// A partial run must not overwrite the full results: without --out it writes to a temporary directory.
+const outDir = argv.includes('--out')
+  ? path.resolve(argv[argv.indexOf('--out') + 1]!)
+  : only ? path.join(os.tmpdir(), 'albedo-bench-only') : path.join(ROOT, 'bench', 'results');
 
 type Better = 'higher' | 'lower';
 interface Row {
@@ -149,13 +163,13 @@ const impls: [Impl, Impl] = [albedo, sdk];
 
 try {
   // 1. stdio calls
-  for (const era of ['modern', 'legacy'] as const) {
+  if (runs('stdio')) for (const era of ['modern', 'legacy'] as const) {
     await callRows(impls, 'stdio calls', `stdio, raw echo server, ${era}`, () => servers.rawStdio(era), P.seq, P.conc, [32], { conc: 2, p50: 0.7 });
     await callRows(impls, 'stdio calls', `stdio, SDK echo server, ${era}`, () => servers.sdkStdio(era), P.seq, P.conc, [32], { conc: 1.2, p50: 0.7 });
   }
 
   // 2. HTTP calls
-  for (const [era, mode] of [['modern', 'dual'], ['legacy', 'sessionful']] as const) {
+  if (runs('http')) for (const [era, mode] of [['modern', 'dual'], ['legacy', 'sessionful']] as const) {
     const srv = await startHttp('sdk-http-server.ts', ['--mode', mode]);
     try {
       await callRows(impls, 'HTTP calls', `HTTP, SDK server, ${era}`, () => ({ kind: 'http', url: srv.url, era }),
@@ -166,8 +180,8 @@ try {
   }
 
   // 3. Connect and discover
-  log('connect and discover');
-  {
+  if (runs('connect')) {
+    log('connect and discover');
     const first: number[][] = [[], []];
     const cachedFirst: number[][] = [[], []];
     const cachedSecond: number[][] = [[], []];
@@ -219,7 +233,7 @@ try {
   }
 
   // 4. Memory
-  for (const n of P.mem) {
+  if (runs('memory')) for (const n of P.mem) {
     log(`memory: ${n} connections`);
     const a = await child(['memory', 'albedo', String(n)]);
     const b = await child(['memory', 'sdk', String(n)]);
@@ -235,8 +249,8 @@ try {
   }
 
   // 5. Large payloads
-  log('large payloads');
-  {
+  if (runs('large')) {
+    log('large payloads');
     const a = await child(['big', 'albedo']);
     const b = await child(['big', 'sdk']);
     row({ group: 'large payloads', scenario: '16 MiB tool result end to end', unit: 'ms', albedo: a.ms!, peer: b.ms!, better: 'lower' });
@@ -254,8 +268,8 @@ try {
   }
 
   // 6. Kernel hop
-  log('kernel hop');
-  {
+  if (runs('hop')) {
+    log('kernel hop');
     const k = albedo.albedo.kernel;
     for (let i = 0; i < 500; i++) await k.call('transport', 'kernel/echo', { x: 1 });
     const lat: number[] = [];
@@ -269,6 +283,9 @@ try {
       albedo: median(lat) * 1000, peer: await bareHop(P.hop), peerLabel: 'bare postMessage round trip', better: 'lower',
     });
   }
+
+  // 7. Sessions (bench/sessions.ts)
+  if (runs('sessions')) await sessionRows({ P, home, sdk, row, log, child });
 } finally {
   await albedo.close();
   rmSync(home, { recursive: true, force: true });
@@ -278,6 +295,7 @@ const seconds = (Date.now() - started) / 1000;
 const meta = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
+  ...(only ? { only: [...only] } : {}),
   seconds,
   node: process.version,
   cpus: os.cpus().length,
@@ -291,7 +309,7 @@ writeFileSync(path.join(outDir, 'latest.md'), markdown(meta, rows));
 writeFileSync(path.join(outDir, 'latest.svg'), svg(rows));
 log(`bench: ${rows.length} rows in ${seconds.toFixed(0)} s → ${path.relative(process.cwd(), outDir) || '.'}/latest.{json,md,svg}`);
 // A full run into bench/results also refreshes the README's Performance table, so it never shows stale numbers.
-if (!quick && !argv.includes('--out')) {
+if (!quick && !only && !argv.includes('--out')) {
   const readmePath = path.join(ROOT, 'README.md');
   const readme = readFileSync(readmePath, 'utf8');
   const start = '<!-- bench:start -->';

@@ -14,10 +14,11 @@ t.test('bench --quick writes latest.json, latest.md and latest.svg with every sc
   const { NODE_OPTIONS: _drop, ...env } = process.env;
   const r = spawnSync(NODE, [path.join(ROOT, 'bench', 'run.ts'), '--quick', '--out', out], { cwd: ROOT, env, encoding: 'utf8', timeout: 170_000 });
   t.equal(r.status, 0, r.stderr.slice(-3000));
-  const json = JSON.parse(readFileSync(path.join(out, 'latest.json'), 'utf8')) as { meta: { mode: string }; rows: Array<{ group: string; albedo: number; peer: number | null }> };
+  type Results = { meta: { mode: string }; rows: Array<{ group: string; albedo: number; peer: number | null }> };
+  const json = JSON.parse(readFileSync(path.join(out, 'latest.json'), 'utf8')) as Results;
   t.equal(json.meta.mode, 'quick');
   const groups = new Set(json.rows.map((x) => x.group));
-  t.same([...groups].sort(), ['HTTP calls', 'connect and discover', 'kernel hop', 'large payloads', 'memory', 'stdio calls']);
+  t.same([...groups].sort(), ['HTTP calls', 'connect and discover', 'kernel hop', 'large payloads', 'memory', 'sessions', 'stdio calls']);
   t.ok(json.rows.every((x) => Number.isFinite(x.albedo) && (x.peer === null || Number.isFinite(x.peer))), 'every measurement is a number');
   const md = readFileSync(path.join(out, 'latest.md'), 'utf8');
   t.match(md, /\| scenario \| Albedo \| peer \| ratio \| target \| met\? \|/);
