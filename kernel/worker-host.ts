@@ -37,7 +37,8 @@ function reply(id: number, ok: boolean, value: unknown, error?: SerializedError)
   try {
     post(m);
   } catch (err) {
-    post({ kind: 'reply', id, inc, ok: false, error: serializeError(new AlbedoError('ALBEDO_INTERNAL', `the reply could not cross threads: ${describe(err)}`, { outcome: 'unknown' })) });
+    const why = `the reply could not cross threads: ${describe(err)}`;
+    post({ kind: 'reply', id, inc, ok: false, error: serializeError(new AlbedoError('ALBEDO_INTERNAL', why, { outcome: 'unknown' })) });
   }
 }
 
@@ -106,7 +107,8 @@ const base: ServiceContext = {
         post({ kind: 'outbound', id, inc, service, method, params, deadline });
       } catch (err) {
         done();
-        return reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', `${service} ${method}: its params could not cross threads: ${describe(err)}`, { outcome: 'not_run' }));
+        const why = `${service} ${method}: its params could not cross threads: ${describe(err)}`;
+        return reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, { outcome: 'not_run' }));
       }
       outbound.set(id, { resolve: (v) => { done(); resolve(v); }, reject: (e) => { done(); reject(e); } });
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -127,7 +127,8 @@ export class Connection {
     this.#initial = discovering.then(() => undefined, () => undefined);
     const { catalogue, sizes } = await discovering;
     if (depthOf(live.info, MAX_DEPTH) > MAX_DEPTH) {
-      throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${this.name}: its capabilities or server info nest deeper than ${MAX_DEPTH} levels`, { outcome: 'unknown' });
+      const why = `${this.name}: its capabilities or server info nest deeper than ${MAX_DEPTH} levels`;
+      throw new AlbedoError('ALBEDO_INVALID_RESPONSE', why, { outcome: 'unknown' });
     }
     this.#catalogue = catalogue;
     this.#sizes = sizes;

@@ -68,7 +68,8 @@ export async function resumeResponse(host: LegacyHost, f: LegacyRequest, state: 
       const res = await undiciRequest(host.url, { method: 'GET', headers, dispatcher: host.agent, signal: f.ac.signal });
       if (res.statusCode === 404 && host.sessionId) {
         res.body.destroy();
-        const err = new AlbedoError('ALBEDO_SESSION_EXPIRED', `${f.method}: the session ended while its response stream was being resumed; the outcome is unknown`, { outcome: 'unknown' });
+        const why = `${f.method}: the session ended while its response stream was being resumed; the outcome is unknown`;
+        const err = new AlbedoError('ALBEDO_SESSION_EXPIRED', why, { outcome: 'unknown' });
         host.fail(f, err);
         host.shutdown(err);
         return;

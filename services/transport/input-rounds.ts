@@ -46,7 +46,8 @@ export async function requestWithInput(
       const server = (err as AlbedoError).data as { data?: { requiredCapabilities?: unknown } };
       const required = server.data?.requiredCapabilities;
       const which = required ? ` (${JSON.stringify(required)})` : '';
-      throw inputRequired(`${method} needs client capabilities this client did not declare${which}: register a handler for them`, { requiredCapabilities: required, server });
+      const why = `${method} needs client capabilities this client did not declare${which}: register a handler for them`;
+      throw inputRequired(why, { requiredCapabilities: required, server });
     }
     const kind = resultTypeOf(result);
     if (kind === 'complete') return result;
