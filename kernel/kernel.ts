@@ -21,6 +21,8 @@ export interface ServiceSpec {
   restart?: Partial<RestartPolicy>;
   heartbeat?: { intervalMs: number; timeoutMs: number };
   startTimeoutMs?: number;
+  /** Event topics (`service:name`, `kernel:service/lost`) forwarded to this service's workers (ServiceDefinition.events). */
+  subscribe?: string[];
 }
 
 export interface CallOptions {
@@ -121,8 +123,13 @@ export class Kernel {
       dedicated,
       onEvent: (s, name, payload) => this.#emit(`${spec.name}:${name}`, payload),
       // The slot posts the reply to the incarnation that asked, and aborts `signal` if that worker cancels or is lost.
-      onOutbound: (_s, m, signal) =>
-        this.call(m.service as ServiceName, m.method as never, m.params as never, { timeoutMs: Math.max(0, m.deadline - Date.now()), signal }),
+      onOutbound: (_s, m, signal) => {
+        const opts: CallOptions = { timeoutMs: Math.max(0, m.deadline - Date.now()), signal };
+        if (typeof m.key === 'string') opts.key = m.key;
+        if (m.isolate === true) opts.isolate = true;
+        return this.call(m.service as ServiceName, m.method as never, m.params as never, opts);
+      },
+      onRelease: (_s, service, key) => void this.release(service as ServiceName, key).catch(() => {}),
       onLifecycle: (s, what, reason, cause) => {
         const ev: LifecycleEvent = { service: spec.name, instance: s.opts.instance, incarnation: s.incarnation, keys: [...s.keys], reason };
         if (cause) ev.cause = cause;
@@ -311,6 +318,9 @@ export class Kernel {
   }
 
   #emit(topic: string, payload: unknown): void {
+    for (const svc of this.#services.values()) {
+      if (svc.spec.subscribe?.includes(topic)) for (const slot of svc.slots) slot.forward(topic, payload);
+    }
     for (const fn of this.#listeners.get(topic) ?? []) {
       try {
         fn(payload);

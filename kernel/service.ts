@@ -10,6 +10,10 @@ export interface OutboundOptions {
   timeoutMs?: number;
   /** Cancels the call: pass the handler's own `ctx.signal` so a cancelled request cancels what it waits on. */
   signal?: AbortSignal;
+  /** Pins the call to the slot that holds this key (an actor's id), as the kernel's `call` does. */
+  key?: string;
+  /** With a new key: give it a worker of its own. */
+  isolate?: boolean;
 }
 
 export interface ServiceContext {
@@ -27,6 +31,8 @@ export interface ServiceContext {
    * `ctx.signal` aborts). A lost worker's outbound calls are aborted too.
    */
   call(service: string, method: string, params: unknown, opts?: OutboundOptions): Promise<unknown>;
+  /** Forgets a key's placement in `service` (its actor was closed), as the kernel's `release`. */
+  release(service: string, key: string): void;
 }
 
 export interface CallContext extends ServiceContext {
@@ -38,8 +44,19 @@ export interface CallContext extends ServiceContext {
 
 export type Handler = (params: any, ctx: CallContext) => unknown;
 
+/** Receives a forwarded event (the service's spec subscribed to its topic). A throw is a defect of the service. */
+export type EventHandler = (payload: any, ctx: ServiceContext) => void;
+
 export interface ServiceDefinition {
   handlers: Record<string, Handler>;
+  /**
+   * Events of other services (and the kernel's own) this service follows, by
+   * topic `service:name` (`transport:connection/dropped`,
+   * `kernel:service/lost`). The kernel forwards the topics its spec lists in
+   * `subscribe`; they arrive in the order they were published, and none
+   * that was published while this worker was down is replayed.
+   */
+  events?: Record<string, EventHandler>;
   /** Runs once before the worker reports ready. */
   start?(ctx: ServiceContext): void | Promise<void>;
   /** Runs on a graceful stop; bounded by the kernel's shutdown time. */

@@ -41,6 +41,8 @@ export interface SlotOptions {
   onEvent(slot: Slot, name: string, payload: unknown): void;
   /** Routes a worker's call to another service; `signal` aborts when the worker cancels it or is lost. */
   onOutbound(slot: Slot, m: Extract<FromWorker, { kind: 'outbound' }>, signal: AbortSignal): Promise<unknown>;
+  /** The worker released a key of another service. */
+  onRelease(slot: Slot, service: string, key: string): void;
   onLifecycle(slot: Slot, what: 'lost' | 'restarted' | 'failed', reason: string, cause?: LostCause): void;
 }
 
@@ -151,6 +153,9 @@ export class Slot {
         break;
       case 'outbound':
         this.#outboundCall(m);
+        break;
+      case 'release':
+        this.opts.onRelease(this, m.service, m.key);
         break;
       case 'outbound-cancel': {
         const ac = this.#outbound.get(m.id);
@@ -270,6 +275,11 @@ export class Slot {
     }, coolDownMs);
     // A failed slot alone must not keep the embedder's process alive.
     this.#coolDownTimer.unref();
+  }
+
+  /** Forwards a subscribed event to a ready worker; one that is starting or down misses it (events are news, not state). */
+  forward(topic: string, payload: unknown): void {
+    if (this.state === 'ready') this.post({ kind: 'forwarded', inc: this.incarnation, topic, payload });
   }
 
   post(m: ToWorker): void {

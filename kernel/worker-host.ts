@@ -84,6 +84,7 @@ const base: ServiceContext = {
     if (signal?.aborted) return Promise.reject(aborted());
     if (!crosses(params)) return Promise.reject(tooDeep(`the params of ${service} ${method}`));
     const id = nextOutbound++;
+    const placement = { ...(opts.key === undefined ? {} : { key: opts.key }), ...(opts.isolate ? { isolate: true } : {}) };
     const timeoutMs = opts.timeoutMs ?? 30_000;
     const deadline = Date.now() + timeoutMs;
     return new Promise((resolve, reject) => {
@@ -104,7 +105,7 @@ const base: ServiceContext = {
         signal?.removeEventListener('abort', onAbort);
       };
       try {
-        post({ kind: 'outbound', id, inc, service, method, params, deadline });
+        post({ kind: 'outbound', id, inc, service, method, params, deadline, ...placement });
       } catch (err) {
         done();
         const why = `${service} ${method}: its params could not cross threads: ${describe(err)}`;
@@ -113,6 +114,9 @@ const base: ServiceContext = {
       outbound.set(id, { resolve: (v) => { done(); resolve(v); }, reject: (e) => { done(); reject(e); } });
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  },
+  release(service, key) {
+    post({ kind: 'release', inc, service, key });
   },
 };
 
@@ -154,6 +158,12 @@ port.on('message', (m: ToWorker) => {
       if (!p) break;
       if (m.ok) p.resolve(m.value);
       else p.reject(deserializeError(m.error!));
+      break;
+    }
+    case 'forwarded': {
+      // Topics come from the kernel, but keep Object.prototype out of the lookup all the same.
+      const on = def.events && Object.hasOwn(def.events, m.topic) ? def.events[m.topic] : undefined;
+      on?.(m.payload, base);
       break;
     }
     case 'ping':

@@ -63,9 +63,9 @@ export async function waitNoLeftovers(tag: string, withinMs = 10_000): Promise<n
 }
 
 /** Waits (bounded) until `pred` holds. */
-export async function until(pred: () => boolean, withinMs = 10_000, what = 'condition'): Promise<void> {
+export async function until(pred: () => boolean | Promise<boolean>, withinMs = 10_000, what = 'condition'): Promise<void> {
   const end = Date.now() + withinMs;
-  while (!pred()) {
+  while (!(await pred())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -45,6 +45,24 @@ export interface OutboundCallEnvelope {
   method: string;
   params: unknown;
   deadline: number;
+  /** Pins the call to the slot that holds this key (an actor's id), as the kernel's own `key` option. */
+  key?: string;
+  /** With a new key: give it a worker of its own. */
+  isolate?: boolean;
+}
+/** worker → kernel: forget a key's placement (its actor was closed), as the kernel's `release`. */
+export interface ReleaseEnvelope {
+  kind: 'release';
+  inc: number;
+  service: string;
+  key: string;
+}
+/** kernel → worker: an event of another service (or the kernel's) that this service subscribed to, `service:name`. */
+export interface ForwardedEventEnvelope {
+  kind: 'forwarded';
+  inc: number;
+  topic: string;
+  payload: unknown;
 }
 /** worker → kernel: the worker gave up on outbound call `id` (its signal aborted); the kernel aborts the call it made. */
 export interface OutboundCancelEnvelope {
@@ -78,8 +96,9 @@ export interface FatalEnvelope { kind: 'fatal'; inc: number; reason: string; cau
 /** kernel → worker: fault injection for tests. */
 export interface FaultEnvelope { kind: 'fault'; inc: number; fault: 'crash' | 'hang' }
 
-export type ToWorker = CallEnvelope | CancelEnvelope | OutboundReplyEnvelope | PingEnvelope | StopEnvelope | FaultEnvelope;
-export type FromWorker = ReplyEnvelope | EventEnvelope | OutboundCallEnvelope | OutboundCancelEnvelope | PongEnvelope | ReadyEnvelope | FatalEnvelope;
+export type ToWorker = CallEnvelope | CancelEnvelope | OutboundReplyEnvelope | PingEnvelope | StopEnvelope | FaultEnvelope | ForwardedEventEnvelope;
+export type FromWorker =
+  | ReplyEnvelope | EventEnvelope | OutboundCallEnvelope | OutboundCancelEnvelope | ReleaseEnvelope | PongEnvelope | ReadyEnvelope | FatalEnvelope;
 
 /** What the kernel hands a worker at start (`workerData`). */
 export interface WorkerBoot {
