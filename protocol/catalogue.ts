@@ -5,6 +5,8 @@
  * normaliser. Types and zod schemas only, no side effects.
  */
 import { z } from 'zod';
+import type { Catalogue, Implementation, ServerCapabilities } from './mcp.ts';
+import type { Era } from './versions.ts';
 
 /** The two per-server pseudo-operations that stand for a server's resources and prompts. */
 export const PSEUDO_OPERATIONS = ['read_resource', 'get_prompt'] as const;
@@ -107,4 +109,18 @@ export interface LeftOut {
   kind: Identity['kind'];
   reason: LeftOutReason;
   detail: string;
+}
+
+/** A saved catalogue (LMDB `mcp_catalogues`, one row per server name): the discovery made under `fingerprint`. */
+export interface SavedCatalogue {
+  server: string;
+  fingerprint: string;
+  era: Era;
+  protocolVersion: string;
+  serverInfo: Implementation | null;
+  capabilities: ServerCapabilities;
+  instructions: string | null;
+  catalogue: Catalogue;
+  /** Epoch ms of the discovery it holds. */
+  savedAt: number;
 }

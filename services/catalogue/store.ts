@@ -7,24 +7,13 @@
  * safe from several threads and processes at once; values are msgpackr.
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { Catalogue, Implementation, ServerCapabilities } from '../../protocol/mcp.ts';
-import type { Era } from '../../protocol/versions.ts';
+import type { SavedCatalogue } from '../../protocol/catalogue.ts';
+
+export type { SavedCatalogue } from '../../protocol/catalogue.ts';
 
 /** Bumped when the row's shape changes; rows of another version are ignored (dialled afresh). */
 const ROW_VERSION = 1;
 
-export interface SavedCatalogue {
-  server: string;
-  fingerprint: string;
-  era: Era;
-  protocolVersion: string;
-  serverInfo: Implementation | null;
-  capabilities: ServerCapabilities;
-  instructions: string | null;
-  catalogue: Catalogue;
-  /** Epoch ms of the discovery it holds. */
-  savedAt: number;
-}
 
 interface Row extends SavedCatalogue {
   v: number;
