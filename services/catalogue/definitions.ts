@@ -9,9 +9,10 @@
  */
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { Catalogue, Tool } from '../../protocol/mcp.ts';
-import type { Identity, LeftOut, ModelTool, Normalise, RouteEntry, ToolFilters } from '../../protocol/catalogue.ts';
+import type { ArgPlan, Identity, LeftOut, ModelTool, Normalise, RouteEntry, ToolFilters } from '../../protocol/catalogue.ts';
 import { assignNames, identityKey, type Digest } from './names.ts';
 import { boundText, label, promptsDescription, resourcesDescription } from './definitions-text.ts';
+import { composePlans, promptArguments } from './prompt-args.ts';
 
 /** Prompt names become an enum of get_prompt's `name` when there are at most this many, none longer than MAX_ENUM_NAME. */
 export const MAX_PROMPT_ENUM = 100;
@@ -65,20 +66,23 @@ export function identitiesOf(entry: ServerCatalogue): Identity[] {
 const frameOf = (server: string, tool?: string): string =>
   tool === undefined ? `[server ${label(server)}] ` : `[server ${label(server)}, tool ${label(tool, 128)}] `;
 
-/** get_prompt's input schema: `name` (an enum when small enough) and `arguments` (strings by name). */
-function promptSchema(catalogue: Catalogue): Record<string, unknown> {
+/**
+ * get_prompt's input schema: `name` (an enum when small enough) and, when
+ * its prompts declare arguments, `arguments` with one string property per
+ * declared name (prompt-args.ts), with the plan back to the server's names.
+ */
+function promptSchema(catalogue: Catalogue): { schema: Record<string, unknown>; plan?: ArgPlan } {
   const names = [...new Set(catalogue.prompts.map((p) => p.name))];
   const name = names.length <= MAX_PROMPT_ENUM && names.every((n) => n.length <= MAX_ENUM_NAME)
     ? { type: 'string', description: 'The prompt to get.', enum: names }
     : { type: 'string', description: 'The prompt to get: one of the names listed in the tool description.' };
-  return {
+  const args = promptArguments(catalogue.prompts);
+  const schema = {
     type: 'object',
-    properties: {
-      name,
-      arguments: { type: 'object', description: "The prompt's arguments, by name; every value is a string.", additionalProperties: { type: 'string' } },
-    },
-    required: ['name'],
+    properties: { name, ...(args.schema ? { arguments: args.schema } : {}) },
+    required: args.required ? ['name', 'arguments'] : ['name'],
   };
+  return { schema, ...(args.plan ? { plan: args.plan } : {}) };
 }
 
 const RESOURCE_SCHEMA = {
@@ -94,6 +98,8 @@ interface Candidate {
   id: Identity;
   description: string;
   schema: unknown;
+  /** Our own renames in `schema` (get_prompt's arguments), applied after the normaliser's plan. */
+  plan?: ArgPlan;
 }
 
 /**
@@ -131,7 +137,8 @@ function candidatesOf(entry: ServerCatalogue, out?: Definitions): Candidate[] {
     list.push({ id: { server, kind: 'read_resource' }, description, schema: RESOURCE_SCHEMA });
   }
   if (catalogue.prompts.length) {
-    list.push({ id: { server, kind: 'get_prompt' }, description: promptsDescription(frameOf(server), catalogue.prompts), schema: promptSchema(catalogue) });
+    const { schema, plan } = promptSchema(catalogue);
+    list.push({ id: { server, kind: 'get_prompt' }, description: promptsDescription(frameOf(server), catalogue.prompts), schema, plan });
   }
   return list;
 }
@@ -149,7 +156,7 @@ export function definitionSchemas(entries: readonly ServerCatalogue[]): unknown[
 function build(entry: ServerCatalogue, opts: DefinitionOptions, nameFor: (id: Identity) => string, out: Definitions): void {
   const { server } = entry;
   const profile = opts.profile ?? 'portable';
-  for (const { id, description, schema } of candidatesOf(entry, out)) {
+  for (const { id, description, schema, plan } of candidatesOf(entry, out)) {
     const operation = id.kind === 'tool' ? id.tool : id.kind;
     const r = opts.normalise(schema, profile);
     const what = id.kind === 'tool' ? `tool ${label(id.tool, 128)}` : id.kind;
@@ -161,7 +168,8 @@ function build(entry: ServerCatalogue, opts: DefinitionOptions, nameFor: (id: Id
     const name = nameFor(id);
     if (out.routes.has(name)) throw new AlbedoError('ALBEDO_INTERNAL', `two identities were given the name ${name}`);
     // The argument plan travels with the route: a call restores the server's property names before it is sent.
-    out.routes.set(name, r.args ? { ...id, args: r.args } : id);
+    const args = composePlans(r.args, plan);
+    out.routes.set(name, args ? { ...id, args } : id);
     out.tools.push({ name, description: boundText(description), inputSchema: r.schema });
     for (const note of r.notes) out.notes.push(`server ${label(server)}: ${what}: ${note}`);
   }

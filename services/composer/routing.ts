@@ -23,7 +23,12 @@ export function callArguments(args: unknown): Record<string, unknown> {
   return args;
 }
 
-/** The operation a route stands for, with the model's arguments. */
+/**
+ * The operation a route stands for, with the model's arguments already in
+ * the server's form (restoreArguments with the route's plan: get_prompt's
+ * renamed argument names back, strict mode's nulls dropped). get_prompt
+ * sends only strings under the names given; anything else is refused as not run.
+ */
 export function operationFor(route: RouteEntry, args: Record<string, unknown>): ClientOp {
   switch (route.kind) {
     case 'tool':

@@ -69,9 +69,9 @@ t.test('calls through the routes reach the raw tool, resource and prompt', async
   t.ok(read.description.includes(`- ${uri} (`), 'the listing names the resource URI');
   t.equal((await conns.everything!.readResource(uri)).contents[0]!.uri, uri);
   const prompt = byKind('get_prompt');
-  const props = prompt.inputSchema.properties as Record<string, { enum?: string[]; additionalProperties?: unknown }>;
+  const props = prompt.inputSchema.properties as Record<string, { enum?: string[]; properties?: Record<string, unknown> }>;
   t.same(props.name!.enum, conns.everything!.catalogue.prompts.map((p) => p.name), 'prompt names as an enum');
-  t.same(props.arguments!.additionalProperties, { type: 'string' });
+  t.ok(props.arguments!.properties?.city, 'the declared arguments are named properties (test/catalogue/prompt-args.test.ts covers them)');
   t.match(prompt.description, /- args-prompt\(city, state\?\)/, 'prompts listed with their arguments, optional ones marked');
   t.ok((await conns.everything!.getPrompt('args-prompt', { city: 'Oslo' })).messages.length > 0);
 });
