@@ -5,6 +5,8 @@
 import type { TransportEvents, TransportMethods } from './transport.ts';
 import type { OAuthMethods } from './oauth.ts';
 import type { SettingsEvents, SettingsMethods } from './settings.ts';
+import type { CatalogueEvents, CatalogueMethods } from './catalogue.ts';
+import type { ComposerEvents, ComposerMethods, HostMethods } from './composer.ts';
 
 /** The embedder's own service, on the kernel's thread: answers servers' input requests with its handlers. */
 export interface ClientMethods {
@@ -28,12 +30,18 @@ export interface ServiceMethods {
   client: ClientMethods;
   oauth: OAuthMethods;
   settings: SettingsMethods;
+  catalogue: CatalogueMethods;
+  composer: ComposerMethods;
+  host: HostMethods;
 }
 export interface ServiceEvents {
   transport: TransportEvents;
   client: Record<never, never>;
   oauth: Record<never, never>;
   settings: SettingsEvents;
+  catalogue: CatalogueEvents;
+  composer: ComposerEvents;
+  host: Record<never, never>;
   kernel: {
     /** A worker died; its in-flight calls failed with ALBEDO_SERVICE_LOST. */
     'service/lost': LifecyclePayload;

@@ -1,0 +1,73 @@
+/**
+ * The composer service's message map (HOST.md "The daemon": a tool call
+ * must not pay more thread hops than it needs). The composer owns the
+ * sessions and publishes each one's snapshot: what the model sees and the
+ * routing table down to the connection ids, so the owner's thread sends a
+ * call to an open connection's transport worker itself and asks the
+ * composer only when the server is not open (a dial to wait for, a server
+ * to redial). The `host` service lives on the owner's thread: the composer
+ * asks it to drain the calls it sent directly before a connection closes.
+ */
+import type { ModelTool, RouteEntry } from '../catalogue.ts';
+import type { Activity, ServerStatus, SessionEvent, SessionOptions } from '../composer.ts';
+
+/** Where one server's calls go: its transport connection, and whether that connection is open now. */
+export interface SessionConnection {
+  server: string;
+  id: string;
+  open: boolean;
+  callTimeoutMs: number;
+  startupTimeoutMs: number;
+}
+
+/** What the model sees in one generation, and the routes behind its names (sent when the generation changes). */
+export interface SessionView {
+  generation: number;
+  tools: ModelTool[];
+  context: string;
+  /** Advertised name → route; an array of pairs, as Maps cross threads but not every wire. */
+  routes: [string, RouteEntry][];
+  /** The session's server names, for `server/tool` calls. */
+  servers: string[];
+}
+
+/** A session's state as the composer last published it. `version` orders snapshots: an older one never replaces a newer one. */
+export interface SessionSnapshot {
+  id: string;
+  /** The composer incarnation that published it, then a counter within it. */
+  version: [number, number];
+  status: ServerStatus[];
+  warnings: string[];
+  connections: SessionConnection[];
+  /** Present when the generation changed since the last snapshot (always in the answers of open and snapshot). */
+  view?: SessionView;
+}
+
+export interface ComposerMethods {
+  /** Opens a session for `owner` (the embedder's instance); resolves once it can advertise. */
+  'session/open': { params: { owner: string; options: SessionOptions }; result: SessionSnapshot };
+  /** A call through the composer (the server is not open, or its actor is gone). */
+  'session/call': { params: { id: string; name: string; args?: unknown; timeoutMs?: number }; result: unknown };
+  'session/activity': { params: { id: string; kind: Activity }; result: Record<string, never> };
+  'session/reload': { params: { id: string }; result: Record<string, never> };
+  'session/close': { params: { id: string }; result: Record<string, never> };
+  /** The session's full snapshot now (view included). */
+  'session/snapshot': { params: { id: string }; result: SessionSnapshot };
+  /** Settles once the session's background work (dials, probes, saves) is done: for tests and orderly shutdown. */
+  'session/idle': { params: { id: string }; result: Record<string, never> };
+  /** Closes every session of `owner` (every server reaped) and forgets their records. */
+  'composer/close-owner': { params: { owner: string }; result: Record<string, never> };
+}
+
+export interface ComposerEvents {
+  /** Something of the session changed; `view` when the generation did. */
+  'session/updated': SessionSnapshot;
+  /** A session event, as `on()` delivers it. */
+  'session/event': { id: string; event: SessionEvent };
+}
+
+/** The owner's side (api/sessions.ts provides it on the kernel's thread). */
+export interface HostMethods {
+  /** Resolves once no call the owner sent directly is in flight on these connections. */
+  'host/drain': { params: { ids: string[] }; result: Record<string, never> };
+}
