@@ -1,32 +1,41 @@
 /**
- * `albedo.sessions`: agent sessions over the servers of `$ALBEDO_HOME/extensions.json`
- * (issue 15). The session composer (services/composer/) runs here, on the
- * kernel's thread, over the real pieces: the settings service (a worker,
- * started on the first open), the saved catalogues in LMDB, the transport
- * workers and the schema normaliser. A call goes API → transport worker, the
- * same single thread hop as `connect()`. When the settings change (a hand
- * edit, a write, a sign-in), every open session reloads (prepare-then-swap:
- * a reload that fails keeps the previous composition, with a warning event).
+ * `albedo.sessions`: agent sessions over the servers of
+ * `$ALBEDO_HOME/extensions.json`. The sessions live in the composer service
+ * (a worker, services/composer/service.ts) over the settings and catalogue
+ * services (workers too, all started on first use). Each AlbedoSession here
+ * mirrors its session's last snapshot, so tools(), context() and status()
+ * answer at once, and sends a call for an open server straight to that
+ * connection's transport worker: one thread hop, as `connect()` pays. Only a
+ * call whose server is not open (a dial to wait for, a redial) goes through
+ * the composer. A composer that crashes is restarted and restores its
+ * sessions from their LMDB records; calls in flight through it fail with an
+ * unknown outcome and are not retried.
  */
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Kernel, ServiceSpec } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
-import type { ModelTool } from '../protocol/catalogue.ts';
+import type { ModelTool, RouteEntry } from '../protocol/catalogue.ts';
 import type { Activity, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions } from '../protocol/composer.ts';
-import { CatalogueStore } from '../services/catalogue/store.ts';
-import { normalise, PROFILES } from '../services/catalogue/schema/normalise.ts';
-import { Composer } from '../services/composer/composer.ts';
-import { kernelTransport } from '../services/composer/kernel-transport.ts';
-import { kernelSettings, type SettingsNotice } from '../services/composer/kernel-settings.ts';
-import type { Session } from '../services/composer/session.ts';
+import type { SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
+import { COMPOSER_TOPICS } from '../services/composer/service.ts';
+import { checkCall, planCall } from '../services/composer/plan-call.ts';
+import { DirectCalls } from './direct-calls.ts';
 
 const SETTINGS = fileURLToPath(new URL('../services/settings/service.ts', import.meta.url));
+const CATALOGUE = fileURLToPath(new URL('../services/catalogue/service.ts', import.meta.url));
+const COMPOSER = fileURLToPath(new URL('../services/composer/service.ts', import.meta.url));
+
+/** Slack over a call's own budget, so the composer's (or the transport's) own timeout answers first. */
+const SLACK_MS = 5_000;
+/** A session's open: dials of servers without a saved catalogue run within it (each bounded by its own startup timeout). */
+const OPEN_TIMEOUT_MS = 10 * 60_000;
 
 export type { Activity, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions } from '../protocol/composer.ts';
 export type { ModelTool } from '../protocol/catalogue.ts';
 
 type Listener = (event: SessionEvent) => void;
+
+const newer = (a: [number, number], b: [number, number]): boolean => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
 
 /**
  * One agent session as the embedding API hands it out. Everything the model
@@ -35,20 +44,37 @@ type Listener = (event: SessionEvent) => void;
  */
 export class AlbedoSession {
   readonly id: string;
-  #core: Session;
+  #kernel: Kernel;
+  #direct: DirectCalls;
+  #snap: SessionSnapshot;
+  #view!: SessionView;
+  #routes!: Map<string, RouteEntry>;
   #listeners = new Set<Listener>();
-  #reloading: Promise<void> | undefined;
-  #again = false;
   #closed = false;
 
   /** Use albedo.sessions.open(). */
-  constructor(core: Session) {
-    this.id = core.id;
-    this.#core = core;
-    core.on((e) => this.#emit(e));
+  constructor(kernel: Kernel, direct: DirectCalls, snap: SessionSnapshot) {
+    this.id = snap.id;
+    this.#kernel = kernel;
+    this.#direct = direct;
+    this.#snap = snap;
+    this.#setView(snap.view!);
   }
 
-  #emit(event: SessionEvent): void {
+  #setView(view: SessionView): void {
+    this.#view = view;
+    this.#routes = new Map(view.routes);
+  }
+
+  /** A snapshot from the composer: applied unless an older one. */
+  updated(snap: SessionSnapshot): void {
+    if (!newer(snap.version, this.#snap.version)) return;
+    this.#snap = snap;
+    if (snap.view) this.#setView(snap.view);
+  }
+
+  /** An event from the composer. */
+  event(event: SessionEvent): void {
     if (event.type === 'closed') this.#closed = true;
     for (const fn of this.#listeners) {
       try {
@@ -59,48 +85,76 @@ export class AlbedoSession {
     }
   }
 
-  /** The tool generation: 1 after open, one more each time what the model sees changes. */
-  get generation(): number {
-    return this.#core.generation;
+  get closed(): boolean {
+    return this.#closed;
   }
 
-  /** The model-facing tool definitions of the current generation (names match `^[a-zA-Z][a-zA-Z0-9_]{0,63}$`). Read-only. */
+  /** The tool generation: 1 after open, one more each time what the model sees changes. */
+  get generation(): number {
+    return this.#view.generation;
+  }
+
+  /** The model-facing tool definitions of the current generation (names match `^[a-zA-Z][a-zA-Z0-9_]{0,63}$`). */
   tools(): ModelTool[] {
-    return this.#core.tools();
+    return [...this.#view.tools];
   }
 
   /** The MCP context text of the current generation ('' when there is nothing to say). */
   context(): string {
-    return this.#core.context();
+    return this.#view.context;
   }
 
   /** Each server of the session: its state, whether it is advertised, why it is left out. */
   status(): ServerStatus[] {
-    return this.#core.status();
+    return this.#snap.status.map((s) => ({ ...s }));
   }
 
   /** What the current composition warned about (servers left out, tools left out or filtered). */
   warnings(): string[] {
-    return this.#core.warnings();
+    return [...this.#snap.warnings];
+  }
+
+  #alive(): void {
+    if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'the session is closed', { outcome: 'not_run' });
   }
 
   /**
    * Calls an advertised name or `server/tool` (raw names). Arguments use the
    * property names of the advertised schema (the server's own names work
    * too). A tool's `isError` is a result; errors carry `code` and `outcome`.
+   * A server that cannot be reached fails as not run (`data.unavailable`);
+   * nothing is retried.
    */
-  call(name: string, args?: unknown, opts?: SessionCallOptions): Promise<unknown> {
-    return this.#core.call(name, args, opts);
+  async call(name: string, args?: unknown, opts: SessionCallOptions = {}): Promise<unknown> {
+    this.#alive();
+    checkCall(name, opts);
+    const status = this.#snap.status;
+    const { route, op } = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args);
+    const conn = this.#snap.connections.find((c) => c.server === route.server);
+    const timeoutMs = opts.timeoutMs ?? conn?.callTimeoutMs ?? 60_000;
+    if (conn?.open) {
+      try {
+        return await this.#direct.request(conn.id, op, { timeoutMs, startupTimeoutMs: conn.startupTimeoutMs, signal: opts.signal });
+      } catch (err) {
+        // The actor is gone (its worker was lost, or the composer closed it meanwhile): the request did not run; the composer decides.
+        if (!(AlbedoError.is(err) && err.code === 'ALBEDO_NOT_FOUND' && err.outcome === 'not_run')) throw err;
+      }
+    }
+    const budget = timeoutMs + (conn?.startupTimeoutMs ?? 30_000) + SLACK_MS;
+    const params = opts.timeoutMs === undefined ? { id: this.id, name, args } : { id: this.id, name, args, timeoutMs: opts.timeoutMs };
+    return this.#kernel.call('composer', 'session/call', params, { timeoutMs: budget, signal: opts.signal });
   }
 
   /** `submit` or `turn_end`: due come-back probes run; `turn_end` first applies what waited for the end of the turn. */
-  activity(kind: Activity): Promise<void> {
-    return this.#core.activity(kind);
+  async activity(kind: Activity): Promise<void> {
+    this.#alive();
+    await this.#kernel.call('composer', 'session/activity', { id: this.id, kind }, { timeoutMs: OPEN_TIMEOUT_MS });
   }
 
   /** Prepares a new composition from the settings as they are now and swaps it in; on failure the previous one stays and this rejects. */
-  reload(): Promise<void> {
-    return this.#core.reload();
+  async reload(): Promise<void> {
+    this.#alive();
+    await this.#kernel.call('composer', 'session/reload', { id: this.id }, { timeoutMs: OPEN_TIMEOUT_MS });
   }
 
   /** Subscribes to the session's events from now on; returns the unsubscribe function. */
@@ -109,43 +163,17 @@ export class AlbedoSession {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Settles once the session's background work (dials, probes, saves, reloads the settings started) is done. */
+  async idle(): Promise<void> {
+    if (this.#closed) return;
+    await this.#kernel.call('composer', 'session/idle', { id: this.id }, { timeoutMs: OPEN_TIMEOUT_MS });
+  }
+
   /** Closes every connection of the session (each server reaped). Idempotent. */
-  close(): Promise<void> {
-    return this.#core.close();
-  }
-
-  /** The settings changed: reload, one at a time, once more if they changed again meanwhile. A failure keeps the composition. */
-  settingsChanged(): void {
+  async close(): Promise<void> {
     if (this.#closed) return;
-    if (this.#reloading) {
-      this.#again = true;
-      return;
-    }
-    this.#reloading = (async () => {
-      do {
-        this.#again = false;
-        try {
-          await this.#core.reload();
-        } catch (err) {
-          if (this.#closed || (AlbedoError.is(err) && err.code === 'ALBEDO_CLOSED')) return;
-          const e = err as AlbedoError;
-          const message = `the settings changed, but they cannot be applied; the session keeps its composition: ${e.message}`;
-          this.#emit(e.code ? { type: 'warning', message, code: e.code } : { type: 'warning', message });
-        }
-      } while (this.#again && !this.#closed);
-    })().finally(() => { this.#reloading = undefined; });
-  }
-
-  /** extensions.json was edited into something invalid: the settings in force stay, and the session says so. */
-  settingsInvalid(file: string, issues: number): void {
-    if (this.#closed) return;
-    const message = `${file} is not valid (${issues} issue${issues === 1 ? '' : 's'}); the previous settings stay in force`;
-    this.#emit({ type: 'warning', message, code: 'ALBEDO_INVALID_CONFIG' });
-  }
-
-  /** Settles once no reload triggered by the settings is running. */
-  async settled(): Promise<void> {
-    while (this.#reloading) await this.#reloading;
+    await this.#kernel.call('composer', 'session/close', { id: this.id }, { timeoutMs: 60_000 });
+    if (!this.#closed) this.event({ type: 'closed' });
   }
 }
 
@@ -161,38 +189,50 @@ export interface SessionsInit {
 /** `albedo.sessions`: opens and lists sessions. */
 export class Sessions {
   #init: SessionsInit;
-  #composer: Composer | undefined;
-  #unsubscribe: (() => void) | undefined;
+  #owner = crypto.randomUUID();
+  #started = false;
+  #direct: DirectCalls;
+  #offs: Array<() => void> = [];
   #open = new Map<string, AlbedoSession>();
   #closed = false;
 
   /** Use albedo.sessions. */
   constructor(init: SessionsInit) {
     this.#init = init;
+    this.#direct = new DirectCalls(init.kernel);
   }
 
-  /** The settings service and the composer, on first use. */
-  #start(home: string): Composer {
-    if (this.#composer) return this.#composer;
-    const { kernel } = this.#init;
-    kernel.start({ name: 'settings', module: SETTINGS, instances: 1, options: { home }, ...this.#init.supervision });
-    const storePath = path.join(home, 'store');
-    const settings = kernelSettings(kernel);
-    this.#composer = new Composer({
-      settings,
-      catalogues: new CatalogueStore(storePath),
-      transport: kernelTransport(kernel, { eraCachePath: storePath, capabilities: this.#init.capabilities }),
-      normalise: (schema, profile) => normalise(schema, profile as never),
-      clock: Date,
-      profiles: PROFILES,
+  /**
+   * Starts the host's services now (settings, catalogue, composer), so an
+   * owner such as the daemon can call them before any session opens.
+   * Idempotent; throws ALBEDO_INVALID_ARGUMENT without a home.
+   */
+  start(): void {
+    if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
+    const home = this.#init.home;
+    if (home === null) {
+      const message = 'sessions need a home (the state directory with extensions.json and the saved catalogues); this instance was created with home: null';
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run' });
+    }
+    if (this.#started) return;
+    this.#started = true;
+    const { kernel, supervision } = this.#init;
+    kernel.start({ name: 'settings', module: SETTINGS, instances: 1, options: { home }, ...supervision });
+    kernel.start({ name: 'catalogue', module: CATALOGUE, instances: 1, options: { storePath: `${home}/store` }, ...supervision });
+    this.#direct.provide();
+    kernel.start({
+      name: 'composer', module: COMPOSER, instances: 1, subscribe: COMPOSER_TOPICS,
+      options: { owner: this.#owner, home, capabilities: this.#init.capabilities }, ...supervision,
     });
-    this.#unsubscribe = settings.subscribe((n: SettingsNotice) => {
-      for (const s of this.#open.values()) {
-        if (n.type === 'changed') s.settingsChanged();
-        else s.settingsInvalid(path.basename(n.event.path), n.event.issues.length);
-      }
-    });
-    return this.#composer;
+    this.#offs.push(
+      kernel.on('composer', 'session/updated', (snap) => this.#open.get(snap.id)?.updated(snap)),
+      kernel.on('composer', 'session/event', ({ id, event }) => {
+        const s = this.#open.get(id);
+        if (!s) return;
+        if (event.type === 'closed') this.#open.delete(id);
+        s.event(event);
+      }),
+    );
   }
 
   /**
@@ -208,20 +248,14 @@ export class Sessions {
    * configured server), ALBEDO_CATALOGUE_TOO_LARGE, ALBEDO_CLOSED.
    */
   async open(options: SessionOptions = {}): Promise<AlbedoSession> {
-    if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
-    const home = this.#init.home;
-    if (home === null) {
-      const message = 'sessions need a home (the state directory with extensions.json and the saved catalogues); this instance was created with home: null';
-      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run' });
-    }
-    const core = await this.#start(home).open(options);
-    const session = new AlbedoSession(core);
+    this.start();
+    const snap = await this.#init.kernel.call('composer', 'session/open', { owner: this.#owner, options }, { timeoutMs: OPEN_TIMEOUT_MS });
+    const session = new AlbedoSession(this.#init.kernel, this.#direct, snap);
     if (this.#closed) {
-      await session.close();
+      await session.close().catch(() => {});
       throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
     }
     this.#open.set(session.id, session);
-    session.on((e) => { if (e.type === 'closed') this.#open.delete(session.id); });
     return session;
   }
 
@@ -234,9 +268,11 @@ export class Sessions {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#unsubscribe?.();
-    await this.#composer?.close();
-    await Promise.allSettled([...this.#open.values()].map((s) => s.settled()));
+    if (this.#started) {
+      await this.#init.kernel.call('composer', 'composer/close-owner', { owner: this.#owner }, { timeoutMs: 60_000 }).catch(() => {});
+    }
+    for (const off of this.#offs) off();
+    for (const s of this.#open.values()) if (!s.closed) s.event({ type: 'closed' });
     this.#open.clear();
   }
 }

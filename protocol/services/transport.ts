@@ -38,6 +38,12 @@ export interface TransportMethods {
   };
   /** Runs one operation; a dropped connection is dialled again first. */
   'connection/request': { params: { id: string; op: ClientOp; timeoutMs: number }; result: unknown };
+  /**
+   * What an open connection was opened with, its catalogue as it is now (null:
+   * no such actor, or not open). A composer restarted after a crash resumes
+   * the connections of its sessions with it instead of dialling them again.
+   */
+  'connection/info': { params: { id: string }; result: OpenResult | null };
   /** Closes the connection and reaps the server's process group. */
   'connection/close': { params: { id: string }; result: { stderrTail: string } };
   /** Kernel hop benchmark and liveness: answers at once. */

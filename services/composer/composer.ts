@@ -10,7 +10,7 @@ import { describeZodError } from '../../protocol/config.ts';
 import { sessionOptionsSchema, type SessionEvent, type SessionOptions } from '../../protocol/composer.ts';
 import type { ComposerPorts, TransportEvent } from './ports.ts';
 import { SchemaCache } from '../catalogue/schema-cache.ts';
-import { Session } from './session.ts';
+import { Session, type SessionResume } from './session.ts';
 import type { Upstream } from './upstream.ts';
 
 export class Composer {
@@ -24,7 +24,7 @@ export class Composer {
 
   constructor(ports: ComposerPorts) {
     this.#ports = ports;
-    this.#schemas = new SchemaCache(ports.normalise);
+    this.#schemas = new SchemaCache(ports.normaliseMany ? { batch: ports.normaliseMany } : ports.normalise);
     this.#unsubscribe = ports.transport.subscribe((e) => this.#onTransport(e));
   }
 
@@ -52,7 +52,7 @@ export class Composer {
    * `listener` sees the events of the preparation too. Bad options reject
    * with ALBEDO_INVALID_ARGUMENT, bad configuration with the settings' error.
    */
-  async open(options: SessionOptions = {}, listener?: (event: SessionEvent) => void): Promise<Session> {
+  async open(options: SessionOptions = {}, listener?: (event: SessionEvent) => void, restore?: { id: string; resume: SessionResume }): Promise<Session> {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'the composer is closed', { outcome: 'not_run' });
     const parsed = sessionOptionsSchema.safeParse(options);
     if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `session options: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
@@ -62,13 +62,15 @@ export class Composer {
       const known = this.#ports.profiles.join(', ');
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `session options: unknown profile ${JSON.stringify(profile)} (one of ${known})`, { outcome: 'not_run' });
     }
-    const id = (this.#ports.newId ?? (() => crypto.randomUUID()))();
+    const id = restore?.id ?? (this.#ports.newId ?? (() => crypto.randomUUID()))();
     const session = new Session(this.#ports, {
       schemas: this.#schemas,
       register: (up) => this.#byId.set(up.id, up),
       unregister: (up) => { if (this.#byId.get(up.id) === up) this.#byId.delete(up.id); },
       closed: (s) => this.#sessions.delete(s.id),
-    }, { id, choice: { include: o.servers?.include, exclude: o.servers?.exclude }, profile, mcp: o.extensions?.mcp }, listener);
+    }, {
+      id, choice: { include: o.servers?.include, exclude: o.servers?.exclude }, profile, mcp: o.extensions?.mcp, options: o, resume: restore?.resume,
+    }, listener);
     this.#sessions.set(id, session);
     await session.open();
     return session;

@@ -9,7 +9,7 @@
  */
 import type { Kernel } from '../../kernel/kernel.ts';
 import type { ResolveAllResult, SettingsChangedEvent, SettingsEvents } from '../../protocol/services/settings.ts';
-import type { ComposerServer, ResolvedServers, SettingsPort } from './ports.ts';
+import type { ComposerServer, ResolvedServers, ServerChoice, SettingsPort } from './ports.ts';
 
 /** How long a resolution may take (it reads no network; a worker restarting is what it may wait for). */
 const RESOLVE_TIMEOUT_MS = 15_000;
@@ -37,13 +37,18 @@ export function resolvedServers(r: ResolveAllResult): ResolvedServers {
   return { servers, retryMs: r.retryMs, disabled: r.disabled, mcpEnabled: r.enabled.mcp };
 }
 
+/** A session's choice as `settings/resolve-all` params. */
+export function choiceParams(choice: ServerChoice): { include?: string[]; exclude?: string[] } {
+  const params: { include?: string[]; exclude?: string[] } = {};
+  if (choice.include) params.include = [...choice.include];
+  if (choice.exclude) params.exclude = [...choice.exclude];
+  return params;
+}
+
 export function kernelSettings(kernel: Kernel): KernelSettings {
   return {
     async servers(choice) {
-      const params: { include?: string[]; exclude?: string[] } = {};
-      if (choice.include) params.include = [...choice.include];
-      if (choice.exclude) params.exclude = [...choice.exclude];
-      return resolvedServers(await kernel.call('settings', 'settings/resolve-all', params, { timeoutMs: RESOLVE_TIMEOUT_MS }));
+      return resolvedServers(await kernel.call('settings', 'settings/resolve-all', choiceParams(choice), { timeoutMs: RESOLVE_TIMEOUT_MS }));
     },
     subscribe(listener) {
       const offs = [

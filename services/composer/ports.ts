@@ -6,7 +6,7 @@
  */
 import type { AlbedoError } from '../../protocol/errors.ts';
 import type { ResolvedServer } from '../../protocol/config.ts';
-import type { AsyncNormalise, ToolFilters } from '../../protocol/catalogue.ts';
+import type { AsyncNormalise, NormaliseResult, ToolFilters } from '../../protocol/catalogue.ts';
 import type { Catalogue } from '../../protocol/mcp.ts';
 import type { ClientOp, OpenResult } from '../../protocol/services/transport.ts';
 import type { SavedCatalogue } from '../catalogue/store.ts';
@@ -94,7 +94,11 @@ export interface TransportRequestOptions {
 export interface TransportPort {
   open(id: string, server: ResolvedServer, opts: TransportOpenOptions): Promise<OpenResult>;
   request(id: string, op: ClientOp, opts: TransportRequestOptions): Promise<unknown>;
+  /** An open connection's open result with its catalogue now (null: no such open actor): a restarted composer resumes with it. */
+  info?(id: string): Promise<OpenResult | null>;
   close(id: string): Promise<void>;
+  /** Resolves once no call the owner's thread sent straight to this connection is in flight (before it is closed). */
+  drain?(id: string): Promise<void>;
   subscribe(listener: (event: TransportEvent) => void): () => void;
 }
 
@@ -114,6 +118,8 @@ export interface ComposerPorts {
    * normalised once per composer.
    */
   normalise: AsyncNormalise;
+  /** The same in batches (the catalogue service): when given, a pass over many schemas makes one call. */
+  normaliseMany?: (schemas: unknown[], profile: string) => Promise<NormaliseResult[]>;
   clock: Clock;
   /** The provider profiles a session may ask for; when given, any other is refused with ALBEDO_INVALID_ARGUMENT. */
   profiles?: readonly string[];

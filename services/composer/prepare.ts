@@ -29,6 +29,8 @@ export interface PrepareContext {
   unregister(up: Upstream): void;
   /** Background work the session waits for in idle() and close(). */
   track(p: Promise<unknown>): void;
+  /** A restored session (the composer restarted): per server, the connection the previous incarnation held and under which fingerprint. */
+  resume?: ReadonlyMap<string, { id: string; fingerprint: string }>;
 }
 
 /** The composition of a session with MCP off, or with nothing configured. */
@@ -99,19 +101,24 @@ export async function prepare(ctx: PrepareContext, previous: Composition | null)
   const slots: ServerSlot[] = [];
   const dials: ServerSlot[] = [];
   try {
-    for (const entry of servers) {
+    const adopted = servers.map((entry) => reusable(previous, entry));
+    // All saved rows at once: a catalogue service answers them in one round trip.
+    const rows = await Promise.all(servers.map((entry, i) => (adopted[i] ? undefined : savedFor(ctx, entry, warnings))));
+    for (const [i, entry] of servers.entries()) {
       const slot = new ServerSlot(entry, ctx.host, resolved.retryMs, live);
       slots.push(slot);
-      const old = reusable(previous, entry);
+      const old = adopted[i];
       if (old) {
         slot.adopt = old;
         continue;
       }
-      const up = new Upstream(ctx.newId(), entry, ctx.ports.transport, slot);
+      const was = previous === null ? ctx.resume?.get(entry.name) : undefined;
+      const resumable = was !== undefined && was.fingerprint === entry.fingerprint;
+      const up = new Upstream(resumable ? was.id : ctx.newId(), entry, ctx.ports.transport, slot, { resumable });
       ctx.register(up);
       created.push(up);
       slot.upstream = up;
-      const saved = await savedFor(ctx, entry, warnings);
+      const saved = rows[i];
       if (saved) {
         slot.latest = saved;
         slot.setState('advertised');

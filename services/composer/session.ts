@@ -9,15 +9,15 @@
 import { AlbedoError } from '../../protocol/errors.ts';
 import { describeZodError } from '../../protocol/config.ts';
 import type { ModelTool } from '../../protocol/catalogue.ts';
-import { activitySchema, type Activity, type ServerStatus, type SessionCallOptions, type SessionEvent } from '../../protocol/composer.ts';
-import { definitionSchemas, resolveCall, type ServerCatalogue } from '../catalogue/definitions.ts';
+import { activitySchema, type Activity, type ServerStatus, type SessionCallOptions, type SessionEvent, type SessionOptions } from '../../protocol/composer.ts';
+import { definitionSchemas, type ServerCatalogue } from '../catalogue/definitions.ts';
 import { label } from '../catalogue/definitions-text.ts';
 import type { SchemaCache } from '../catalogue/schema-cache.ts';
-import { restoreArguments } from '../catalogue/schema/args.ts';
 import { capabilitiesChangedText } from './context.ts';
 import { changesSince, shownOf, type Composition, type Shown, type SlotHost } from './composition.ts';
 import { prepare, type PrepareContext } from './prepare.ts';
-import { callArguments, notAdvertised, operationFor } from './routing.ts';
+import { changesSinceRecord, viewDigest, type ShownRecord } from './snapshot.ts';
+import { checkCall, planCall } from './plan-call.ts';
 import type { ComposerPorts, ServerChoice } from './ports.ts';
 import type { Upstream } from './upstream.ts';
 
@@ -37,6 +37,19 @@ export interface SessionInit {
   choice: ServerChoice;
   profile: string;
   mcp: boolean | undefined;
+  /** The options it was opened with, as given (a session record keeps them). */
+  options?: SessionOptions;
+  /** A session restored by a restarted composer, from its record. */
+  resume?: SessionResume;
+}
+
+/** What a session record keeps to restore a session: its generation, what it showed, the connections it held. */
+export interface SessionResume {
+  generation: number;
+  /** viewDigest of that generation: when the restored one shows the same, the generation stays and the model is told nothing. */
+  digest: string;
+  shown: ShownRecord[];
+  connections: ReadonlyMap<string, { id: string; fingerprint: string }>;
 }
 
 type Listener = (event: SessionEvent) => void;
@@ -79,7 +92,18 @@ export class Session {
       register: (up) => { this.#upstreams.add(up); this.#hooks.register(up); },
       unregister: (up) => { this.#upstreams.delete(up); this.#hooks.unregister(up); },
       track: (p) => this.#track(p),
+      resume: this.#init.resume?.connections,
     };
+  }
+
+  /** The composition of the current generation, read-only (the composer service publishes its snapshot). */
+  get composition(): Composition {
+    return this.#active;
+  }
+
+  /** The session's choice, profile and extension switch, as opened (a session record keeps them). */
+  get init(): Readonly<SessionInit> {
+    return this.#init;
   }
 
   /** Prepares the first composition; on failure everything it opened is closed and the error is thrown. */
@@ -94,7 +118,28 @@ export class Session {
     }
     this.#active.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint);
     this.#generation = 1;
+    const resume = this.#init.resume;
+    if (resume) await this.#resumed(resume);
     this.#announce(this.#active);
+  }
+
+  /**
+   * A restored session keeps its generation when it shows what it showed;
+   * otherwise the next generation tells the model what changed. Connections
+   * the previous incarnation held that this composition did not resume are
+   * closed (their server's configuration changed meanwhile).
+   */
+  async #resumed(resume: SessionResume): Promise<void> {
+    this.#generation = resume.generation;
+    if (viewDigest(this.#active) !== resume.digest) {
+      const changes = changesSinceRecord(resume.shown, this.#active.slots);
+      this.#generation++;
+      const text = capabilitiesChangedText(changes, this.#generation);
+      this.#emit({ type: 'refreshed', generation: this.#generation, text, servers: changes.map((c) => c.server) });
+    }
+    const kept = new Set(this.#active.upstreams().map((up) => up.id));
+    const stale = [...resume.connections.values()].filter((c) => !kept.has(c.id));
+    await Promise.allSettled(stale.map((c) => this.#ports.transport.close(c.id)));
   }
 
   /**
@@ -174,21 +219,10 @@ export class Session {
    */
   async call(name: string, args?: unknown, opts: SessionCallOptions = {}): Promise<unknown> {
     this.#alive();
-    if (typeof name !== 'string' || !name) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'a call needs a tool name', { outcome: 'not_run' });
-    if (opts.timeoutMs !== undefined && !(Number.isInteger(opts.timeoutMs) && opts.timeoutMs > 0)) {
-      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'timeoutMs must be a positive integer', { outcome: 'not_run' });
-    }
+    checkCall(name, opts);
     const comp = this.#active;
-    let resolved;
-    try {
-      resolved = resolveCall(comp.definitions.routes, name, comp.slots.map((s) => s.name));
-    } catch (err) {
-      throw notAdvertised(err, (server) => comp.slot(server));
-    }
-    const slot = comp.slot(resolved.route.server)!;
-    // The model's arguments back in the server's form: renamed properties get their names back, strict-mode nulls go.
-    const restored = restoreArguments(callArguments(args), resolved.route.args) as Record<string, unknown>;
-    const op = operationFor(resolved.route, restored);
+    const { route, op } = planCall(comp.definitions.routes, comp.slots.map((s) => s.name), (server) => comp.slot(server), name, args);
+    const slot = comp.slot(route.server)!;
     const timeoutMs = opts.timeoutMs ?? slot.entry.callTimeoutMs;
     return slot.upstream!.request(op, { timeoutMs, budgetMs: slot.entry.startupTimeoutMs + timeoutMs, signal: opts.signal });
   }

@@ -56,12 +56,23 @@ export class Upstream {
   #closing: Promise<void> | undefined;
   /** The transport may hold an actor for it (an open succeeded, or one is running): close must reach it. */
   #held = false;
+  /** A connection a previous composer incarnation opened: its first dial asks the transport whether it is still open. */
+  #resumable: boolean;
 
-  constructor(id: string, entry: ComposerServer, transport: TransportPort, owner: UpstreamOwner) {
+  constructor(id: string, entry: ComposerServer, transport: TransportPort, owner: UpstreamOwner, opts: { resumable?: boolean } = {}) {
     this.id = id;
     this.entry = entry;
     this.#transport = transport;
     this.owner = owner;
+    this.#resumable = opts.resumable === true;
+    this.#held = this.#resumable;
+  }
+
+  /** Resumes a connection still open in the transport (a restarted composer); null when there is none to resume. */
+  async #resume(): Promise<OpenResult | null> {
+    if (!this.#resumable || !this.#transport.info) return null;
+    this.#resumable = false;
+    return this.#transport.info(this.id).catch(() => null);
   }
 
   get state(): State {
@@ -83,6 +94,13 @@ export class Upstream {
 
   async #dialOnce(): Promise<OpenResult> {
     this.#state = 'dialling';
+    const resumed = await this.#resume();
+    if (this.#isClosed()) throw new AlbedoError('ALBEDO_CLOSED', 'the session was closed while its connection was resumed', { outcome: 'not_run' });
+    if (resumed) {
+      this.#state = 'open';
+      this.owner.opened(resumed);
+      return resumed;
+    }
     this.#held = true;
     let result: OpenResult;
     try {
@@ -177,6 +195,8 @@ export class Upstream {
   /** Closes the connection (and so reaps the server) once the calls in flight on it have settled. */
   async retire(): Promise<void> {
     if (this.#inflight > 0) await new Promise<void>((r) => this.#drained.push(r));
+    // Calls sent straight to the transport by the owner's thread (the direct path) settle too.
+    await this.#transport.drain?.(this.id).catch(() => {});
     await this.close();
   }
 

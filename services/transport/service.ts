@@ -9,7 +9,7 @@ import { runInNewContext } from 'node:vm';
 import { defineService, type ServiceContext } from '../../kernel/service.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { Implementation } from '../../protocol/mcp.ts';
-import type { TransportMethods } from '../../protocol/services/transport.ts';
+import type { OpenResult, TransportMethods } from '../../protocol/services/transport.ts';
 import { EraCache, closeEraCaches } from '../negotiation/era-cache.ts';
 import { Connection } from './connection.ts';
 
@@ -20,6 +20,8 @@ export interface TransportOptions {
 }
 
 const connections = new Map<string, Connection>();
+/** What each open connection was opened with (`connection/info`). */
+const opens = new Map<string, OpenResult>();
 
 /** A full collection, for memory checks in tests (the flag is set once, at first use). */
 function collectGarbage(): void {
@@ -43,6 +45,7 @@ export default defineService({
       const old = connections.get(p.id);
       if (old) {
         connections.delete(p.id);
+        opens.delete(p.id);
         await old.close();
       }
       const { clientInfo } = ctx.options as TransportOptions;
@@ -58,6 +61,7 @@ export default defineService({
         const opened = await conn.open(call.signal);
         // The caller gave up meanwhile: nobody will own this connection, so it must not stay open.
         if (call.signal.aborted) throw new AlbedoError('ALBEDO_DEADLINE', `connection ${p.id} opened after its caller gave up`, { outcome: 'unknown' });
+        opens.set(p.id, opened);
         return opened;
       } catch (err) {
         connections.delete(p.id);
@@ -68,7 +72,13 @@ export default defineService({
     async 'connection/request'(p: P<'connection/request'>, call) {
       return get(p.id).request(p.op, p.timeoutMs, call.signal);
     },
+    'connection/info'(p: P<'connection/info'>) {
+      const c = connections.get(p.id);
+      const opened = opens.get(p.id);
+      return c && opened ? { ...opened, catalogue: c.catalogue, warnings: [] } : null;
+    },
     async 'connection/close'(p: P<'connection/close'>) {
+      opens.delete(p.id);
       const c = connections.get(p.id);
       if (!c) return { stderrTail: '' };
       connections.delete(p.id);

@@ -11,34 +11,14 @@ import path from 'node:path';
 import { createAlbedo } from '../../api/albedo.ts';
 import type { AlbedoSession, SessionEvent } from '../../api/sessions.ts';
 import { closeCatalogueStores } from '../../services/catalogue/store.ts';
-import { EVERYTHING, NODE, albedoFor, fixture, newTag, rejection, taggedPids, tempHome, until, waitNoLeftovers } from '../helpers.ts';
+import { EVERYTHING, albedoFor, fixture, newTag, rejection, taggedPids, until, waitNoLeftovers } from '../helpers.ts';
 import { readLog, text } from '../fixtures/composer-ports.ts';
+import { sessionHome as home, toolOf } from '../fixtures/session-home.ts';
 
 t.setTimeout(180_000);
 t.teardown(closeCatalogueStores);
 
 const NAME_RULE = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
-
-type Tap = { teardown(fn: () => unknown): void };
-
-/** A home whose servers carry `tag` (read from a file, as a named secret). */
-function home(t: Tap, tag: string): { dir: string; stdio: (script: string, args?: string[], env?: Record<string, unknown>) => Record<string, unknown>; write: (servers: Record<string, unknown>) => void } {
-  const dir = tempHome(t);
-  const tagFile = path.join(dir, 'tag');
-  writeFileSync(tagFile, tag);
-  return {
-    dir,
-    stdio: (script, args = [], env = {}) => ({ command: NODE, args: [script, ...args], env: { ALBEDO_TEST_TAG: { file: tagFile }, ...env } }),
-    write: (servers) => writeFileSync(path.join(dir, 'extensions.json'), JSON.stringify({ mcp: { servers } }, null, 2)),
-  };
-}
-
-const toolOf = (s: AlbedoSession, server: string, tool?: string): string => {
-  const frame = tool === undefined ? `[server ${JSON.stringify(server)}` : `[server ${JSON.stringify(server)}, tool ${JSON.stringify(tool)}]`;
-  const found = s.tools().find((x) => x.description.startsWith(frame));
-  if (!found) throw new Error(`no tool ${tool} of ${server} is advertised`);
-  return found.name;
-};
 
 const serversOf = (s: AlbedoSession): string[] => s.status().filter((x) => x.advertised).map((x) => x.name);
 

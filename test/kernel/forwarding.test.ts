@@ -6,6 +6,9 @@ t.test('a worker hears the events its spec subscribes to, in order, and no other
   const { k, K, faults } = await kernel(t);
   k.start(spec({ name: 'listener', subscribe: ['test:thing/happened', 'kernel:service/lost'] }));
   k.start(spec({ name: 'deaf' }));
+  // Events are news: a worker still starting misses them. Both answer once they are ready.
+  t.same(await K.call('listener', 'heard', null), []);
+  t.same(await K.call('deaf', 'heard', null), []);
   for (let i = 0; i < 5; i++) await K.call('test', 'announce', { n: i });
   await until(async () => (await K.call('listener', 'heard', null)).length === 5, 10_000, 'the five events to be forwarded');
   const heard = await K.call('listener', 'heard', null);

@@ -1,0 +1,51 @@
+/**
+ * A call planned down to one MCP operation, the same way wherever it is
+ * made: by the session in the composer, or on the owner's thread for a call
+ * that goes straight to an open connection (api/sessions.ts). Checks the
+ * name and options, resolves the name through the generation's routing
+ * table, restores the server's argument names, builds the operation.
+ */
+import { AlbedoError } from '../../protocol/errors.ts';
+import type { RouteEntry } from '../../protocol/catalogue.ts';
+import type { ServerState, StateReason } from '../../protocol/composer.ts';
+import type { ClientOp } from '../../protocol/services/transport.ts';
+import { resolveCall } from '../catalogue/definitions.ts';
+import { restoreArguments } from '../catalogue/schema/args.ts';
+import { callArguments, notAdvertised, operationFor } from './routing.ts';
+
+export interface PlannedCall {
+  /** The advertised name the call resolved to. */
+  name: string;
+  route: RouteEntry;
+  op: ClientOp;
+}
+
+/** Refuses a call without a name, or with a timeout that is not a positive integer (not run). */
+export function checkCall(name: unknown, opts: { timeoutMs?: unknown }): asserts name is string {
+  if (typeof name !== 'string' || !name) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'a call needs a tool name', { outcome: 'not_run' });
+  if (opts.timeoutMs !== undefined && !(Number.isInteger(opts.timeoutMs) && (opts.timeoutMs as number) > 0)) {
+    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'timeoutMs must be a positive integer', { outcome: 'not_run' });
+  }
+}
+
+/**
+ * Plans a call of `name` (an advertised name or `server/tool`) with the
+ * model's arguments. A name that resolves to nothing is ALBEDO_NOT_FOUND
+ * (or ALBEDO_NEEDS_SIGN_IN for a server waiting for one), bad arguments
+ * ALBEDO_INVALID_ARGUMENT; both not run.
+ */
+export function planCall(
+  routes: ReadonlyMap<string, RouteEntry>, servers: Iterable<string>,
+  serverOf: (name: string) => { name: string; state: ServerState; reason?: StateReason } | undefined,
+  name: string, args: unknown,
+): PlannedCall {
+  let resolved;
+  try {
+    resolved = resolveCall(routes, name, servers);
+  } catch (err) {
+    throw notAdvertised(err, serverOf);
+  }
+  // The model's arguments back in the server's form: renamed properties get their names back, strict-mode nulls go.
+  const restored = restoreArguments(callArguments(args), resolved.route.args) as Record<string, unknown>;
+  return { name: resolved.name, route: resolved.route, op: operationFor(resolved.route, restored) };
+}

@@ -1,0 +1,97 @@
+/**
+ * The transport port over any caller that reaches the transport service
+ * through the kernel: the kernel itself on its own thread, or a service
+ * worker's context (the composer service). connection/open, request, info
+ * and close are keyed by connection id; the transport's events and the
+ * kernel's service/lost become TransportEvents (`transportEvent`).
+ */
+import { AlbedoError, deserializeError, type SerializedError } from '../../protocol/errors.ts';
+import type { OpenResult } from '../../protocol/services/transport.ts';
+import type { Catalogue } from '../../protocol/mcp.ts';
+import type { TransportEvent, TransportPort } from './ports.ts';
+
+/** Kernel deadline slack over the MCP request's own timeout, so the worker's timeout (which cancels on the wire) fires first. */
+const KERNEL_SLACK_MS = 2_000;
+
+export interface CallOpts {
+  timeoutMs: number;
+  key?: string;
+  isolate?: boolean;
+  signal?: AbortSignal;
+}
+
+/** What the port needs of the kernel: keyed calls, and releasing a key once its actor is closed. */
+export interface ServiceCaller {
+  call(service: string, method: string, params: unknown, opts: CallOpts): Promise<unknown>;
+  release(service: string, key: string): void | Promise<void>;
+}
+
+export interface TransportPortOptions {
+  /** The LMDB environment of the era cache ($ALBEDO_HOME/store), or null. */
+  eraCachePath: string | null;
+  /** The client capabilities declared to servers (none: input requests fail with ALBEDO_INPUT_REQUIRED). */
+  capabilities?: Record<string, unknown>;
+}
+
+/** The topics a composer follows (ServiceSpec.subscribe), mapped by `transportEvent`. */
+export const TRANSPORT_TOPICS = [
+  'transport:connection/dropped', 'transport:connection/catalogue-changed', 'transport:connection/warned', 'kernel:service/lost',
+] as const;
+
+/** A forwarded event as the composer's TransportEvent; null for one that is not about transport connections. */
+export function transportEvent(topic: string, payload: any): TransportEvent | null {
+  switch (topic) {
+    case 'transport:connection/dropped':
+      return { type: 'dropped', id: payload.id, error: deserializeError(payload.error as SerializedError) };
+    case 'transport:connection/catalogue-changed':
+      return { type: 'catalogue-changed', id: payload.id, catalogue: payload.catalogue as Catalogue };
+    case 'transport:connection/warned':
+      return payload.code
+        ? { type: 'warned', id: payload.id, message: payload.message, code: payload.code }
+        : { type: 'warned', id: payload.id, message: payload.message };
+    case 'kernel:service/lost': {
+      if (payload.service !== 'transport' || !payload.keys?.length) return null;
+      const why = `the transport worker was lost (${payload.cause ?? payload.reason}); the next call reconnects`;
+      return { type: 'lost', ids: payload.keys, error: new AlbedoError('ALBEDO_SERVICE_LOST', why, { outcome: 'unknown' }) };
+    }
+    default:
+      return null;
+  }
+}
+
+export function transportPort(
+  caller: ServiceCaller, subscribe: (listener: (event: TransportEvent) => void) => () => void, opts: TransportPortOptions,
+): TransportPort {
+  const capabilities = opts.capabilities ?? {};
+  const release = async (id: string): Promise<void> => { await caller.release('transport', id); };
+  return {
+    async open(id, server, o) {
+      try {
+        // Negotiation and discovery each have the startup budget inside the worker.
+        const params = { id, server, eraCachePath: opts.eraCachePath, capabilities, name: o.name };
+        const timeoutMs = server.startupTimeoutMs * 2 + 5_000;
+        return await caller.call('transport', 'connection/open', params, { key: id, isolate: o.isolate, timeoutMs }) as OpenResult;
+      } catch (err) {
+        await release(id);
+        throw err;
+      }
+    },
+    request(id, op, o) {
+      // A dropped server is dialled again inside the worker, within the startup budget.
+      const timeoutMs = o.timeoutMs + o.startupTimeoutMs + KERNEL_SLACK_MS;
+      return caller.call('transport', 'connection/request', { id, op, timeoutMs: o.timeoutMs }, { key: id, timeoutMs, signal: o.signal });
+    },
+    async info(id) {
+      return await caller.call('transport', 'connection/info', { id }, { key: id, timeoutMs: 15_000 }) as OpenResult | null;
+    },
+    async close(id) {
+      try {
+        await caller.call('transport', 'connection/close', { id }, { key: id, timeoutMs: 15_000 });
+      } catch {
+        // A lost worker took the server with it (its launcher saw the lifeline close).
+      }
+      await release(id);
+    },
+    subscribe,
+  };
+}
