@@ -37,7 +37,10 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 /** Sets `obj[key]` as an own data property, even for `__proto__`. */
 function put(obj: Record<string, Json> | Json[], key: string | number, value: Json): void {
-  Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  // A plain assignment makes the same own data property on these fresh containers, several times faster; only
+  // `__proto__` would set the prototype instead.
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+  else (obj as Record<string, Json>)[key] = value;
 }
 
 /**
