@@ -48,6 +48,14 @@ export interface AlbedoOptions {
   authorize?: AuthorizeHandler;
   /** Supervision tuning, mostly for tests. */
   supervision?: Pick<ServiceSpec, 'restart' | 'heartbeat'>;
+  /**
+   * Whose sessions these are, for their records in `$ALBEDO_HOME/store`. A
+   * stable owner (the daemon's) makes the next instance with the same owner
+   * restore the sessions the last one left open (a killed process, say);
+   * default: this process and instance only (records of a process that died
+   * are pruned by a later instance).
+   */
+  owner?: string;
 }
 
 /** `signal` aborts once the sign-in no longer needs the handler (the loopback callback came, or it failed or expired). */
@@ -133,7 +141,9 @@ export class Albedo {
         return typeof pasted === 'string' && pasted.trim() ? { callbackUrl: pasted.trim() } : {};
       },
     });
-    this.#sessions = new Sessions({ kernel: this.kernel, home: this.home, capabilities: capabilitiesFor(opts.handlers), supervision: opts.supervision });
+    this.#sessions = new Sessions({
+      kernel: this.kernel, home: this.home, capabilities: capabilitiesFor(opts.handlers), supervision: opts.supervision, owner: opts.owner,
+    });
     const byId = (id: string): Connection | undefined => this.#connections.get(id);
     this.#unsubscribe.push(
       this.kernel.on('transport', 'connection/catalogue-changed', (e) => byId(e.id)?.setCatalogue(e.catalogue)),

@@ -184,12 +184,14 @@ export interface SessionsInit {
   /** The client capabilities declared to the sessions' servers. */
   capabilities: Record<string, unknown>;
   supervision?: Pick<ServiceSpec, 'restart' | 'heartbeat'>;
+  /** A stable owner of the session records (AlbedoOptions.owner); default `pid:<pid>:<uuid>`, this instance only. */
+  owner?: string;
 }
 
 /** `albedo.sessions`: opens and lists sessions. */
 export class Sessions {
   #init: SessionsInit;
-  #owner = crypto.randomUUID();
+  #owner: string;
   #started = false;
   #direct: DirectCalls;
   #offs: Array<() => void> = [];
@@ -199,6 +201,7 @@ export class Sessions {
   /** Use albedo.sessions. */
   constructor(init: SessionsInit) {
     this.#init = init;
+    this.#owner = init.owner ?? `pid:${process.pid}:${crypto.randomUUID()}`;
     this.#direct = new DirectCalls(init.kernel);
   }
 
@@ -257,6 +260,27 @@ export class Sessions {
     }
     this.#open.set(session.id, session);
     return session;
+  }
+
+  /**
+   * Starts the host's services and hands out the sessions their composer
+   * restored from the records a previous instance with the same `owner`
+   * left (a daemon killed with its sessions open): same ids, their servers
+   * dialled again. Each is in `list()` from then on.
+   */
+  async restored(): Promise<AlbedoSession[]> {
+    this.start();
+    const snaps = await this.#init.kernel.call('composer', 'composer/sessions', { owner: this.#owner }, { timeoutMs: OPEN_TIMEOUT_MS });
+    const out: AlbedoSession[] = [];
+    for (const snap of snaps) {
+      let s = this.#open.get(snap.id);
+      if (!s) {
+        s = new AlbedoSession(this.#init.kernel, this.#direct, snap);
+        this.#open.set(s.id, s);
+      }
+      out.push(s);
+    }
+    return out;
   }
 
   /** The open sessions, in the order they were opened. */

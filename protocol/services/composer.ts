@@ -55,6 +55,8 @@ export interface ComposerMethods {
   'session/snapshot': { params: { id: string }; result: SessionSnapshot };
   /** Settles once the session's background work (dials, probes, saves) is done: for tests and orderly shutdown. */
   'session/idle': { params: { id: string }; result: Record<string, never> };
+  /** The open sessions of `owner` (restored ones included, once restored), each with its full snapshot. */
+  'composer/sessions': { params: { owner: string }; result: SessionSnapshot[] };
   /** Closes every session of `owner` (every server reaped) and forgets their records. */
   'composer/close-owner': { params: { owner: string }; result: Record<string, never> };
 }

@@ -67,6 +67,21 @@ export class SessionRecords {
     await this.#db.put(`${owner}\n~ledger`, { v: ROW_VERSION, ids } as unknown as Row);
   }
 
+  /**
+   * Removes the rows (records and ledger) of every `pid:<pid>:…` owner whose
+   * process is gone: an embedder killed before it closed its sessions. A
+   * stable owner (the daemon's) is never pruned: its next start restores them.
+   */
+  async pruneDead(alive: (pid: number) => boolean): Promise<number> {
+    const dead: string[] = [];
+    for (const key of this.#db.getKeys()) {
+      const m = /^pid:(\d+):/.exec(String(key));
+      if (m && !alive(Number(m[1]))) dead.push(String(key));
+    }
+    await Promise.all(dead.map((k) => this.#db.remove(k)));
+    return dead.length;
+  }
+
   /** The records of `owner`; rows of another shape are skipped. */
   list(owner: string): SessionRecord[] {
     const out: SessionRecord[] = [];

@@ -57,6 +57,16 @@ const entries = new Map<string, Entry>();
 const restoring = new Map<string, Promise<Entry | undefined>>();
 const transportListeners = new Set<(e: TransportEvent) => void>();
 
+/** Whether a process is alive (EPERM: it is, under another user). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 function snapshot(e: Entry, full: boolean): SessionSnapshot {
   const s = e.session;
   const comp = s.composition;
@@ -165,6 +175,8 @@ export default defineService({
       transportListeners.add(fn);
       return () => transportListeners.delete(fn);
     };
+    // A first start prunes what killed embedders left; a restart has its own rows to restore first.
+    if (ctx.incarnation === 1) void records.pruneDead(pidAlive).catch(() => {});
     const ledger = new Ledger(records, opts.owner);
     const ports = workerPorts(ctx, { eraCachePath: storePath, capabilities: opts.capabilities, profiles: PROFILES, ledger }, subscribe);
     composer = new Composer(ports);
@@ -225,6 +237,11 @@ export default defineService({
       await e.follower.settled();
       await e.session.idle();
       return {};
+    },
+    async 'composer/sessions'(p: P<'composer/sessions'>) {
+      if (p.owner !== opts.owner) return [];
+      await Promise.allSettled([...restoring.values()]);
+      return [...entries.values()].map((e) => snapshot(e, true));
     },
     async 'composer/close-owner'(p: P<'composer/close-owner'>) {
       if (p.owner !== opts.owner) return {};
