@@ -49,6 +49,13 @@ export interface ServerStatus {
   nextProbeAt?: number;
 }
 
+/** How one server's part of the tools changed in a new generation. */
+export interface ServerChange {
+  server: string;
+  /** joined (came back, signed in), changed (a new catalogue), left, needs_sign_in, added / removed (by a reload). */
+  change: 'joined' | 'changed' | 'left' | 'needs_sign_in' | 'added' | 'removed';
+}
+
 /** What a session publishes. */
 export type SessionEvent =
   | { type: 'state'; server: string; state: ServerState; reason?: StateReason }
@@ -57,7 +64,7 @@ export type SessionEvent =
    * a reload swapped the composition): `text` is the "capabilities changed"
    * user turn to append, `generation` the new tool generation.
    */
-  | { type: 'refreshed'; generation: number; text: string; servers: string[] }
+  | { type: 'refreshed'; generation: number; text: string; servers: string[]; changes: ServerChange[] }
   | { type: 'warning'; message: string; server?: string; code?: string }
   /** A come-back probe of a left-out server finished. */
   | { type: 'probed'; server: string; ok: boolean; at: number; nextProbeAt?: number }

@@ -7,7 +7,7 @@
  * fence it sits in. Pure functions; the same composition gives the same text.
  */
 import { boundText, label } from '../catalogue/definitions-text.ts';
-import type { ServerState, StateReason } from '../../protocol/composer.ts';
+import type { ServerChange, ServerState, StateReason } from '../../protocol/composer.ts';
 
 /** A server's instructions are cut to this many characters (the cut is marked). */
 export const MAX_INSTRUCTIONS = 2_048;
@@ -88,7 +88,7 @@ export function contextText(servers: readonly ContextServer[], signInHint: (serv
 }
 
 /** How one server's part of the session changed at a refresh. */
-export type Change = 'joined' | 'changed' | 'left' | 'needs_sign_in' | 'added' | 'removed';
+export type Change = ServerChange['change'];
 
 const CHANGE_TEXT: Readonly<Record<Change, string>> = {
   joined: 'is available now',

@@ -135,7 +135,7 @@ export class Session {
       const changes = changesSinceRecord(resume.shown, this.#active.slots);
       this.#generation++;
       const text = capabilitiesChangedText(changes, this.#generation);
-      this.#emit({ type: 'refreshed', generation: this.#generation, text, servers: changes.map((c) => c.server) });
+      this.#emit({ type: 'refreshed', generation: this.#generation, text, servers: changes.map((c) => c.server), changes });
     }
     const kept = new Set(this.#active.upstreams().map((up) => up.id));
     const stale = [...resume.connections.values()].filter((c) => !kept.has(c.id));
@@ -260,7 +260,7 @@ export class Session {
     const changes = changesSince(before, comp.slots);
     this.#generation++;
     const text = capabilitiesChangedText(changes, this.#generation);
-    this.#emit({ type: 'refreshed', generation: this.#generation, text, servers: changes.map((c) => c.server) });
+    this.#emit({ type: 'refreshed', generation: this.#generation, text, servers: changes.map((c) => c.server), changes });
   }
 
   #probe(): void {
