@@ -12,6 +12,8 @@ commands:
   probe    connect to one MCP server directly, negotiate, discover, and print what it offers
            albedo probe [--json] [--timeout MS] [--call TOOL [--args JSON]] [--read URI]
                         [--prompt NAME [--args JSON]] [--cwd DIR] [--env NAME=VALUE]... -- COMMAND [ARGS...]
+  daemon   run the daemon for $ALBEDO_HOME: the HTTP API on 127.0.0.1 (daemon.json says where)
+           albedo daemon [--port N]
 
 run 'albedo <command> --help' for details.`;
 
@@ -19,6 +21,10 @@ const [cmd, ...rest] = process.argv.slice(2);
 switch (cmd) {
   case 'probe':
     process.exitCode = await probeCommand(rest);
+    break;
+  case 'daemon':
+    // Loaded on demand: only this command and probe load the kernel.
+    process.exitCode = await (await import('./commands/daemon.ts')).daemonCommand(rest);
     break;
   case undefined:
   case '-h':

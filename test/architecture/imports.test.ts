@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../helpers.ts';
 
-const LAYERS = ['protocol', 'kernel', 'services', 'api', 'bin'] as const;
+const LAYERS = ['protocol', 'kernel', 'services', 'api', 'daemon', 'bin'] as const;
 type Layer = (typeof LAYERS)[number];
 const rank = (l: Layer): number => LAYERS.indexOf(l);
 
@@ -34,7 +34,7 @@ function importsOf(text: string): string[] {
   return out;
 }
 
-t.test('every relative import points down the layers (protocol ← kernel ← services ← api ← bin)', async (t) => {
+t.test('every relative import points down the layers (protocol ← kernel ← services ← api ← daemon ← bin)', async (t) => {
   const wrong: string[] = [];
   let checked = 0;
   for (const layer of LAYERS) {

@@ -1,0 +1,88 @@
+/**
+ * The daemon's HTTP application: Hono with @hono/zod-openapi, chosen
+ * because one set of zod schemas both validates each request and generates
+ * the OpenAPI 3.1 document (`GET /openapi.json`), and because Hono runs on
+ * Node's own http server (@hono/node-server) with no framework process
+ * model of its own. The guard (guard.ts) has already admitted the request;
+ * here every failure becomes the API's error body (errors.ts).
+ */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import type { Kernel } from '../kernel/kernel.ts';
+import { ApiError, toApiError, validationError, type Location } from './errors.ts';
+import { settingsRoutes } from './settings-routes.ts';
+import { sessionsRoutes } from './sessions-routes.ts';
+import type { SessionRegistry } from './session-registry.ts';
+import { parseBody } from './validate.ts';
+import type { SettingsWrites } from './writes.ts';
+
+/** A settings body is a few KiB; this bounds what a client can make the daemon buffer. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const LOCATIONS: Record<string, Location> = { json: 'body', param: 'params', query: 'query', header: 'headers' };
+
+function send(c: Context, e: ApiError): Response {
+  return c.json(e.body(), e.status as 400);
+}
+
+export interface AppOptions {
+  kernel: Kernel;
+  writes: SettingsWrites;
+  registry: SessionRegistry;
+  version: string;
+}
+
+export function createApp(o: AppOptions): OpenAPIHono {
+  const app = new OpenAPIHono({
+    defaultHook: async (result, c) => {
+      if (result.success) return;
+      const where = LOCATIONS[result.target] ?? 'body';
+      // A PUT body is one of two variants: name the field of the variant it means (type, else url → http), not the union's first.
+      if (where === 'body' && c.req.method === 'PUT') {
+        try {
+          parseBody(await c.req.json());
+        } catch (err) {
+          if (err instanceof ApiError) return send(c, err);
+        }
+      }
+      return send(c, validationError(where, result.error));
+    },
+  });
+
+  app.use('*', bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => send(c, new ApiError(413, 'ALBEDO_TOO_LARGE', `the body is over ${MAX_BODY_BYTES} bytes`, { path: ['body'] })),
+  }));
+
+  settingsRoutes(app, { kernel: o.kernel, writes: o.writes });
+  sessionsRoutes(app, o.registry);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'the token of $ALBEDO_HOME/daemon.json',
+  });
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Albedo daemon',
+      version: o.version,
+      description: 'The local HTTP API of `albedo daemon`: loopback only, a bearer token, a loopback Host, no foreign Origin.',
+    },
+    servers: [{ url: 'http://127.0.0.1:{port}', variables: { port: { default: '0', description: 'the port in daemon.json' } } }],
+    security: [{ bearer: [] }],
+  });
+
+  app.notFound((c) => send(c, new ApiError(404, 'ALBEDO_NOT_FOUND', `no route ${c.req.method} ${new URL(c.req.url).pathname}`)));
+  app.onError((err, c) => {
+    if (err instanceof HTTPException) {
+      if (err.status === 415) return send(c, new ApiError(415, 'ALBEDO_INVALID_ARGUMENT', 'the body must be JSON', { path: ['headers', 'content-type'] }));
+      if (err.status === 400) return send(c, new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the body is not valid JSON', { path: ['body'] }));
+      return send(c, new ApiError(err.status, 'ALBEDO_INVALID_ARGUMENT', 'the request cannot be read'));
+    }
+    return send(c, toApiError(err));
+  });
+  return app;
+}

@@ -1,0 +1,159 @@
+/**
+ * `albedo daemon`'s life: take the home (lock.ts: one daemon per
+ * $ALBEDO_HOME), start the kernel and the host's services
+ * (`createAlbedo({ home })`, `albedo.sessions.start()`), serve the HTTP API
+ * on 127.0.0.1, publish `daemon.json` (info.ts), and on SIGTERM or SIGINT
+ * stop: no new connections, every session and server closed
+ * (`albedo.close()` reaps every server), daemon.json and the lock removed.
+ *
+ * A daemon killed with SIGKILL leaves its servers to their launchers, which
+ * reap them when its lifeline closes, and leaves daemon.json and the lock
+ * behind; the next daemon sees the lock's process is gone and takes over.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { getRequestListener } from '@hono/node-server';
+import { createAlbedo, type Albedo } from '../api/albedo.ts';
+import { AlbedoError } from '../protocol/errors.ts';
+import { createApp, MAX_BODY_BYTES } from './app.ts';
+import { ApiError } from './errors.ts';
+import { refusal } from './guard.ts';
+import { newToken, readInfo, removeInfo, writeInfo, INFO_FILE } from './info.ts';
+import { acquireHomeLock } from './lock.ts';
+import { settingsView } from './servers.ts';
+import { SettingsWrites } from './writes.ts';
+import { SessionRegistry } from './session-registry.ts';
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export interface DaemonOptions {
+  home: string;
+  /** 0: a free port. */
+  port: number;
+  /** One line of news for the operator (default: stderr). */
+  log?: (line: string) => void;
+}
+
+/** The owner of the daemon's session records (AlbedoOptions.owner): the same for every daemon of a home. */
+export const DAEMON_OWNER = 'daemon';
+
+/** Exit statuses of `albedo daemon`. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, running: 3 } as const;
+
+/** A declared body over the limit, refused before it is read (one without a length meets the app's bodyLimit). */
+function tooLarge(req: http.IncomingMessage): ApiError | null {
+  const n = Number(req.headers['content-length'] ?? 0);
+  return n > MAX_BODY_BYTES ? new ApiError(413, 'ALBEDO_TOO_LARGE', `the body is over ${MAX_BODY_BYTES} bytes`, { path: ['body'] }) : null;
+}
+
+/**
+ * Answers a refused request once its body (if any) has arrived, discarded,
+ * so the client is not cut off mid-send and reads the answer; a body past
+ * four times the limit is not waited for.
+ */
+function sendRefusal(req: http.IncomingMessage, res: http.ServerResponse, e: ApiError): void {
+  const headers: Record<string, string> = { 'content-type': 'application/json', connection: 'close' };
+  if (e.status === 401) headers['www-authenticate'] = 'Bearer realm="albedo"';
+  let seen = 0;
+  const answer = (): void => {
+    if (res.headersSent) return;
+    res.writeHead(e.status, headers);
+    res.end(JSON.stringify(e.body()));
+  };
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > 4 * MAX_BODY_BYTES) {
+      answer();
+      req.destroy();
+    }
+  });
+  req.once('end', answer);
+  req.once('error', () => res.destroy());
+}
+
+function listen(server: http.Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Runs the daemon until SIGTERM or SIGINT; resolves with the exit status. */
+export async function runDaemon(o: DaemonOptions): Promise<number> {
+  const log = o.log ?? ((line: string) => process.stderr.write(`albedo daemon: ${line}\n`));
+  const home = path.resolve(o.home);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  const lock = await acquireHomeLock(home);
+  if (!lock.held) {
+    const info = readInfo(home);
+    const where = info && info.pid === lock.holder.pid ? `listening on http://127.0.0.1:${info.port}` : 'starting';
+    log(`a daemon already runs for ${home} (pid ${lock.holder.pid}, ${where}); see ${path.join(home, INFO_FILE)}`);
+    return EXIT.running;
+  }
+
+  let signalled: (sig: NodeJS.Signals) => void = () => {};
+  const stopRequested = new Promise<NodeJS.Signals>((resolve) => { signalled = resolve; });
+  const onSignal = (sig: NodeJS.Signals): void => signalled(sig);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  let albedo: Albedo | undefined;
+  let server: http.Server | undefined;
+  let port = 0;
+  const stop = async (): Promise<void> => {
+    // Stop accepting first; requests in flight finish or fail as the services close under them.
+    const closed = server ? new Promise<void>((r) => server!.close(() => r())) : Promise.resolve();
+    server?.closeIdleConnections();
+    await albedo?.close();
+    server?.closeAllConnections();
+    await closed;
+    removeInfo(home);
+    await lock.release();
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+
+  try {
+    // The daemon's owner is stable: a daemon started after one that was killed restores the sessions it left.
+    albedo = await createAlbedo({ home, owner: DAEMON_OWNER });
+    albedo.sessions.start();
+    // Serve only once the settings service answers: a daemon that cannot read its home says so now.
+    await settingsView(albedo.kernel);
+    const registry = new SessionRegistry(albedo.sessions);
+    const restored = await registry.restore();
+    if (restored) log(`restored ${restored} session${restored === 1 ? '' : 's'} a previous daemon left open`);
+    const token = newToken();
+    const writes = new SettingsWrites(albedo.kernel, { eraCachePath: path.join(home, 'store') });
+    const app = createApp({ kernel: albedo.kernel, writes, registry, version: pkg.version });
+    const listener = getRequestListener(app.fetch, {
+      // A request @hono/node-server cannot turn into a Request (a malformed URL): the API's error body, never a stack.
+      errorHandler: () => Response.json(new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the request cannot be read').body(), { status: 400 }),
+    });
+    // Host is the guard's to check (a missing one gets the API's 421, not Node's bare 400).
+    server = http.createServer({ requireHostHeader: false }, (req, res) => {
+      const no = refusal(req, { port: () => port, token }) ?? tooLarge(req);
+      if (no) return sendRefusal(req, res, no);
+      void listener(req, res);
+    });
+    port = await listen(server, o.port);
+    writeInfo(home, { port, token, pid: process.pid, version: pkg.version });
+    log(`listening on http://127.0.0.1:${port} (pid ${process.pid}, home ${home})`);
+  } catch (err) {
+    const why = AlbedoError.is(err) ? `${err.code}: ${err.message}` : (err as NodeJS.ErrnoException).code === 'EADDRINUSE'
+      ? `port ${o.port} is in use` : (err as Error).message;
+    log(`cannot start: ${why.replace(/\s*\n\s*/g, ' | ')}`);
+    await stop();
+    return EXIT.failed;
+  }
+
+  const sig = await stopRequested;
+  log(`stopping (${sig})`);
+  await stop();
+  log('stopped');
+  return EXIT.ok;
+}

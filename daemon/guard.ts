@@ -1,0 +1,64 @@
+/**
+ * Who may talk to the daemon, checked on the raw request before anything
+ * else runs (no body is read, no route matched, for a refused request):
+ *
+ * 1. `Host` must be a loopback name with the daemon's port (`127.0.0.1`,
+ *    `localhost`, `[::1]`), and so must the host of an absolute-form request
+ *    URL: a page on `evil.example` whose name was re-pointed at 127.0.0.1
+ *    (DNS rebinding) sends `Host: evil.example:PORT` → 421.
+ * 2. An `Origin`, when present, must be the daemon's own
+ *    (`http://127.0.0.1:PORT` or the same with `localhost` / `[::1]`): a
+ *    browser on another site is refused even before the token → 403.
+ * 3. `Authorization: Bearer <token>`, compared in constant time → 401.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { ApiError } from './errors.ts';
+
+export const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'] as const;
+
+export interface GuardOptions {
+  /** The port the daemon listens on (known once it listens). */
+  port(): number;
+  token: string;
+}
+
+function allowedHosts(port: number): Set<string> {
+  const hosts = new Set<string>(LOOPBACK_NAMES.map((n) => `${n}:${port}`));
+  if (port === 80) for (const n of LOOPBACK_NAMES) hosts.add(n);
+  return hosts;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** Whether `given` is the token, in time that does not depend on where they differ. */
+export function tokenMatches(given: string, token: string): boolean {
+  // Digests have one length, so timingSafeEqual applies whatever was sent.
+  return timingSafeEqual(digest(given), digest(token));
+}
+
+/** Why `req` is refused, or null when it may go on. */
+export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | null {
+  const port = opts.port();
+  const hosts = allowedHosts(port);
+  const host = (req.headers.host ?? '').toLowerCase();
+  if (!hosts.has(host)) {
+    const want = `127.0.0.1:${port}, localhost:${port}, [::1]:${port}`;
+    return new ApiError(421, 'ALBEDO_BAD_HOST', `the daemon answers only to a loopback Host with its port (${want})`);
+  }
+  const url = req.url ?? '/';
+  if (!url.startsWith('/')) {
+    let target = '';
+    try { target = new URL(url).host.toLowerCase(); } catch { /* not a URL: refused below */ }
+    if (!hosts.has(target)) return new ApiError(421, 'ALBEDO_BAD_HOST', 'an absolute request URL must name the daemon\'s loopback host and port');
+  }
+  const origin = req.headers.origin;
+  if (origin !== undefined && !LOOPBACK_NAMES.some((n) => origin.toLowerCase() === `http://${n}:${port}`)) {
+    return new ApiError(403, 'ALBEDO_BAD_ORIGIN', 'requests from a web page of another origin are refused');
+  }
+  const auth = req.headers.authorization;
+  const m = auth === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(auth);
+  if (!m) return new ApiError(401, 'ALBEDO_UNAUTHORIZED', 'this request needs Authorization: Bearer <token>, the token of $ALBEDO_HOME/daemon.json');
+  if (!tokenMatches(m[1]!, opts.token)) return new ApiError(401, 'ALBEDO_UNAUTHORIZED', 'the bearer token is not this daemon\'s');
+  return null;
+}

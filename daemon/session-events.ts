@@ -1,0 +1,77 @@
+/**
+ * The events of each daemon session as the API streams them (Server-Sent
+ * Events on `GET /v1/sessions/{id}/events`): numbered per session from 1, the
+ * last REPLAY_MAX kept so a client that reconnects with `Last-Event-ID` gets
+ * what it missed. Names are the API's: `server_state`, `warning`,
+ * `capabilities_changed` (with the "capabilities changed" user-turn text),
+ * `catalogue_refreshed` (one per server whose catalogue changed in it),
+ * `server_probed`, `session_closed`.
+ */
+import type { SessionEvent } from '../protocol/composer.ts';
+
+/** How many events per session are kept for replay. */
+export const REPLAY_MAX = 500;
+
+export interface ApiEvent {
+  id: number;
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** A session event as the API names it (one session event may be several API events). */
+export function apiEvents(e: SessionEvent): Array<Omit<ApiEvent, 'id'>> {
+  switch (e.type) {
+    case 'state':
+      return [{ event: 'server_state', data: e.reason ? { server: e.server, state: e.state, reason: e.reason } : { server: e.server, state: e.state } }];
+    case 'warning': {
+      const data: Record<string, unknown> = { message: e.message };
+      if (e.server !== undefined) data.server = e.server;
+      if (e.code !== undefined) data.code = e.code;
+      return [{ event: 'warning', data }];
+    }
+    case 'refreshed':
+      return [
+        { event: 'capabilities_changed', data: { generation: e.generation, text: e.text, servers: e.servers, changes: e.changes } },
+        ...e.changes.filter((c) => c.change === 'changed').map((c) => ({ event: 'catalogue_refreshed', data: { server: c.server, generation: e.generation } })),
+      ];
+    case 'probed':
+      return [{ event: 'server_probed', data: e.nextProbeAt === undefined ? { server: e.server, ok: e.ok, at: e.at } : { server: e.server, ok: e.ok, at: e.at, nextProbeAt: e.nextProbeAt } }];
+    case 'closed':
+      return [{ event: 'session_closed', data: {} }];
+  }
+}
+
+type Subscriber = (e: ApiEvent) => void;
+
+/** One session's numbered events and who is streaming them. */
+export class EventLog {
+  #events: ApiEvent[] = [];
+  #next = 1;
+  #subscribers = new Set<Subscriber>();
+  #closed = false;
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  push(e: SessionEvent): void {
+    for (const a of apiEvents(e)) {
+      const numbered: ApiEvent = { id: this.#next++, ...a };
+      this.#events.push(numbered);
+      if (this.#events.length > REPLAY_MAX) this.#events.shift();
+      for (const fn of this.#subscribers) fn(numbered);
+    }
+    if (e.type === 'closed') this.#closed = true;
+  }
+
+  /** The kept events after `lastId` (all kept ones when it is absent or not a number). */
+  since(lastId: string | undefined): ApiEvent[] {
+    const n = lastId === undefined ? 0 : Number(lastId);
+    return Number.isSafeInteger(n) && n >= 0 ? this.#events.filter((e) => e.id > n) : [...this.#events];
+  }
+
+  subscribe(fn: Subscriber): () => void {
+    this.#subscribers.add(fn);
+    return () => this.#subscribers.delete(fn);
+  }
+}

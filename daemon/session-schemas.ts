@@ -1,0 +1,74 @@
+/**
+ * The sessions routes' shapes as zod schemas (validation and the OpenAPI
+ * document, as schemas.ts for the settings). The body of a session's open
+ * is protocol/composer.ts's SessionOptions, spelled again here only so the
+ * document can name and describe it; the composer validates it too.
+ */
+import { z } from '@hono/zod-openapi';
+import { SERVER_STATES } from '../protocol/composer.ts';
+
+const names = z.array(z.string().min(1)).max(1_000);
+
+export const openBodySchema = z.strictObject({
+  servers: z.strictObject({
+    include: names.optional().openapi({ description: 'only these configured servers' }),
+    exclude: names.optional().openapi({ description: 'not these' }),
+  }).optional(),
+  profile: z.string().min(1).max(64).optional()
+    .openapi({ description: 'portable (default), openai, openai-strict, anthropic, gemini or bedrock', example: 'anthropic' }),
+  extensions: z.strictObject({ mcp: z.boolean().optional() }).optional()
+    .openapi({ description: 'mcp: false opens a session without MCP (no tools, no connections)' }),
+}).openapi('SessionOpen');
+
+const reasonSchema = z.object({ code: z.string(), message: z.string() }).openapi('StateReason');
+
+export const serverStatusSchema = z.object({
+  name: z.string(),
+  state: z.enum(SERVER_STATES),
+  advertised: z.boolean(),
+  tools: z.number().int(),
+  pending: z.boolean().openapi({ description: 'a change for it waits for the end of the turn' }),
+  reason: reasonSchema.optional(),
+  nextProbeAt: z.number().optional().openapi({ description: 'left out or waiting for a sign-in: when the next come-back probe is due (epoch ms)' }),
+}).openapi('SessionServer');
+
+export const sessionSchema = z.object({
+  id: z.string(),
+  profile: z.string(),
+  generation: z.number().int().openapi({ description: '1 after open, one more each time what the model sees changes' }),
+  tools: z.number().int().openapi({ description: 'how many tools the current generation advertises' }),
+  servers: z.array(serverStatusSchema),
+  warnings: z.array(z.string()),
+}).openapi('Session');
+
+export const sessionListSchema = z.object({ sessions: z.array(sessionSchema) }).openapi('SessionList');
+
+export const modelToolSchema = z.object({
+  name: z.string().openapi({ description: 'mcp_<server>_<operation>_<hash>, matching ^[a-zA-Z][a-zA-Z0-9_]{0,63}$' }),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+}).openapi('ModelTool');
+
+export const toolsSchema = z.object({ generation: z.number().int(), profile: z.string(), tools: z.array(modelToolSchema) }).openapi('SessionTools');
+export const contextSchema = z.object({ generation: z.number().int(), context: z.string() }).openapi('SessionContext');
+
+export const idParamSchema = z.object({
+  id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' }, description: 'the session id' }),
+});
+
+export const toolsQuerySchema = z.object({
+  profile: z.string().min(1).max(64).optional().openapi({ description: 'must be the session\'s own profile (the schemas are normalised for it)' }),
+});
+
+export const callBodySchema = z.strictObject({
+  name: z.string().min(1).max(4_096).openapi({ description: 'an advertised name, or server/tool with the raw names', example: 'docs/search' }),
+  arguments: z.record(z.string(), z.unknown()).optional().openapi({ description: 'the arguments, by the advertised schema\'s property names' }),
+  timeoutMs: z.number().int().positive().max(3_600_000).optional().openapi({ description: 'overrides the server\'s callTimeoutMs' }),
+}).openapi('Call');
+
+export const callResultSchema = z.object({
+  result: z.unknown().openapi({ description: 'the MCP result as the server sent it (a tool\'s isError is a result)' }),
+}).openapi('CallResult');
+
+export const activityBodySchema = z.strictObject({ kind: z.enum(['submit', 'turn_end']) }).openapi('Activity');
+export const generationSchema = z.object({ generation: z.number().int() }).openapi('Generation');

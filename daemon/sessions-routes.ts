@@ -1,0 +1,189 @@
+/**
+ * The sessions routes (`/v1/sessions`), over `albedo.sessions` through the
+ * daemon's registry: open, list, show, close; the tools and the context of
+ * the current generation; calls (a tool's `isError` is a result; an error
+ * says its `outcome`); activity; reload; and the events as Server-Sent
+ * Events with `Last-Event-ID` replay.
+ */
+import { createRoute, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { AlbedoSession } from '../api/sessions.ts';
+import { AlbedoError, type AlbedoErrorCode } from '../protocol/errors.ts';
+import { ApiError, toApiError } from './errors.ts';
+import { errorSchema } from './schemas.ts';
+import {
+  activityBodySchema, callBodySchema, callResultSchema, contextSchema, generationSchema, idParamSchema, openBodySchema, sessionListSchema,
+  sessionSchema, toolsQuerySchema, toolsSchema,
+} from './session-schemas.ts';
+import type { SessionRegistry } from './session-registry.ts';
+
+const json = <S>(schema: S, description: string) => ({ description, content: { 'application/json': { schema } } });
+const err = (description: string) => json(errorSchema, description);
+
+const COMMON = {
+  401: err('no bearer token, or not this daemon\'s (ALBEDO_UNAUTHORIZED)'),
+  403: err('an Origin other than the daemon\'s own (ALBEDO_BAD_ORIGIN)'),
+  404: err('no open session has this id, or (calls) no advertised tool has this name (ALBEDO_NOT_FOUND)'),
+  421: err('a Host that is not a loopback name with the daemon\'s port (ALBEDO_BAD_HOST)'),
+  500: err('a defect in the daemon (ALBEDO_INTERNAL)'),
+  503: err('the composer was lost meanwhile (ALBEDO_SERVICE_LOST, outcome unknown: not retried), or the daemon is closing'),
+} as const;
+const BAD = { 400: err('invalid input: `path` names the field (ALBEDO_INVALID_ARGUMENT, ALBEDO_INVALID_CONFIG)') } as const;
+const id = { params: idParamSchema };
+const body = <S>(schema: S) => ({ required: true, content: { 'application/json': { schema } } });
+
+const openRoute = createRoute({
+  method: 'post', path: '/v1/sessions', tags: ['sessions'], summary: 'Open a session over the configured servers',
+  request: { body: body(openBodySchema) },
+  responses: {
+    201: json(sessionSchema, 'open: servers with a saved catalogue are advertised at once, the others were dialled'),
+    ...BAD, 409: err('a server\'s catalogue is over the bounds (ALBEDO_CATALOGUE_TOO_LARGE)'), ...COMMON,
+  },
+});
+const listRoute = createRoute({
+  method: 'get', path: '/v1/sessions', tags: ['sessions'], summary: 'The open sessions',
+  responses: { 200: json(sessionListSchema, 'the sessions, oldest first'), ...COMMON },
+});
+const getRoute = createRoute({
+  method: 'get', path: '/v1/sessions/{id}', tags: ['sessions'], summary: 'A session: its servers and their states, warnings, generation',
+  request: id, responses: { 200: json(sessionSchema, 'the session'), ...COMMON },
+});
+const deleteRoute = createRoute({
+  method: 'delete', path: '/v1/sessions/{id}', tags: ['sessions'], summary: 'Close a session (every server of it reaped)',
+  request: id, responses: { 204: { description: 'closed' }, ...COMMON },
+});
+const toolsRoute = createRoute({
+  method: 'get', path: '/v1/sessions/{id}/tools', tags: ['sessions'], summary: 'The model-facing tools of the current generation',
+  request: { ...id, query: toolsQuerySchema }, responses: { 200: json(toolsSchema, 'the tools'), ...BAD, ...COMMON },
+});
+const contextRoute = createRoute({
+  method: 'get', path: '/v1/sessions/{id}/context', tags: ['sessions'], summary: 'The MCP context text of the current generation',
+  request: id, responses: { 200: json(contextSchema, 'the context ("" when there is nothing to say)'), ...COMMON },
+});
+const callRoute = createRoute({
+  method: 'post', path: '/v1/sessions/{id}/calls', tags: ['sessions'], summary: 'Call a tool (or read_resource, get_prompt) of the session',
+  request: { ...id, body: body(callBodySchema) },
+  responses: {
+    200: json(callResultSchema, 'the result (a tool\'s isError is a result)'), ...BAD,
+    409: err('the server needs the user to sign in (ALBEDO_NEEDS_SIGN_IN, not run)'),
+    502: err('the server failed the request or cannot be reached: the code says how, `outcome` whether it may have run'),
+    504: err('the request timed out (ALBEDO_TIMEOUT: not_run while waiting for the server to start, unknown at the server)'),
+    ...COMMON,
+  },
+});
+const activityRoute = createRoute({
+  method: 'post', path: '/v1/sessions/{id}/activity', tags: ['sessions'],
+  summary: 'submit or turn_end: due come-back probes run; turn_end first applies what waited for the end of the turn',
+  request: { ...id, body: body(activityBodySchema) }, responses: { 200: json(generationSchema, 'the generation after it'), ...BAD, ...COMMON },
+});
+const reloadRoute = createRoute({
+  method: 'post', path: '/v1/sessions/{id}/reload', tags: ['sessions'], summary: 'Prepare a new composition from the settings now and swap it in',
+  request: id, responses: { 200: json(generationSchema, 'swapped in'), ...BAD, ...COMMON },
+});
+const eventsRoute = createRoute({
+  method: 'get', path: '/v1/sessions/{id}/events', tags: ['sessions'],
+  summary: 'The session\'s events (Server-Sent Events): server_state, warning, capabilities_changed, catalogue_refreshed, server_probed, session_closed',
+  request: id,
+  responses: {
+    200: {
+      description: 'an event stream; each event has an id, and a reconnect with Last-Event-ID replays the kept ones after it',
+      content: { 'text/event-stream': { schema: { type: 'string' as const } } },
+    },
+    ...COMMON,
+  },
+});
+
+/** What a session looks like in the API. */
+function dto(s: AlbedoSession) {
+  return { id: s.id, profile: s.profile, generation: s.generation, tools: s.tools().length, servers: s.status(), warnings: s.warnings() };
+}
+
+/** A call's failure: the server's trouble is a 502; the caller's, the session's and the daemon's keep their own statuses. */
+function callError(e: unknown): ApiError {
+  const api = toApiError(e);
+  if (!AlbedoError.is(e)) return api;
+  const own: Partial<Record<AlbedoErrorCode, number>> = {
+    ALBEDO_INVALID_ARGUMENT: 400, ALBEDO_NOT_FOUND: 404, ALBEDO_NEEDS_SIGN_IN: 409, ALBEDO_TIMEOUT: 504, ALBEDO_DEADLINE: 504,
+    ALBEDO_SERVICE_LOST: 503, ALBEDO_SERVICE_FAILED: 503, ALBEDO_CLOSED: 503, ALBEDO_INTERNAL: 500,
+  };
+  return new ApiError(own[e.code] ?? 502, e.code, e.message, { outcome: e.outcome });
+}
+
+export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): void {
+  const route = <R extends RouteConfig>(r: R, handler: (c: Context) => Promise<Response> | Response): void => {
+    app.openapi(r, handler as never);
+  };
+  const param = (c: Context): string => c.req.param('id') ?? '';
+
+  route(openRoute, async (c) => {
+    const entry = await registry.open(await c.req.json());
+    return c.json(dto(entry.session), 201);
+  });
+  route(listRoute, (c) => c.json({ sessions: registry.list().map((e) => dto(e.session)) }, 200));
+  route(getRoute, (c) => c.json(dto(registry.get(param(c)).session), 200));
+  route(deleteRoute, async (c) => {
+    await registry.get(param(c)).session.close();
+    return c.body(null, 204);
+  });
+  route(toolsRoute, (c) => {
+    const s = registry.get(param(c)).session;
+    const profile = c.req.query('profile');
+    if (profile !== undefined && profile !== s.profile) {
+      const message = `the session's schemas are normalised for ${JSON.stringify(s.profile)}; open a session with profile ${JSON.stringify(profile)} for those`;
+      throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', message, { path: ['query', 'profile'] });
+    }
+    return c.json({ generation: s.generation, profile: s.profile, tools: s.tools() }, 200);
+  });
+  route(contextRoute, (c) => {
+    const s = registry.get(param(c)).session;
+    return c.json({ generation: s.generation, context: s.context() }, 200);
+  });
+  route(callRoute, async (c) => {
+    const s = registry.get(param(c)).session;
+    const b = await c.req.json() as { name: string; arguments?: Record<string, unknown>; timeoutMs?: number };
+    // A client that goes away cancels the call (its outcome is then unknown to nobody).
+    const opts = b.timeoutMs === undefined ? { signal: c.req.raw.signal } : { timeoutMs: b.timeoutMs, signal: c.req.raw.signal };
+    try {
+      return c.json({ result: await s.call(b.name, b.arguments, opts) }, 200);
+    } catch (e) {
+      throw callError(e);
+    }
+  });
+  route(activityRoute, async (c) => {
+    const s = registry.get(param(c)).session;
+    await s.activity((await c.req.json() as { kind: 'submit' | 'turn_end' }).kind);
+    return c.json({ generation: s.generation }, 200);
+  });
+  route(reloadRoute, async (c) => {
+    const s = registry.get(param(c)).session;
+    await s.reload();
+    return c.json({ generation: s.generation }, 200);
+  });
+  route(eventsRoute, (c) => {
+    const { log } = registry.get(param(c));
+    const last = c.req.header('last-event-id');
+    return streamSSE(c, async (stream) => {
+      const queue = [...log.since(last)];
+      let wake: (() => void) | undefined;
+      const off = log.subscribe((e) => { queue.push(e); wake?.(); });
+      stream.onAbort(() => wake?.());
+      try {
+        while (!stream.aborted) {
+          while (queue.length) {
+            const e = queue.shift()!;
+            await stream.writeSSE({ id: String(e.id), event: e.event, data: JSON.stringify(e.data) });
+            if (e.event === 'session_closed') return;
+          }
+          if (log.closed) return;
+          // Wakes for the next event, or every 15 s for a comment that keeps idle proxies and clients from timing out.
+          await new Promise<void>((r) => { wake = r; setTimeout(r, 15_000).unref(); });
+          wake = undefined;
+          if (!queue.length && !stream.aborted) await stream.write(': keep-alive\n\n');
+        }
+      } finally {
+        off();
+      }
+    });
+  });
+}

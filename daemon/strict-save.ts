@@ -1,0 +1,113 @@
+/**
+ * Strict save (seed 000 "Saving a server"): before an enabled server is
+ * saved, it is tried — the draft resolved by the settings service (with the
+ * secrets it would store), opened through the transport as `connect()`
+ * opens a connection (keyed by a fresh id, released afterwards), then
+ * closed, the server reaped. Nothing is written here: a server that cannot
+ * start is refused (409) before the caller writes anything, so the files
+ * stay exactly as they were. A server that answers 401 is kept, needing a
+ * sign-in.
+ *
+ * The error's message may quote the server's stderr, and a server may print
+ * what it was given; every secret value of the draft is cut out of it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kernel } from '../kernel/kernel.ts';
+import { AlbedoError } from '../protocol/errors.ts';
+import type { ResolvedServer } from '../protocol/config.ts';
+import type { SavedCatalogue } from '../protocol/catalogue.ts';
+import type { ResolvedSettingsServer } from '../protocol/services/settings.ts';
+import type { SecretsPatch, SettingsServerInput } from '../protocol/settings.ts';
+import { ApiError, pathOf } from './errors.ts';
+import { SETTINGS_TIMEOUT_MS } from './servers.ts';
+
+export interface TryOptions {
+  name: string;
+  entry: SettingsServerInput;
+  secrets?: SecretsPatch;
+  /** $ALBEDO_HOME/store: the era verdict the try finds is kept for later dials. */
+  eraCachePath: string | null;
+}
+
+/** What the try found: a connection (with what it discovered, under the draft's fingerprint), or a server that needs a sign-in. */
+export type TryResult = { result: 'connected'; row: SavedCatalogue } | { result: 'needs_sign_in' };
+
+/** Failures of the daemon rather than of the server tried. */
+const NOT_THE_SERVER: ReadonlySet<string> = new Set([
+  'ALBEDO_CLOSED', 'ALBEDO_SERVICE_LOST', 'ALBEDO_SERVICE_FAILED', 'ALBEDO_SERVICE_UNKNOWN', 'ALBEDO_DEADLINE', 'ALBEDO_INTERNAL',
+]);
+
+/** Values in the child environment that are not the draft's (the launcher passes these from the daemon). */
+const DAEMON_ENV = new Set(['HOME', 'PATH', 'TMPDIR']);
+
+/** Every secret value a resolved server carries: env values it was given, header values, OAuth client secrets. */
+export function secretValues(server: ResolvedServer): string[] {
+  const out: string[] = [];
+  if (server.type === 'stdio') {
+    for (const [k, v] of Object.entries(server.env)) if (!DAEMON_ENV.has(k)) out.push(v);
+  } else {
+    out.push(...Object.values(server.headers));
+    const o = server.auth?.oauth;
+    for (const v of [o?.clientSecret, o?.privateKey, o?.assertion, o?.idp?.idToken]) if (v) out.push(v);
+  }
+  // Longest first, so a value that contains another is cut whole.
+  return out.filter((v) => v.length > 0).sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every occurrence of each secret cut out. */
+export function redact(text: string, secrets: string[]): string {
+  let out = text;
+  for (const s of secrets) out = out.split(s).join('[redacted]');
+  return out;
+}
+
+async function resolveDraft(kernel: Kernel, o: TryOptions): Promise<ResolvedSettingsServer> {
+  try {
+    return await kernel.call('settings', 'settings/resolve-draft', { name: o.name, entry: o.entry, secrets: o.secrets }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+  } catch (err) {
+    // A value it cannot look up (a variable not set, a file missing) means it cannot start: 409, naming the field.
+    if (AlbedoError.is(err) && err.code === 'ALBEDO_INVALID_CONFIG' && typeof (err.data as { reason?: unknown })?.reason === 'string') {
+      throw new ApiError(409, err.code, err.message, { path: pathOf(err), outcome: 'not_run' });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Tries the draft: resolves connected (with its discovery) or needs_sign_in, or throws an
+ * ApiError 409 with the code of what failed (ALBEDO_SPAWN_FAILED,
+ * ALBEDO_SERVER_EXITED, ALBEDO_TIMEOUT, ALBEDO_HANDSHAKE_FAILED, …).
+ */
+export async function tryServer(kernel: Kernel, o: TryOptions): Promise<TryResult> {
+  const draft = await resolveDraft(kernel, o);
+  const server = draft.server;
+  const id = randomUUID();
+  let opened;
+  try {
+    opened = await kernel.call(
+      'transport',
+      'connection/open',
+      { id, server, eraCachePath: o.eraCachePath, capabilities: {}, name: o.name },
+      { key: id, isolate: draft.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000 },
+    );
+  } catch (err) {
+    await kernel.release('transport', id);
+    if (AlbedoError.is(err) && err.code === 'ALBEDO_NEEDS_SIGN_IN') return { result: 'needs_sign_in' };
+    // The daemon's own trouble (it is stopping, a worker was lost) says nothing about the server: not a 409.
+    if (!AlbedoError.is(err) || NOT_THE_SERVER.has(err.code)) throw err;
+    const message = `${o.name} cannot start, so it was not saved: ${redact(err.message, secretValues(server))}`;
+    // Whatever the try's own outcome, the save did not happen.
+    throw new ApiError(409, err.code, message, { outcome: 'not_run' });
+  }
+  try {
+    await kernel.call('transport', 'connection/close', { id }, { key: id, timeoutMs: 15_000 });
+  } catch {
+    // A lost worker took the server with it (its launcher saw the lifeline close).
+  }
+  await kernel.release('transport', id);
+  const { era, protocolVersion, serverInfo, capabilities, instructions, catalogue } = opened;
+  return {
+    result: 'connected',
+    row: { server: o.name, fingerprint: draft.fingerprint, era, protocolVersion, serverInfo, capabilities, instructions, catalogue, savedAt: Date.now() },
+  };
+}

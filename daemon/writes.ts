@@ -1,0 +1,178 @@
+/**
+ * Settings writes through the API, one at a time. Each write, inside one
+ * turn of the queue: re-read the files (`settings/reload`), take the current
+ * version, check the preconditions against it (412 changes nothing), build
+ * the entry (a PUT's body; a merge patch, enable or disable applied to the
+ * entry as saved), validate it, try an enabled server (strict-save.ts: 409
+ * changes nothing), and only then `settings/put-server` — which writes the
+ * entry and its secrets together or not at all.
+ *
+ * The queue is what makes a read-modify-write (PATCH, enable, disable) and
+ * an If-Match check safe against another client's write: the settings
+ * service serializes its own writes, but the merge happens here. Reads are
+ * not queued.
+ */
+import { readFileSync } from 'node:fs';
+import type { Kernel } from '../kernel/kernel.ts';
+import type { SettingsView } from '../protocol/services/settings.ts';
+import { ApiError } from './errors.ts';
+import { checkPreconditions, type Preconditions } from './etag.ts';
+import { describeServer, entryOf, settingsView, SETTINGS_TIMEOUT_MS, type ViewServer } from './servers.ts';
+import { tryServer, type TryResult } from './strict-save.ts';
+import type { SavedCatalogue } from '../protocol/catalogue.ts';
+import { isObject, mergePatch, parseBody, toSecretsPatch } from './validate.ts';
+import type { ServerDto } from './schemas.ts';
+
+export type Check = { tried: true; result: 'connected' | 'needs_sign_in' } | { tried: false; reason: 'disabled' };
+
+export interface SaveResult {
+  saved: boolean;
+  created: boolean;
+  check: Check;
+  server: ServerDto | null;
+  etag: string | null;
+}
+
+/** What a write makes of the current server (undefined: none): a body (entry + secrets) to save, or a removal. */
+type Plan = { body: unknown } | { remove: true };
+
+export interface WritesOptions {
+  /** $ALBEDO_HOME/store, for the era verdicts a try finds. */
+  eraCachePath: string | null;
+}
+
+export class SettingsWrites {
+  readonly #kernel: Kernel;
+  readonly #opts: WritesOptions;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(kernel: Kernel, opts: WritesOptions) {
+    this.#kernel = kernel;
+    this.#opts = opts;
+  }
+
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Saves what the try discovered, as a session's dial would: the next
+   * session advertises the server at once, and reads show its tools. A
+   * cache: failing to keep it (the catalogue service busy or lost) costs
+   * the next session one dial and fails nothing.
+   */
+  async #keep(row: SavedCatalogue): Promise<void> {
+    try {
+      await this.#kernel.call('catalogue', 'catalogue/put', { row }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+    } catch {
+      // See above.
+    }
+  }
+
+  /** Drops a removed server's saved catalogue (a server added later under its name starts afresh); a cache, as above. */
+  async #forget(server: string): Promise<void> {
+    try {
+      await this.#kernel.call('catalogue', 'catalogue/remove', { server }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+    } catch {
+      // See #keep.
+    }
+  }
+
+  /** PUT: create or replace with the body as given. */
+  put(name: string, body: unknown, pre: Preconditions, dryRun: boolean): Promise<SaveResult> {
+    return this.#write(name, pre, dryRun, () => ({ body }));
+  }
+
+  /** PATCH: a merge patch of the entry as saved (404 when there is none). */
+  patch(name: string, body: Record<string, unknown>, pre: Preconditions, dryRun: boolean): Promise<SaveResult> {
+    return this.#write(name, pre, dryRun, (cur, raw) => {
+      if (!cur) throw notFound(name);
+      const { secrets, ...patch } = body;
+      const merged = mergePatch(raw, patch) as Record<string, unknown>;
+      return { body: secrets === undefined ? merged : { ...merged, secrets } };
+    });
+  }
+
+  /** POST enable / disable: `enabled` set in the entry as saved (enabling tries it). */
+  setEnabled(name: string, enabled: boolean, pre: Preconditions): Promise<SaveResult> {
+    return this.#write(name, pre, false, (cur, raw) => {
+      if (!cur) throw notFound(name);
+      const next = { ...raw };
+      // The default is true: enabling a server whose entry never said otherwise leaves the entry as written.
+      if (enabled && !Object.hasOwn(raw, 'enabled')) return { body: next };
+      next.enabled = enabled;
+      return { body: next };
+    });
+  }
+
+  /** DELETE: the server and everything creds.json holds for it. */
+  async remove(name: string, pre: Preconditions): Promise<void> {
+    await this.#write(name, pre, false, (cur) => {
+      if (!cur) throw notFound(name);
+      return { remove: true };
+    });
+  }
+
+  #write(name: string, pre: Preconditions, dryRun: boolean, plan: (cur: ViewServer | undefined, raw: Record<string, unknown>) => Plan): Promise<SaveResult> {
+    return this.#exclusive(async () => {
+      const kernel = this.#kernel;
+      // A hand edit not yet picked up by the watcher is taken in first: the version checked is the one on disk.
+      await kernel.call('settings', 'settings/reload', {}, { timeoutMs: SETTINGS_TIMEOUT_MS });
+      const view = await settingsView(kernel);
+      if (view.invalid) {
+        const why = `${view.path} is not valid (${view.invalid.length} issue${view.invalid.length === 1 ? '' : 's'}); fix it before saving through the API`;
+        throw new ApiError(409, 'ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
+      }
+      const cur = Object.hasOwn(view.servers, name) ? view.servers[name] : undefined;
+      if (pre.ifMatch !== undefined || pre.ifNoneMatch !== undefined) checkPreconditions(pre, cur ? (await describeServer(kernel, name, cur)).etag : null);
+      const p = plan(cur, cur ? savedEntry(view, name, cur) : {});
+      if ('remove' in p) {
+        await kernel.call('settings', 'settings/remove-server', { name }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+        await this.#forget(name);
+        return { saved: true, created: false, check: { tried: false, reason: 'disabled' }, server: null, etag: null };
+      }
+      const { raw, entry, secrets } = parseBody(p.body);
+      const patch = toSecretsPatch(secrets, cur?.secrets);
+      let check: Check = { tried: false, reason: 'disabled' };
+      let tried: TryResult | undefined;
+      if (entry.enabled) {
+        tried = await tryServer(kernel, { name, entry: raw as never, secrets: patch, eraCachePath: this.#opts.eraCachePath });
+        check = { tried: true, result: tried.result };
+      }
+      if (dryRun) {
+        const d = cur ? await describeServer(kernel, name, cur) : null;
+        return { saved: false, created: !cur, check, server: d?.dto ?? null, etag: d?.etag ?? null };
+      }
+      const change = await kernel.call('settings', 'settings/put-server', { name, entry: raw as never, secrets: patch }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+      if (tried?.result === 'connected' && change.fingerprint === tried.row.fingerprint) await this.#keep(tried.row);
+      const after = await settingsView(kernel);
+      if (!Object.hasOwn(after.servers, name)) throw new ApiError(500, 'ALBEDO_INTERNAL', `${name} was saved but is not in the settings in force`);
+      const d = await describeServer(kernel, name, after.servers[name]!);
+      return { saved: true, created: !cur, check, server: d.dto, etag: d.etag };
+    });
+  }
+}
+
+function notFound(name: string): ApiError {
+  return new ApiError(404, 'ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in the settings`, { path: ['params', 'name'] });
+}
+
+/**
+ * The server's entry as written in extensions.json, so a merge patch keeps
+ * what the user wrote (defaults stay implicit). The file was just reloaded
+ * and is valid, so it is what is in force; should it have changed in
+ * between, the entry in force (defaults filled in) stands in.
+ */
+function savedEntry(view: SettingsView, name: string, cur: ViewServer): Record<string, unknown> {
+  try {
+    const doc = JSON.parse(readFileSync(view.path!, 'utf8')) as unknown;
+    const servers = isObject(doc) && isObject(doc.mcp) ? doc.mcp.servers : undefined;
+    const e = isObject(servers) && Object.hasOwn(servers, name) ? servers[name] : undefined;
+    if (isObject(e)) return e;
+  } catch {
+    // Fall through to the entry in force.
+  }
+  return { ...entryOf(cur) };
+}

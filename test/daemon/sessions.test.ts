@@ -1,0 +1,125 @@
+// The daemon's sessions routes (issue 11, item 2 "Sessions"), over real HTTP
+// against the real `albedo daemon` process with real servers: open, list,
+// show, tools, context, calls (a tool's isError is a result; errors carry
+// code and outcome), activity, reload, close; the events as Server-Sent
+// Events with Last-Event-ID replay; and a session that survives the daemon's
+// SIGKILL (its record, under the daemon's owner, is restored by the next one).
+import t from 'tap';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Agent, request } from 'undici';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { newTag, tempHome, until } from '../helpers.ts';
+import { sdkServer, startDaemon, type Daemon } from './harness.ts';
+
+t.setTimeout(170_000);
+
+const write = (home: string, servers: Record<string, unknown>): void =>
+  writeFileSync(path.join(home, 'extensions.json'), JSON.stringify({ mcp: { servers } }, null, 2));
+
+const textOf = (result: any): string => result?.content?.[0]?.text;
+
+/** Follows a session's event stream; `events` fills as they arrive. */
+async function follow(d: Daemon, id: string, lastEventId?: string) {
+  const agent = new Agent();
+  const headers: Record<string, string> = { authorization: `Bearer ${d.info.token}`, accept: 'text/event-stream' };
+  if (lastEventId) headers['last-event-id'] = lastEventId;
+  const r = await request(`http://127.0.0.1:${d.info.port}/v1/sessions/${id}/events`, { headers, dispatcher: agent });
+  const events: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (e) => events.push(e) });
+  const done = (async () => {
+    try {
+      for await (const chunk of r.body) parser.feed(Buffer.from(chunk).toString('utf8'));
+    } catch {
+      // closed by the test
+    }
+  })();
+  return {
+    status: r.statusCode, contentType: String(r.headers['content-type']), events,
+    close: async () => { r.body.destroy(); await done; await agent.close(); },
+  };
+}
+
+t.test('open, inspect, call, activity, reload, events, close: a session over HTTP', async (t) => {
+  const tag = newTag();
+  const home = tempHome(t);
+  write(home, { sdk: sdkServer() });
+  const d = await startDaemon(t, home, { tag });
+
+  const bad = await d.call('POST', '/v1/sessions', { body: { profile: 'anthropic', nope: 1 } });
+  t.equal(bad.status, 400);
+  t.match(bad.body, { error: { code: 'ALBEDO_INVALID_ARGUMENT', path: ['body', 'nope'] } }, 'an unknown field is named');
+  const unknownProfile = await d.call('POST', '/v1/sessions', { body: { profile: 'cobol' } });
+  t.match(unknownProfile, { status: 400, body: { error: { code: 'ALBEDO_INVALID_ARGUMENT' } } });
+  const missing = await d.call('POST', '/v1/sessions', { body: { servers: { include: ['nowhere'] } } });
+  t.match(missing, { status: 404, body: { error: { code: 'ALBEDO_NOT_FOUND' } } }, 'include names no configured server');
+
+  const opened = await d.call('POST', '/v1/sessions', { body: { profile: 'anthropic' } });
+  t.equal(opened.status, 201);
+  const s = opened.body;
+  t.match(s, { id: String, profile: 'anthropic', generation: 1, servers: [{ name: 'sdk', state: 'ready', advertised: true }], warnings: [] });
+  t.ok(s.tools > 0);
+  t.same((await d.call('GET', '/v1/sessions')).body.sessions.map((x: any) => x.id), [s.id], 'listed');
+  t.match((await d.call('GET', `/v1/sessions/${s.id}`)).body, { id: s.id, generation: 1 });
+
+  const tools = (await d.call('GET', `/v1/sessions/${s.id}/tools`)).body;
+  t.equal(tools.tools.length, s.tools);
+  t.ok(tools.tools.every((x: any) => /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/.test(x.name)), 'provider-safe names');
+  t.match(await d.call('GET', `/v1/sessions/${s.id}/tools?profile=openai`), { status: 400, body: { error: { path: ['query', 'profile'] } } });
+  t.match((await d.call('GET', `/v1/sessions/${s.id}/context`)).body, { generation: 1, context: String });
+
+  const echo = tools.tools.find((x: any) => x.description.startsWith('[server "sdk", tool "echo"]')).name;
+  const called = await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: echo, arguments: { text: 'over http' } } });
+  t.equal(called.status, 200);
+  t.equal(textOf(called.body.result), 'over http', 'by advertised name');
+  t.equal(textOf((await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/echo', arguments: { text: 'raw' } } })).body.result), 'raw');
+  const failed = await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/fail' } });
+  t.match(failed, { status: 200, body: { result: { isError: true } } }, 'a tool\'s isError is a result');
+  const unknownTool = await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/nothing' } });
+  t.match(unknownTool, { status: 404, body: { error: { code: 'ALBEDO_NOT_FOUND', outcome: 'not_run' } } });
+  const badArgs = await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: echo, arguments: [1] } });
+  t.match(badArgs, { status: 400, body: { error: { code: 'ALBEDO_INVALID_ARGUMENT', path: ['body', 'arguments'] } } });
+
+  // Events: a hand edit adds a server; the session reloads and says so.
+  const stream = await follow(d, s.id);
+  t.equal(stream.status, 200);
+  t.match(stream.contentType, /^text\/event-stream/);
+  write(home, { sdk: sdkServer(), other: sdkServer() });
+  await until(() => stream.events.some((e) => e.event === 'capabilities_changed'), 60_000, 'capabilities_changed');
+  const changed = JSON.parse(stream.events.find((e) => e.event === 'capabilities_changed')!.data);
+  t.match(changed, { generation: 2, text: /other/, servers: ['other'], changes: [{ server: 'other', change: 'added' }] });
+  t.ok(stream.events.every((e) => Number(e.id) > 0), 'every event has an id');
+  await stream.close();
+
+  // A reconnect with Last-Event-ID gets only what came after it.
+  const firstId = stream.events[0]!.id!;
+  const again = await follow(d, s.id, firstId);
+  await until(() => again.events.length >= stream.events.length - 1, 30_000, 'the replay');
+  t.same(again.events.slice(0, stream.events.length - 1).map((e) => e.id), stream.events.slice(1).map((e) => e.id), 'the kept events after it');
+  await again.close();
+
+  t.match((await d.call('POST', `/v1/sessions/${s.id}/activity`, { body: { kind: 'turn_end' } })).body, { generation: 2 });
+  t.match(await d.call('POST', `/v1/sessions/${s.id}/activity`, { body: { kind: 'lunch' } }), { status: 400, body: { error: { path: ['body', 'kind'] } } });
+  t.match(await d.call('POST', `/v1/sessions/${s.id}/reload`), { status: 200, body: { generation: 2 } });
+  t.equal((await d.call('DELETE', `/v1/sessions/${s.id}`)).status, 204);
+  t.match(await d.call('GET', `/v1/sessions/${s.id}`), { status: 404, body: { error: { code: 'ALBEDO_NOT_FOUND' } } });
+  t.same((await d.call('GET', '/v1/sessions')).body.sessions, []);
+  t.equal((await d.call('GET', '/v1/sessions', { token: null })).status, 401, 'the sessions routes need the token');
+});
+
+t.test('a session survives the daemon\'s SIGKILL: the next daemon restores it under the same id', async (t) => {
+  const tag = newTag();
+  const home = tempHome(t);
+  write(home, { sdk: sdkServer() });
+  const d1 = await startDaemon(t, home, { tag });
+  const s = (await d1.call('POST', '/v1/sessions', { body: {} })).body;
+  const tools = (await d1.call('GET', `/v1/sessions/${s.id}/tools`)).body.tools.map((x: any) => x.name);
+  t.equal(await d1.stop('SIGKILL'), 'SIGKILL');
+
+  const d2 = await startDaemon(t, home, { tag });
+  const listed = (await d2.call('GET', '/v1/sessions')).body.sessions;
+  t.same(listed.map((x: any) => x.id), [s.id], 'restored under its id');
+  t.same((await d2.call('GET', `/v1/sessions/${s.id}/tools`)).body.tools.map((x: any) => x.name), tools, 'with its tools');
+  const r = await d2.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/echo', arguments: { text: 'back' } } });
+  t.equal(textOf(r.body.result), 'back', 'its server was dialled again');
+});
