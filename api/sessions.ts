@@ -94,6 +94,11 @@ export class AlbedoSession {
     return this.#view.generation;
   }
 
+  /** The provider profile its tool schemas are normalised for. */
+  get profile(): string {
+    return this.#snap.profile;
+  }
+
   /** The model-facing tool definitions of the current generation (names match `^[a-zA-Z][a-zA-Z0-9_]{0,63}$`). */
   tools(): ModelTool[] {
     return [...this.#view.tools];

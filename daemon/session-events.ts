@@ -34,8 +34,11 @@ export function apiEvents(e: SessionEvent): Array<Omit<ApiEvent, 'id'>> {
         { event: 'capabilities_changed', data: { generation: e.generation, text: e.text, servers: e.servers, changes: e.changes } },
         ...e.changes.filter((c) => c.change === 'changed').map((c) => ({ event: 'catalogue_refreshed', data: { server: c.server, generation: e.generation } })),
       ];
-    case 'probed':
-      return [{ event: 'server_probed', data: e.nextProbeAt === undefined ? { server: e.server, ok: e.ok, at: e.at } : { server: e.server, ok: e.ok, at: e.at, nextProbeAt: e.nextProbeAt } }];
+    case 'probed': {
+      const data: Record<string, unknown> = { server: e.server, ok: e.ok, at: e.at };
+      if (e.nextProbeAt !== undefined) data.nextProbeAt = e.nextProbeAt;
+      return [{ event: 'server_probed', data }];
+    }
     case 'closed':
       return [{ event: 'session_closed', data: {} }];
   }

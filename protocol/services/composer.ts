@@ -36,6 +36,8 @@ export interface SessionSnapshot {
   id: string;
   /** The composer incarnation that published it, then a counter within it. */
   version: [number, number];
+  /** The provider profile its tool schemas are normalised for. */
+  profile: string;
   status: ServerStatus[];
   warnings: string[];
   connections: SessionConnection[];

@@ -71,7 +71,7 @@ function snapshot(e: Entry, full: boolean): SessionSnapshot {
   const s = e.session;
   const comp = s.composition;
   const out: SessionSnapshot = {
-    id: s.id, version: [ctxRef.incarnation, ++seq], status: s.status(), warnings: s.warnings(), connections: connectionsOf(comp),
+    id: s.id, version: [ctxRef.incarnation, ++seq], profile: s.init.profile, status: s.status(), warnings: s.warnings(), connections: connectionsOf(comp),
   };
   if (full || s.generation !== e.sentGeneration) {
     out.view = viewOf(comp, s.generation);
