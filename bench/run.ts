@@ -8,7 +8,7 @@
  * ratio, target, met?) and latest.svg into bench/results (or --out).
  *
  * `--only GROUP[,GROUP]` runs the named groups only (`stdio`, `http`,
- * `connect`, `memory`, `large`, `hop`, `sessions`, `catalogue`), for working on one;
+ * `connect`, `memory`, `large`, `hop`, `sessions`, `catalogue`, `daemon`), for working on one;
  * without `--out` it writes to a temporary directory, not bench/results.
  *
  * `--quick` (under a minute) runs every scenario small, so the harness never
@@ -21,6 +21,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { sessionRows } from './sessions.ts';
 import { catalogueRows } from './catalogue.ts';
+import { daemonRows } from './daemon.ts';
 import {
   albedoImpl, sdkImpl, servers, startHttp, sequential, concurrent, median, percentile, ROOT, NODE, type Impl, type ServerSpec, type BenchConn,
 } from './lib.ts';
@@ -290,6 +291,9 @@ try {
 
   // 8. A 5,000-tool catalogue named + normalised + bounded (bench/catalogue.ts)
   if (runs('catalogue')) await catalogueRows({ quick, rounds: P.rounds, row, log });
+
+  // 9. The daemon's HTTP API (bench/daemon.ts)
+  if (runs('daemon')) await daemonRows({ P, home, sdk, row, log, child });
 } finally {
   await albedo.close();
   rmSync(home, { recursive: true, force: true });

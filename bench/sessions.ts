@@ -137,7 +137,7 @@ export async function sessionRows(ctx: SessionBenchContext): Promise<void> {
       }
     }
     row({
-      group: GROUP, scenario: `open, ${n} saved catalogues: first open of a new instance, settings worker start included (p50)`, unit: 'ms',
+      group: GROUP, scenario: `open, ${n} saved catalogues: first open of a new instance, the host workers' start included (p50)`, unit: 'ms',
       albedo: median(first), peer: null, better: 'lower', target: '≤ 20 ms', targetAbs: 20,
     });
     row({
