@@ -51,6 +51,7 @@ export class AlbedoSession {
   #routes!: Map<string, RouteEntry>;
   #listeners = new Set<Listener>();
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   /** Use albedo.sessions.open(). */
   constructor(kernel: Kernel, direct: DirectCalls, snap: SessionSnapshot) {
@@ -69,6 +70,8 @@ export class AlbedoSession {
   /** A snapshot from the composer: applied unless an older one. */
   updated(snap: SessionSnapshot): void {
     if (!newer(snap.version, this.#snap.version)) return;
+    const now = new Set(snap.connections.map((c) => c.id));
+    this.#direct.forget(this.#snap.connections.filter((c) => !now.has(c.id)).map((c) => c.id));
     this.#snap = snap;
     if (snap.view) this.#setView(snap.view);
   }
@@ -147,19 +150,36 @@ export class AlbedoSession {
     }
     const budget = timeoutMs + (conn?.startupTimeoutMs ?? 30_000) + SLACK_MS;
     const params = opts.timeoutMs === undefined ? { id: this.id, name, args } : { id: this.id, name, args, timeoutMs: opts.timeoutMs };
-    return this.#kernel.call('composer', 'session/call', params, { timeoutMs: budget, signal: opts.signal });
+    return this.#composer(() => this.#kernel.call('composer', 'session/call', params, { timeoutMs: budget, signal: opts.signal }));
   }
 
   /** `submit` or `turn_end`: due come-back probes run; `turn_end` first applies what waited for the end of the turn. */
   async activity(kind: Activity): Promise<void> {
     this.#alive();
-    await this.#kernel.call('composer', 'session/activity', { id: this.id, kind }, { timeoutMs: OPEN_TIMEOUT_MS });
+    await this.#composer(() => this.#kernel.call('composer', 'session/activity', { id: this.id, kind }, { timeoutMs: OPEN_TIMEOUT_MS }));
+  }
+
+  /**
+   * A composer call about this session. The composer not knowing the session
+   * (`data.session`: a crash lost it before its record was written, or it
+   * closed meanwhile) closes it here too, with its `closed` event.
+   */
+  async #composer<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      if (AlbedoError.is(err) && err.code === 'ALBEDO_NOT_FOUND' && (err.data as { session?: string } | undefined)?.session === this.id) {
+        if (!this.#closed) this.event({ type: 'closed' });
+        throw new AlbedoError('ALBEDO_CLOSED', 'the session is closed', { outcome: 'not_run' });
+      }
+      throw err;
+    }
   }
 
   /** Prepares a new composition from the settings as they are now and swaps it in; on failure the previous one stays and this rejects. */
   async reload(): Promise<void> {
     this.#alive();
-    await this.#kernel.call('composer', 'session/reload', { id: this.id }, { timeoutMs: OPEN_TIMEOUT_MS });
+    await this.#composer(() => this.#kernel.call('composer', 'session/reload', { id: this.id }, { timeoutMs: OPEN_TIMEOUT_MS }));
   }
 
   /** Subscribes to the session's events from now on; returns the unsubscribe function. */
@@ -171,14 +191,24 @@ export class AlbedoSession {
   /** Settles once the session's background work (dials, probes, saves, reloads the settings started) is done. */
   async idle(): Promise<void> {
     if (this.#closed) return;
-    await this.#kernel.call('composer', 'session/idle', { id: this.id }, { timeoutMs: OPEN_TIMEOUT_MS });
+    await this.#composer(() => this.#kernel.call('composer', 'session/idle', { id: this.id }, { timeoutMs: OPEN_TIMEOUT_MS }));
   }
 
   /** Closes every connection of the session (each server reaped). Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    await this.#kernel.call('composer', 'session/close', { id: this.id }, { timeoutMs: 60_000 });
-    if (!this.#closed) this.event({ type: 'closed' });
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#closed) return;
+      const close = (): Promise<unknown> => this.#kernel.call('composer', 'session/close', { id: this.id }, { timeoutMs: 60_000 });
+      try {
+        await close();
+      } catch (err) {
+        // A composer lost under the close: closing is idempotent, so it is asked once more (the restored session closes).
+        if (!AlbedoError.is(err) || err.code !== 'ALBEDO_SERVICE_LOST') throw err;
+        await close();
+      }
+      if (!this.#closed) this.event({ type: 'closed' });
+    })().finally(() => { this.#closing = undefined; });
+    return this.#closing;
   }
 }
 
@@ -293,9 +323,15 @@ export class Sessions {
     return [...this.#open.values()];
   }
 
-  /** Closes every session (reaping every server). Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  #closing: Promise<void> | undefined;
+
+  /** Closes every session (reaping every server). Idempotent: a second call waits for the first. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
     if (this.#started) {
       await this.#init.kernel.call('composer', 'composer/close-owner', { owner: this.#owner }, { timeoutMs: 60_000 }).catch(() => {});

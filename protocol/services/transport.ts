@@ -40,7 +40,7 @@ export interface TransportMethods {
   'connection/request': { params: { id: string; op: ClientOp; timeoutMs: number }; result: unknown };
   /**
    * What an open connection was opened with, its catalogue as it is now (null:
-   * no such actor, or not open). A composer restarted after a crash resumes
+   * no such actor, or not open, or its link dropped and not dialled again yet). A composer restarted after a crash resumes
    * the connections of its sessions with it instead of dialling them again.
    */
   'connection/info': { params: { id: string }; result: OpenResult | null };

@@ -25,6 +25,27 @@ import type { NormaliseTask, NormaliseTaskResult } from './normalise-task.ts';
  * pool answers a batch in 1.2–1.8× the in-thread time.
  */
 export const POOL_THRESHOLD = 200;
+
+/**
+ * A few schemas can weigh as much as many (a 20,000-value enum, 100,000
+ * properties): a batch with at least this many JSON nodes goes to the pool
+ * however few schemas it holds. Counting stops there, so the check costs at
+ * most about a millisecond.
+ */
+export const POOL_NODES = 20_000;
+
+/** Whether `schemas` hold at least `limit` JSON nodes (objects, arrays and values), counted up to the limit. */
+export function heavy(schemas: readonly unknown[], limit: number): boolean {
+  let n = 0;
+  const stack: unknown[] = [...schemas];
+  while (stack.length) {
+    const v = stack.pop();
+    if (++n >= limit) return true;
+    if (typeof v !== 'object' || v === null) continue;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) stack.push(x);
+  }
+  return false;
+}
 /** Schemas per pool task: small enough that both threads share a batch, large enough that a message carries real work. */
 export const POOL_CHUNK = 500;
 /** Pool threads end after this long without a task. */
@@ -76,7 +97,7 @@ export class NormalisePool {
    */
   async normalise(schemas: readonly unknown[], profile: Profile, signal?: AbortSignal): Promise<NormaliseResult[]> {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'the catalogue normaliser is stopped', { outcome: 'not_run' });
-    if (schemas.length === 0 || schemas.length <= this.#threshold) {
+    if (schemas.length === 0 || (schemas.length <= this.#threshold && !heavy(schemas, POOL_NODES))) {
       this.#inThread++;
       return normaliseAll(schemas, profile);
     }

@@ -39,6 +39,9 @@ function the(): { store: CatalogueStore; pool: NormalisePool } {
   return { store, pool };
 }
 
+/** The most saved catalogues one `catalogue/current` looks up (a session has at most a thousand servers). */
+const MAX_LOOKUPS = 10_000;
+
 function serverOf(p: { server?: unknown } | undefined): string {
   if (typeof p?.server !== 'string' || p.server === '') throw invalid('server must be a non-empty string');
   return p.server;
@@ -47,6 +50,7 @@ function serverOf(p: { server?: unknown } | undefined): string {
 function wanted(p: P<'catalogue/current'> | undefined): { server: string; fingerprint: string }[] {
   const list: unknown = p?.servers;
   if (!Array.isArray(list)) throw invalid('servers must be an array of { server, fingerprint }');
+  if (list.length > MAX_LOOKUPS) throw invalid(`at most ${MAX_LOOKUPS} servers per lookup`, { path: ['servers'] });
   list.forEach((x: { server?: unknown; fingerprint?: unknown } | null, i) => {
     if (typeof x?.server !== 'string' || typeof x.fingerprint !== 'string') {
       throw invalid(`servers[${i}] must be { server: string, fingerprint: string }`, { path: ['servers', i] });

@@ -41,7 +41,7 @@ export class Composer {
         return;
       case 'lost':
         // The actors are gone with their worker: the next call opens them again.
-        for (const id of e.ids) this.#byId.get(id)?.onDropped(e.error);
+        for (const id of e.ids) this.#byId.get(id)?.onDropped(e.error, true);
     }
   }
 

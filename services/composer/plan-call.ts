@@ -13,6 +13,9 @@ import { resolveCall } from '../catalogue/definitions.ts';
 import { restoreArguments } from '../catalogue/schema/args.ts';
 import { callArguments, notAdvertised, operationFor } from './routing.ts';
 
+/** The longest timeout a call may ask for: a day (Node's timers end at 2^31 − 1 ms, and the call's budget adds to it). */
+export const MAX_CALL_TIMEOUT_MS = 86_400_000;
+
 export interface PlannedCall {
   /** The advertised name the call resolved to. */
   name: string;
@@ -23,8 +26,10 @@ export interface PlannedCall {
 /** Refuses a call without a name, or with a timeout that is not a positive integer (not run). */
 export function checkCall(name: unknown, opts: { timeoutMs?: unknown }): asserts name is string {
   if (typeof name !== 'string' || !name) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'a call needs a tool name', { outcome: 'not_run' });
-  if (opts.timeoutMs !== undefined && !(Number.isInteger(opts.timeoutMs) && (opts.timeoutMs as number) > 0)) {
-    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'timeoutMs must be a positive integer', { outcome: 'not_run' });
+  const t = opts.timeoutMs;
+  if (t !== undefined && !(typeof t === 'number' && Number.isInteger(t) && t > 0 && t <= MAX_CALL_TIMEOUT_MS)) {
+    const message = `timeoutMs must be a positive integer of at most ${MAX_CALL_TIMEOUT_MS} (a day)`;
+    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run' });
   }
 }
 

@@ -6,6 +6,7 @@
  * the connections they held, so calls keep going to the same servers.
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { z } from 'zod';
 import type { SessionOptions } from '../../protocol/composer.ts';
 import type { ShownRecord } from './snapshot.ts';
 
@@ -27,6 +28,24 @@ export interface SessionRecord {
 interface Row extends SessionRecord {
   v: number;
 }
+
+/**
+ * A row as it must be to be restored. Rows come from disk (another version,
+ * a bug, a hand): one that does not parse is dropped, never handed to the
+ * composer, whose restart would otherwise fail on it every time. The options
+ * are checked again when the session opens.
+ */
+const rowSchema = z.object({
+  v: z.literal(ROW_VERSION),
+  owner: z.string(),
+  id: z.string().min(1),
+  options: z.record(z.string(), z.unknown()),
+  generation: z.number().int().min(1),
+  digest: z.string(),
+  shown: z.array(z.object({ server: z.string(), catalogue: z.string().nullable(), shown: z.string() })),
+  connections: z.array(z.tuple([z.string(), z.object({ id: z.string().min(1), fingerprint: z.string() })])),
+  savedAt: z.number(),
+});
 
 const roots = new Map<string, RootDatabase>();
 
@@ -63,8 +82,11 @@ export class SessionRecords {
     return row?.v === ROW_VERSION && Array.isArray(row.ids) ? row.ids.filter((x): x is string => typeof x === 'string') : [];
   }
 
+  /** Writes the ledger; an empty one is removed (an instance that closed everything leaves no row). */
   async setLedger(owner: string, ids: string[]): Promise<void> {
-    await this.#db.put(`${owner}\n~ledger`, { v: ROW_VERSION, ids } as unknown as Row);
+    const key = `${owner}\n~ledger`;
+    if (ids.length) await this.#db.put(key, { v: ROW_VERSION, ids } as unknown as Row);
+    else await this.#db.remove(key);
   }
 
   /**
@@ -82,14 +104,21 @@ export class SessionRecords {
     return dead.length;
   }
 
-  /** The records of `owner`; rows of another shape are skipped. */
+  /** The records of `owner`; a row that does not parse is removed (the ledger row is not a record). */
   list(owner: string): SessionRecord[] {
     const out: SessionRecord[] = [];
-    for (const { value } of this.#db.getRange({ start: `${owner}\n`, end: `${owner}\u000b` })) {
-      if (!value || value.v !== ROW_VERSION || value.owner !== owner || !Array.isArray(value.connections)) continue; // the ledger too
-      const { v: _v, ...record } = value;
-      out.push(record);
+    const bad: string[] = [];
+    for (const { key, value } of this.#db.getRange({ start: `${owner}\n`, end: `${owner}\u000b` })) {
+      if (String(key) === `${owner}\n~ledger`) continue;
+      const parsed = rowSchema.safeParse(value);
+      if (!parsed.success || parsed.data.owner !== owner || String(key) !== keyOf(owner, parsed.data.id)) {
+        bad.push(String(key));
+        continue;
+      }
+      const { v: _v, ...record } = parsed.data;
+      out.push(record as SessionRecord);
     }
+    for (const key of bad) void this.#db.remove(key).catch(() => {});
     return out;
   }
 }

@@ -1,9 +1,10 @@
 /**
  * The composer service (a worker): owns the sessions of its owner (one
  * embedder's instance), publishes each one's snapshot (`session/updated`)
- * and events (`session/event`), keeps a record of each in LMDB and, when it
- * is restarted after a crash, restores them from those records: same ids,
- * same generation when nothing changed, the same connections resumed. A call
+ * and events (`session/event`, after the snapshot they explain:
+ * publish.ts), keeps a record of each in LMDB and, when it is restarted
+ * after a crash, restores them from those records: same ids, same
+ * generation when nothing changed, the same connections resumed. A call
  * reaches this service only when its server is not open (the owner's thread
  * sends the others straight to the transport); nothing here retries a call.
  */
@@ -11,17 +12,17 @@ import path from 'node:path';
 import { defineService, type ServiceContext } from '../../kernel/service.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { SessionEvent } from '../../protocol/composer.ts';
-import type { ComposerMethods, SessionSnapshot } from '../../protocol/services/composer.ts';
+import type { ComposerMethods } from '../../protocol/services/composer.ts';
 import { PROFILES } from '../catalogue/schema/normalise.ts';
 import { Composer } from './composer.ts';
-import type { TransportEvent } from './ports.ts';
+import { SettingsFollower } from './follow-settings.ts';
+import { Ledger } from './ledger.ts';
+import type { TransportEvent, TransportPort } from './ports.ts';
+import { SessionPublisher } from './publish.ts';
 import { SessionRecords, closeSessionRecords, type SessionRecord } from './records.ts';
 import type { Session } from './session.ts';
-import { connectionsOf, shownRecordOf, viewDigest, viewOf } from './snapshot.ts';
 import { TRANSPORT_TOPICS, transportEvent } from './transport-port.ts';
-import { SettingsFollower } from './follow-settings.ts';
 import { workerPorts } from './worker-ports.ts';
-import { Ledger } from './ledger.ts';
 
 export interface ComposerServiceOptions {
   /** The owner's id: its sessions' records are kept under it. */
@@ -37,24 +38,21 @@ export const COMPOSER_TOPICS = [...TRANSPORT_TOPICS, 'settings:settings/changed'
 type P<M extends keyof ComposerMethods> = ComposerMethods[M]['params'];
 
 interface Entry {
-  session: Session;
+  pub: SessionPublisher;
   follower: SettingsFollower;
-  /** The generation the last published snapshot carried a view of. */
-  sentGeneration: number;
-  /** What the last record held (generation, view digest, connection ids): a record is written only when it changes. */
-  recorded: string;
-  scheduled: boolean;
 }
 
 let ctxRef: ServiceContext;
 let opts: ComposerServiceOptions;
 let composer: Composer;
-let transportClose: (id: string) => Promise<void>;
+let transport: TransportPort;
 let records: SessionRecords;
 let seq = 0;
 const entries = new Map<string, Entry>();
 /** Sessions being restored after a restart: their calls wait for them. */
 const restoring = new Map<string, Promise<Entry | undefined>>();
+/** Restoring sessions the settings changed under: they reload once restored. */
+const changedWhileRestoring = new Set<string>();
 const transportListeners = new Set<(e: TransportEvent) => void>();
 
 /** Whether a process is alive (EPERM: it is, under another user). */
@@ -67,67 +65,32 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-function snapshot(e: Entry, full: boolean): SessionSnapshot {
-  const s = e.session;
-  const comp = s.composition;
-  const out: SessionSnapshot = {
-    id: s.id, version: [ctxRef.incarnation, ++seq], profile: s.init.profile, status: s.status(), warnings: s.warnings(), connections: connectionsOf(comp),
-  };
-  if (full || s.generation !== e.sentGeneration) {
-    out.view = viewOf(comp, s.generation);
-    e.sentGeneration = s.generation;
-  }
-  return out;
-}
-
-function record(e: Entry): void {
-  const s = e.session;
-  const comp = s.composition;
-  const connections: SessionRecord['connections'] = comp.slots.flatMap((slot) =>
-    slot.upstream && slot.upstream.state !== 'closed' ? [[slot.name, { id: slot.upstream.id, fingerprint: slot.entry.fingerprint }]] : []);
-  const digest = viewDigest(comp);
-  const key = JSON.stringify([s.generation, digest, connections]);
-  if (key === e.recorded) return;
-  e.recorded = key;
-  const options = { ...(s.init.options ?? {}) };
-  const rec: SessionRecord = {
-    owner: opts.owner, id: s.id, options, generation: s.generation, digest, shown: shownRecordOf(comp), connections, savedAt: Date.now(),
-  };
-  records.put(rec).catch(() => { e.recorded = ''; });
-}
-
-/** Publishes the session's snapshot once per turn of the event loop, however many changes it saw. */
-function schedule(e: Entry): void {
-  if (e.scheduled) return;
-  e.scheduled = true;
-  queueMicrotask(() => {
-    e.scheduled = false;
-    if (entries.get(e.session.id) !== e) return;
-    ctxRef.emit('session/updated', snapshot(e, false));
-    record(e);
-  });
-}
-
-function onEvent(id: string, event: SessionEvent): void {
-  ctxRef.emit('session/event', { id, event });
-  const e = entries.get(id);
-  if (event.type === 'closed') {
-    entries.delete(id);
-    void records.remove(opts.owner, id).catch(() => {});
-    return;
-  }
-  if (e) schedule(e);
+/** Closes a connection once the direct calls in flight on it have settled. */
+async function retire(id: string): Promise<void> {
+  await transport.drain?.(id).catch(() => {});
+  await transport.close(id);
 }
 
 function adopt(session: Session): Entry {
-  const e: Entry = { session, follower: new SettingsFollower(session, (ev) => onEvent(session.id, ev)), sentGeneration: 0, recorded: '', scheduled: false };
+  const pub = new SessionPublisher(session, {
+    emit: (name, payload) => ctxRef.emit(name, payload),
+    version: () => [ctxRef.incarnation, ++seq],
+    records,
+    owner: opts.owner,
+  });
+  const e: Entry = { pub, follower: new SettingsFollower(session, (ev) => pub.event(ev)) };
   entries.set(session.id, e);
+  session.on((ev) => {
+    pub.event(ev);
+    if (ev.type === 'closed' && entries.get(session.id) === e) entries.delete(session.id);
+  });
   return e;
 }
 
 async function entryOf(id: unknown): Promise<Entry> {
   const e = typeof id === 'string' ? entries.get(id) ?? await restoring.get(id) : undefined;
-  if (!e) throw new AlbedoError('ALBEDO_NOT_FOUND', 'no open session has this id', { outcome: 'not_run' });
+  // data.session says it is the session that is unknown (a call's unknown tool is ALBEDO_NOT_FOUND too).
+  if (!e) throw new AlbedoError('ALBEDO_NOT_FOUND', 'no open session has this id', { outcome: 'not_run', data: { session: String(id) } });
   return e;
 }
 
@@ -143,25 +106,43 @@ async function restore(rec: SessionRecord): Promise<Entry | undefined> {
     const message = `the session could not be restored after the composer restarted: ${e.message}`;
     ctxRef.emit('session/event', { id: rec.id, event: { type: 'warning', message, ...(e.code ? { code: e.code } : {}) } });
     ctxRef.emit('session/event', { id: rec.id, event: { type: 'closed' } });
-    await Promise.allSettled(rec.connections.map(([, c]) => transportClose(c.id)));
+    await Promise.allSettled(rec.connections.map(([, c]) => retire(c.id)));
     await records.remove(rec.owner, rec.id).catch(() => {});
     return undefined;
   }
   const entry = adopt(session);
-  session.on((ev) => onEvent(session!.id, ev));
+  // The snapshot first, then the refreshed event that explains it.
+  entry.pub.flush(true);
   for (const ev of early) if (ev.type === 'refreshed') ctxRef.emit('session/event', { id: rec.id, event: ev });
-  ctxRef.emit('session/updated', snapshot(entry, true));
-  record(entry);
+  if (changedWhileRestoring.delete(rec.id)) onSettingsChanged(entry);
   return entry;
+}
+
+/** The settings changed: reload, then publish what the reload changed (it may emit no event: a new fingerprint, same state). */
+function onSettingsChanged(e: Entry): void {
+  e.follower.changed();
+  void e.follower.settled().then(() => e.pub.schedule());
+}
+
+/** A transport event: the composer core handles it; the sessions holding the connection publish what it changed. */
+function onTransport(event: TransportEvent): void {
+  for (const fn of transportListeners) fn(event);
+  const ids = new Set(event.type === 'lost' ? event.ids : [event.id]);
+  for (const e of entries.values()) {
+    if (e.pub.session.composition.upstreams().some((up) => ids.has(up.id))) e.pub.schedule();
+  }
 }
 
 export default defineService({
   events: {
     ...Object.fromEntries(TRANSPORT_TOPICS.map((topic) => [topic, (payload: unknown) => {
       const e = transportEvent(topic, payload);
-      if (e) for (const fn of transportListeners) fn(e);
+      if (e) onTransport(e);
     }])),
-    'settings:settings/changed': () => { for (const e of entries.values()) e.follower.changed(); },
+    'settings:settings/changed': () => {
+      for (const e of entries.values()) onSettingsChanged(e);
+      for (const id of restoring.keys()) changedWhileRestoring.add(id);
+    },
     'settings:settings/invalid': (payload: { path: string; issues: unknown[] }) => {
       for (const e of entries.values()) e.follower.invalid(path.basename(payload.path), payload.issues.length);
     },
@@ -178,9 +159,11 @@ export default defineService({
     // A first start prunes what killed embedders left; a restart has its own rows to restore first.
     if (ctx.incarnation === 1) void records.pruneDead(pidAlive).catch(() => {});
     const ledger = new Ledger(records, opts.owner);
-    const ports = workerPorts(ctx, { eraCachePath: storePath, capabilities: opts.capabilities, profiles: PROFILES, ledger }, subscribe);
+    // Before the owner is asked to drain a connection, every session's snapshot goes out: the owner stops naming it first.
+    const beforeDrain = (): void => { for (const e of entries.values()) e.pub.flush(); };
+    const ports = workerPorts(ctx, { eraCachePath: storePath, capabilities: opts.capabilities, profiles: PROFILES, ledger, beforeDrain }, subscribe);
     composer = new Composer(ports);
-    transportClose = ports.transport.close;
+    transport = ports.transport;
     // Restored in the background: the worker is ready at once, and a call for a session waits for its restore.
     const saved = records.list(opts.owner);
     for (const rec of saved) {
@@ -189,64 +172,64 @@ export default defineService({
     }
     // What the previous incarnation dialled that no record names (it crashed mid-preparation): closed, so no server outlives its owner.
     const named = new Set(saved.flatMap((r) => r.connections.map(([, c]) => c.id)));
-    for (const id of ledger.ids) if (!named.has(id)) void transportClose(id);
+    for (const id of ledger.ids) if (!named.has(id)) void retire(id);
   },
   async stop() {
     await closeSessionRecords();
   },
   handlers: {
     async 'session/open'(p: P<'session/open'>) {
-      let session: Session | undefined;
-      session = await composer.open(p.options ?? {}, (ev) => { if (session) onEvent(session.id, ev); });
+      const session = await composer.open(p.options ?? {});
       const entry = adopt(session);
-      const snap = snapshot(entry, true);
-      record(entry);
+      const snap = entry.pub.snapshot(true);
+      // Recorded before the owner hears of it: a crash after this answer restores the session.
+      await entry.pub.record();
       return snap;
     },
     async 'session/call'(p: P<'session/call'>, call) {
       const e = await entryOf(p.id);
       const o = p.timeoutMs === undefined ? { signal: call.signal } : { timeoutMs: p.timeoutMs, signal: call.signal };
       try {
-        return await e.session.call(p.name, p.args, o);
+        return await e.pub.session.call(p.name, p.args, o);
       } finally {
-        schedule(e);
+        e.pub.schedule();
       }
     },
     async 'session/activity'(p: P<'session/activity'>) {
       const e = await entryOf(p.id);
-      await e.session.activity(p.kind);
-      schedule(e);
+      await e.pub.session.activity(p.kind);
+      e.pub.schedule();
       return {};
     },
     async 'session/reload'(p: P<'session/reload'>) {
       const e = await entryOf(p.id);
-      await e.session.reload();
-      schedule(e);
+      await e.pub.session.reload();
+      e.pub.schedule();
       return {};
     },
     async 'session/close'(p: P<'session/close'>) {
       const e = await entryOf(p.id).catch(() => undefined);
-      await e?.session.close();
+      await e?.pub.session.close();
       return {};
     },
     async 'session/snapshot'(p: P<'session/snapshot'>) {
-      return snapshot(await entryOf(p.id), true);
+      return (await entryOf(p.id)).pub.snapshot(true);
     },
     async 'session/idle'(p: P<'session/idle'>) {
       const e = await entryOf(p.id);
       await e.follower.settled();
-      await e.session.idle();
+      await e.pub.session.idle();
       return {};
     },
     async 'composer/sessions'(p: P<'composer/sessions'>) {
       if (p.owner !== opts.owner) return [];
       await Promise.allSettled([...restoring.values()]);
-      return [...entries.values()].map((e) => snapshot(e, true));
+      return [...entries.values()].map((e) => e.pub.snapshot(true));
     },
     async 'composer/close-owner'(p: P<'composer/close-owner'>) {
       if (p.owner !== opts.owner) return {};
       await Promise.allSettled([...restoring.values()]);
-      await Promise.allSettled([...entries.values()].map((e) => e.session.close()));
+      await Promise.allSettled([...entries.values()].map((e) => e.pub.session.close()));
       return {};
     },
   },

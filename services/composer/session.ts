@@ -139,7 +139,9 @@ export class Session {
     }
     const kept = new Set(this.#active.upstreams().map((up) => up.id));
     const stale = [...resume.connections.values()].filter((c) => !kept.has(c.id));
-    await Promise.allSettled(stale.map((c) => this.#ports.transport.close(c.id)));
+    // In the background, each once the direct calls on it have settled (a crash does not cut them).
+    const t = this.#ports.transport;
+    for (const c of stale) this.#track((t.drain?.(c.id) ?? Promise.resolve()).catch(() => {}).then(() => t.close(c.id)));
   }
 
   /**

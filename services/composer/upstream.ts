@@ -181,10 +181,17 @@ export class Upstream {
     }
   }
 
-  /** The server dropped (or its worker was lost): the next call dials again. */
-  onDropped(err: AlbedoError): void {
+  /**
+   * The server dropped (or, `lost`, its worker was lost with the actor): the
+   * next call dials again. After a drop the actor is still there, and a call
+   * sent to it directly may have dialled it again already: the next dial asks
+   * the transport first (`connection/info`) and keeps a live actor rather
+   * than replacing it (which would cut that call).
+   */
+  onDropped(err: AlbedoError, lost = false): void {
     if (this.#state !== 'open') return;
     this.#state = 'idle';
+    if (!lost) this.#resumable = true;
     this.owner.dropped(err);
   }
 

@@ -26,6 +26,8 @@ async function again<T>(read: () => Promise<T>): Promise<T> {
 
 /** How long a resolution or a catalogue lookup may take (no network; a worker restarting is what they may wait for). */
 const LOCAL_TIMEOUT_MS = 15_000;
+/** How long a retired connection waits for the direct calls on it (the longest a call may run, with its startup). */
+const DRAIN_TIMEOUT_MS = 600_000;
 
 export function workerSettings(ctx: ServiceContext): SettingsPort {
   return {
@@ -71,6 +73,8 @@ export interface WorkerPortsOptions extends TransportPortOptions {
   profiles: readonly string[];
   /** Every connection id is on it before its dial is sent, and leaves it once closed. */
   ledger: Ledger;
+  /** Runs just before the owner is asked to drain a connection (the service publishes its snapshots then). */
+  beforeDrain?: () => void;
 }
 
 /** Every port over the worker context; `transportEvents` is fed by the service's forwarded events. */
@@ -98,7 +102,10 @@ export function workerPorts(
     await close(id);
     await opts.ledger.remove(id).catch(() => {});
   };
-  transport.drain = async (id) => { await ctx.call('host', 'host/drain', { ids: [id] }, { timeoutMs: 600_000 }); };
+  transport.drain = async (id) => {
+    opts.beforeDrain?.();
+    await ctx.call('host', 'host/drain', { ids: [id] }, { timeoutMs: DRAIN_TIMEOUT_MS });
+  };
   const many = workerNormaliseMany(ctx);
   return {
     settings: workerSettings(ctx),

@@ -484,6 +484,11 @@ export class Connection {
     return this.#catalogue;
   }
 
+  /** Whether it has a live link now (not dropped, not closed). */
+  get live(): boolean {
+    return this.#live !== undefined && !this.#closed;
+  }
+
   /** Closes the link and waits until the launcher has reaped the server's whole group. Idempotent. */
   async close(): Promise<{ stderrTail: string }> {
     this.#closed = true;

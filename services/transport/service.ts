@@ -75,7 +75,8 @@ export default defineService({
     'connection/info'(p: P<'connection/info'>) {
       const c = connections.get(p.id);
       const opened = opens.get(p.id);
-      return c && opened ? { ...opened, catalogue: c.catalogue, warnings: [] } : null;
+      // Only a live one: a dropped connection is dialled again by whoever asks (a resume must not adopt a dead link).
+      return c && opened && c.live ? { ...opened, catalogue: c.catalogue, warnings: [] } : null;
     },
     async 'connection/close'(p: P<'connection/close'>) {
       opens.delete(p.id);
