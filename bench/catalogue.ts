@@ -75,7 +75,7 @@ async function measure(mode: Mode, n: number, rounds: number): Promise<ChildResu
   try {
     if (mode !== 'inline') {
       kernel = new Kernel();
-      const pool = mode === 'nopool' ? { threshold: Number.MAX_SAFE_INTEGER } : mode === 'pool2' ? { maxThreads: 2 } : {};
+      const pool = mode === 'nopool' ? { threshold: Number.MAX_SAFE_INTEGER, nodes: Number.MAX_SAFE_INTEGER } : mode === 'pool2' ? { maxThreads: 2 } : {};
       kernel.start({ name: 'catalogue', module: SERVICE, options: { storePath: path.join(home, 'store'), pool } });
       // The worker is up before the clock starts: a daemon starts it once. The pool is made by the first large batch.
       await kernel.call('catalogue', 'catalogue/profiles', {});

@@ -54,6 +54,8 @@ export const POOL_IDLE_MS = 10_000;
 export interface PoolOptions {
   /** Batches of more schemas than this run on the pool (default POOL_THRESHOLD; 0: every non-empty batch). */
   threshold?: number;
+  /** Batches of at least this many JSON nodes run on the pool however few schemas they hold (default POOL_NODES). */
+  nodes?: number;
   /** Default: 2 on a machine with more than 2 cores, else 1. */
   maxThreads?: number;
   idleTimeoutMs?: number;
@@ -70,6 +72,7 @@ function defaultThreads(): number {
 
 export class NormalisePool {
   #threshold: number;
+  #nodes: number;
   #maxThreads: number;
   #idleMs: number;
   #chunk: number;
@@ -83,6 +86,7 @@ export class NormalisePool {
 
   constructor(opts: PoolOptions = {}) {
     this.#threshold = opts.threshold ?? POOL_THRESHOLD;
+    this.#nodes = opts.nodes ?? POOL_NODES;
     this.#maxThreads = Math.max(1, Math.min(2, opts.maxThreads ?? defaultThreads()));
     this.#idleMs = opts.idleTimeoutMs ?? POOL_IDLE_MS;
     this.#chunk = Math.max(1, opts.chunk ?? POOL_CHUNK);
@@ -97,7 +101,7 @@ export class NormalisePool {
    */
   async normalise(schemas: readonly unknown[], profile: Profile, signal?: AbortSignal): Promise<NormaliseResult[]> {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'the catalogue normaliser is stopped', { outcome: 'not_run' });
-    if (schemas.length === 0 || (schemas.length <= this.#threshold && !heavy(schemas, POOL_NODES))) {
+    if (schemas.length === 0 || (schemas.length <= this.#threshold && !heavy(schemas, this.#nodes))) {
       this.#inThread++;
       return normaliseAll(schemas, profile);
     }

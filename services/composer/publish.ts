@@ -105,6 +105,11 @@ export class SessionPublisher {
     this.#scheduled = false;
     this.#host.emit('session/event', { id: this.session.id, event });
     // After any write in flight, so a late put cannot bring the record back.
-    void this.#writing.then(() => this.#host.records.remove(this.#host.owner, this.session.id)).catch(() => {});
+    this.#writing = this.#writing.then(() => this.#host.records.remove(this.#host.owner, this.session.id)).catch(() => {});
+  }
+
+  /** Settles once every record write asked for so far (the removal at close included) is done. */
+  written(): Promise<void> {
+    return this.#writing;
   }
 }

@@ -210,6 +210,8 @@ export default defineService({
     async 'session/close'(p: P<'session/close'>) {
       const e = await entryOf(p.id).catch(() => undefined);
       await e?.pub.session.close();
+      // Resolves once its record is gone too: a restart after this never brings the session back.
+      await e?.pub.written();
       return {};
     },
     async 'session/snapshot'(p: P<'session/snapshot'>) {
@@ -229,7 +231,7 @@ export default defineService({
     async 'composer/close-owner'(p: P<'composer/close-owner'>) {
       if (p.owner !== opts.owner) return {};
       await Promise.allSettled([...restoring.values()]);
-      await Promise.allSettled([...entries.values()].map((e) => e.pub.session.close()));
+      await Promise.allSettled([...entries.values()].map(async (e) => { await e.pub.session.close(); await e.pub.written(); }));
       return {};
     },
   },

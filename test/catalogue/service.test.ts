@@ -11,7 +11,7 @@ import { Kernel, type ServiceSpec } from '../../kernel/kernel.ts';
 import { Faults } from '../../kernel/faults.ts';
 import type { SavedCatalogue } from '../../protocol/catalogue.ts';
 import type { CatalogueStats } from '../../protocol/services/catalogue.ts';
-import { POOL_THRESHOLD } from '../../services/catalogue/normalise-pool.ts';
+import { POOL_NODES, POOL_THRESHOLD, heavy } from '../../services/catalogue/normalise-pool.ts';
 import { SchemaCache } from '../../services/catalogue/schema-cache.ts';
 import { normaliseAll, PROFILES } from '../../services/catalogue/schema/normalise.ts';
 import { fixture, rejection, tempHome, until } from '../helpers.ts';
@@ -154,6 +154,15 @@ t.test(`with the default options a batch over ${POOL_THRESHOLD} schemas runs on 
   t.match(s, { threshold: POOL_THRESHOLD, inThread: 1, pooled: 1, running: 0 });
   t.ok(s.pool && s.pool.maxThreads >= 1 && s.pool.maxThreads <= 2, 'a pool of one or two threads');
   if (LINUX) t.ok(s.pool!.tids.length > 0 && !s.pool!.tids.includes(s.tid!), 'its threads are not the service thread');
+});
+
+t.test(`a batch of few schemas but ${POOL_NODES} JSON nodes or more runs on the pool too`, async (t) => {
+  const { k } = start(t);
+  // One schema whose enum alone has 25,000 values: few schemas, much work.
+  const big = [{ type: 'object', properties: { pick: { type: 'string', enum: Array.from({ length: 25_000 }, (_, i) => `v${i}`) } } }];
+  t.same(await k.call('catalogue', 'catalogue/normalise', { schemas: big, profile: 'portable' }), await normaliseAll(big, 'portable'));
+  t.match(await stats(k), { inThread: 0, pooled: 1 }, 'pooled, not in the service thread');
+  t.ok(heavy(big, POOL_NODES) && !heavy(varied(10), POOL_NODES), 'heavy() counts nodes, not schemas');
 });
 
 t.test('a 5,000-schema batch leaves the service answering: a call sent after it answers before it', async (t) => {
