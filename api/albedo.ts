@@ -234,7 +234,22 @@ export class Albedo {
    */
   async signIn(config: ServerConfigInput, opts: SignInOptions = {}): Promise<AuthStatus> {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
-    const { server, name } = this.#httpServer(config, opts.name);
+    const { server } = this.#httpServer(config, opts.name);
+    return this.signInResolved(server, opts);
+  }
+
+  /**
+   * `signIn` for a server already resolved (the daemon resolves a saved
+   * entry through the settings service, a client stored in creds.json
+   * included). Its credentials are kept under `server.auth.name`; a server
+   * without `auth` (a fixed Authorization) is refused.
+   */
+  async signInResolved(server: ResolvedHttpServer, opts: Omit<SignInOptions, 'name'> = {}): Promise<AuthStatus> {
+    if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
+    if (!server.auth) {
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'this server has a fixed Authorization header; it does not use OAuth', { outcome: 'not_run' });
+    }
+    const name = server.auth.name;
     if (server.auth!.credsPath === null && server.auth!.oauth.grant === 'authorization_code') {
       const why = 'signing in needs a state directory for creds.json (this instance was created with home: null)';
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, { outcome: 'not_run' });

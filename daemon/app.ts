@@ -10,9 +10,12 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import type { Kernel } from '../kernel/kernel.ts';
+import { authRoutes } from './auth-routes.ts';
 import { ApiError, toApiError, validationError, type Location } from './errors.ts';
+import type { Logins } from './logins.ts';
+import type { Reader } from './servers.ts';
 import { settingsRoutes } from './settings-routes.ts';
+import { statusRoutes, type StatusOptions } from './status-routes.ts';
 import { sessionsRoutes } from './sessions-routes.ts';
 import type { SessionRegistry } from './session-registry.ts';
 import { parseBody } from './validate.ts';
@@ -28,10 +31,13 @@ function send(c: Context, e: ApiError): Response {
 }
 
 export interface AppOptions {
-  kernel: Kernel;
+  reader: Reader;
   writes: SettingsWrites;
   registry: SessionRegistry;
+  logins: Logins;
   version: string;
+  /** For GET /v1/status. */
+  status: Pick<StatusOptions, 'home' | 'port' | 'startedAt'>;
 }
 
 export function createApp(o: AppOptions): OpenAPIHono {
@@ -56,8 +62,12 @@ export function createApp(o: AppOptions): OpenAPIHono {
     onError: (c) => send(c, new ApiError(413, 'ALBEDO_TOO_LARGE', `the body is over ${MAX_BODY_BYTES} bytes`, { path: ['body'] })),
   }));
 
-  settingsRoutes(app, { kernel: o.kernel, writes: o.writes });
+  settingsRoutes(app, { reader: o.reader, writes: o.writes });
   sessionsRoutes(app, o.registry);
+  authRoutes(app, o.logins);
+  statusRoutes(app, {
+    ...o.status, kernel: o.reader.kernel, version: o.version, sessions: () => o.registry.list().length, signIns: () => o.logins.pending,
+  });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
@@ -69,7 +79,7 @@ export function createApp(o: AppOptions): OpenAPIHono {
     info: {
       title: 'Albedo daemon',
       version: o.version,
-      description: 'The local HTTP API of `albedo daemon`: loopback only, a bearer token, a loopback Host, no foreign Origin.',
+      description: 'The local HTTP API of `albedo daemon`: loopback only, a bearer token (GET /v1/health aside), a loopback Host, no foreign Origin.',
     },
     servers: [{ url: 'http://127.0.0.1:{port}', variables: { port: { default: '0', description: 'the port in daemon.json' } } }],
     security: [{ bearer: [] }],

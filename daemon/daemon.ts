@@ -22,7 +22,8 @@ import { ApiError } from './errors.ts';
 import { refusal } from './guard.ts';
 import { newToken, readInfo, removeInfo, writeInfo, INFO_FILE } from './info.ts';
 import { acquireHomeLock } from './lock.ts';
-import { settingsView } from './servers.ts';
+import { Logins, SIGN_IN_TTL_MS } from './logins.ts';
+import { settingsView, type Reader } from './servers.ts';
 import { SettingsWrites } from './writes.ts';
 import { SessionRegistry } from './session-registry.ts';
 
@@ -38,6 +39,21 @@ export interface DaemonOptions {
 
 /** The owner of the daemon's session records (AlbedoOptions.owner): the same for every daemon of a home. */
 export const DAEMON_OWNER = 'daemon';
+
+/**
+ * How long a pending sign-in lasts: ten minutes, or `ALBEDO_SIGN_IN_TTL_MS`
+ * (1 s to 10 min; anything else is ignored) — a knob for tests and for
+ * users who want less.
+ */
+export function signInTtl(env: NodeJS.ProcessEnv = process.env): number {
+  const v = Number(env.ALBEDO_SIGN_IN_TTL_MS);
+  return Number.isInteger(v) && v >= 1_000 && v <= SIGN_IN_TTL_MS ? v : SIGN_IN_TTL_MS;
+}
+
+/** The daemon shows no browser: every sign-in it runs brings its own authorize step (logins.ts); this one only refuses. */
+function noBrowser(): never {
+  throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'the daemon opens no browser; sign in through PUT /v1/auth/logins/mcp:{name}', { outcome: 'not_run' });
+}
 
 /** Exit statuses of `albedo daemon`. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, running: 3 } as const;
@@ -103,12 +119,15 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   process.on('SIGINT', onSignal);
 
   let albedo: Albedo | undefined;
+  let logins: Logins | undefined;
   let server: http.Server | undefined;
   let port = 0;
+  const startedAt = Date.now();
   const stop = async (): Promise<void> => {
     // Stop accepting first; requests in flight finish or fail as the services close under them.
     const closed = server ? new Promise<void>((r) => server!.close(() => r())) : Promise.resolve();
     server?.closeIdleConnections();
+    logins?.close();
     await albedo?.close();
     server?.closeAllConnections();
     await closed;
@@ -120,7 +139,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
 
   try {
     // The daemon's owner is stable: a daemon started after one that was killed restores the sessions it left.
-    albedo = await createAlbedo({ home, owner: DAEMON_OWNER });
+    albedo = await createAlbedo({ home, owner: DAEMON_OWNER, authorize: noBrowser });
+    const a = albedo;
     albedo.sessions.start();
     // Serve only once the settings service answers: a daemon that cannot read its home says so now.
     await settingsView(albedo.kernel);
@@ -128,8 +148,13 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     const restored = await registry.restore();
     if (restored) log(`restored ${restored} session${restored === 1 ? '' : 's'} a previous daemon left open`);
     const token = newToken();
-    const writes = new SettingsWrites(albedo.kernel, { eraCachePath: path.join(home, 'store') });
-    const app = createApp({ kernel: albedo.kernel, writes, registry, version: pkg.version });
+    const reader: Reader = { kernel: a.kernel, authStatuses: () => a.authStatuses() };
+    logins = new Logins({
+      kernel: a.kernel, ttlMs: signInTtl(), log,
+      signIn: (s, o) => a.signInResolved(s, o),
+    });
+    const writes = new SettingsWrites(reader, { eraCachePath: path.join(home, 'store'), logins });
+    const app = createApp({ reader, writes, registry, logins, version: pkg.version, status: { home, port: () => port, startedAt } });
     const listener = getRequestListener(app.fetch, {
       // A request @hono/node-server cannot turn into a Request (a malformed URL): the API's error body, never a stack.
       errorHandler: () => Response.json(new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the request cannot be read').body(), { status: 400 }),

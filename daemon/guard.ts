@@ -9,13 +9,32 @@
  * 2. An `Origin`, when present, must be the daemon's own
  *    (`http://127.0.0.1:PORT` or the same with `localhost` / `[::1]`): a
  *    browser on another site is refused even before the token → 403.
- * 3. `Authorization: Bearer <token>`, compared in constant time → 401.
+ * 3. `Authorization: Bearer <token>`, compared in constant time → 401 —
+ *    except `GET /v1/health` (exactly that path, a query aside), which says
+ *    only that the daemon is up and its version. The path is compared as
+ *    sent, before any normalisation, so `/v1/health/../mcp/servers` or an
+ *    encoded spelling still needs the token.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from './errors.ts';
 
 export const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'] as const;
+
+/** The one route served without a token. */
+export const HEALTH_PATH = '/v1/health';
+
+/** Whether `req` is `GET /v1/health`, its path exactly as sent (an absolute-form URL's path as the URL parser leaves it). */
+function isHealth(req: IncomingMessage): boolean {
+  if (req.method !== 'GET') return false;
+  const url = req.url ?? '';
+  let p: string;
+  if (url.startsWith('/')) p = url.split('?')[0]!;
+  else {
+    try { p = new URL(url).pathname; } catch { return false; }
+  }
+  return p === HEALTH_PATH;
+}
 
 export interface GuardOptions {
   /** The port the daemon listens on (known once it listens). */
@@ -56,6 +75,7 @@ export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | nu
   if (origin !== undefined && !LOOPBACK_NAMES.some((n) => origin.toLowerCase() === `http://${n}:${port}`)) {
     return new ApiError(403, 'ALBEDO_BAD_ORIGIN', 'requests from a web page of another origin are refused');
   }
+  if (isHealth(req)) return null;
   const auth = req.headers.authorization;
   const m = auth === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(auth);
   if (!m) return new ApiError(401, 'ALBEDO_UNAUTHORIZED', 'this request needs Authorization: Bearer <token>, the token of $ALBEDO_HOME/daemon.json');

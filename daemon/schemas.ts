@@ -5,7 +5,7 @@
  * extensions.json), reused, not restated.
  */
 import { z } from '@hono/zod-openapi';
-import { secretsPatchSchema, settingsHttpSchema, settingsStdioSchema } from '../protocol/settings.ts';
+import { secretsPatchSchema, sectionsPatchSchema, settingsHttpSchema, settingsStdioSchema } from '../protocol/settings.ts';
 
 export const errorSchema = z.object({
   error: z.object({
@@ -35,6 +35,8 @@ export const secretsInputSchema = z.strictObject({
     .openapi({ description: 'stdio: environment entries; an entry null removes it, blank keeps it' }),
   oauth_client: z.strictObject({ client_id: z.string(), client_secret: z.string().min(1).optional() }).nullable().optional()
     .openapi({ description: 'http: a client registered beforehand; a blank client_id keeps the stored client' }),
+  oauth: z.null().optional()
+    .openapi({ description: 'http: null signs out (the OAuth tokens go; the client registration stays); a sign-in is PUT /v1/auth/logins/mcp:{name}' }),
 }).openapi('SecretsInput');
 export type SecretsInput = z.output<typeof secretsInputSchema>;
 
@@ -67,9 +69,33 @@ export const lastErrorSchema = z.object({
   reason: z.string().optional(),
 }).openapi('ServerError', { description: 'Why the server cannot be prepared as saved (a missing variable or file, a conflict), if it cannot.' });
 
+/** A server's state as the daemon knows it without dialling it. */
+export const SERVER_DTO_STATES = ['disabled', 'error', 'needs_sign_in', 'discovered', 'configured'] as const;
+
+export const authSchema = z.object({
+  state: z.enum(['none', 'needs_sign_in', 'signed_in', 'signed_out'])
+    .openapi({ description: 'none: no sign-in recorded (the server may not need one); signed_out: the user signed out' }),
+  account: z.string().optional().openapi({ description: 'the access token\'s subject (email or sub), when it names one' }),
+  expires_at: z.string().optional().openapi({ description: 'ISO 8601: when the access token expires (it is refreshed before)' }),
+  scope: z.string().optional(),
+  step_up: z.string().optional().openapi({ description: 'the scope a 403 insufficient_scope asked for: the next sign-in asks for it' }),
+  reason: z.string().optional().openapi({ description: 'why a sign-in is needed: not_signed_in, token_rejected, refresh_refused, signed_out, …' }),
+  issuer: z.string().optional(),
+  client: z.object({ id: z.string(), kind: z.string(), issuer: z.string() }).optional(),
+  token_type: z.string().optional(),
+  refreshable: z.boolean().optional(),
+}).openapi('Auth', { description: 'A server\'s OAuth state as creds.json records it; never a token or secret.' });
+export type AuthDto = z.output<typeof authSchema>;
+
 export const serverSchema = z.object({
   name: z.string(),
   enabled: z.boolean(),
+  state: z.enum(SERVER_DTO_STATES).openapi({
+    description: 'as far as the daemon knows without dialling: disabled; error (lastError says why it cannot be prepared); needs_sign_in '
+      + '(auth says so); discovered (a catalogue is saved for the server as configured now: it answered, this config); configured (nothing known yet)',
+  }),
+  auth: authSchema.nullable()
+    .openapi({ description: 'the OAuth state; null for a stdio server, an http server with a fixed Authorization, or when creds.json cannot be read' }),
   config: entrySchema,
   secrets: secretsSummarySchema,
   tools: z.number().int().nullable()
@@ -123,3 +149,57 @@ export const preconditionHeadersSchema = z.object({
   'if-match': z.string().optional().openapi({ description: 'an ETag of a read: the write is refused (412) if the server changed since' }),
   'if-none-match': z.literal('*').optional().openapi({ description: '*: create only (412 if the server exists)' }),
 });
+
+/** PATCH /v1/mcp: a merge patch of the mcp section's retryMs and the extensions' defaults; null restores a default. */
+export const mcpPatchSchema = z.strictObject(sectionsPatchSchema.shape).openapi('McpSettingsPatch', {
+  description: 'retryMs (ms before the first come-back probe) and the extensions\' defaults (enabled.mcp, enabled["editor-mcp"]); null restores the default',
+});
+
+export const loginParamSchema = z.object({
+  login: z.string().regex(/^mcp:[\s\S]/, 'a login is mcp:<server name>').openapi({
+    param: { name: 'login', in: 'path' }, description: 'mcp: and the server\'s name (the name URL-encoded)', example: 'mcp:docs',
+  }),
+});
+
+export const loginSchema = z.object({
+  login: z.string().openapi({ example: 'mcp:docs' }),
+  server: z.string(),
+  state: z.enum(['pending', 'completed', 'failed']),
+  authorizationUrl: z.string().nullable()
+    .openapi({ description: 'pending: the URL to open in a browser (null for a grant that needs no user)' }),
+  startedAt: z.string(),
+  expiresAt: z.string().nullable().openapi({ description: 'pending: when the sign-in expires (ten minutes after its URL was issued)' }),
+  auth: authSchema.nullable().openapi({ description: 'completed: the server\'s OAuth state' }),
+  error: z.object({ code: z.string(), message: z.string(), reason: z.string().optional() }).nullable()
+    .openapi({ description: 'failed: why (reason: expired, state_mismatch, denied, iss_mismatch, token_refused, cancelled, …)' }),
+}).openapi('Login');
+export type LoginDto = z.output<typeof loginSchema>;
+
+export const callbackBodySchema = z.strictObject({
+  url: z.string().min(1).max(16_384)
+    .openapi({ description: 'the callback URL the browser was sent to (http://127.0.0.1:PORT/callback?code=…&state=…)' }),
+}).openapi('LoginCallback');
+
+export const healthSchema = z.object({ ok: z.literal(true), version: z.string() }).openapi('Health');
+
+const slotSchema = z.object({
+  instance: z.number().int(),
+  state: z.string().openapi({ description: 'starting, ready, backoff, failed, stopped' }),
+  healthy: z.boolean(),
+  incarnation: z.number().int(),
+  inflight: z.number().int(),
+  keys: z.number().int().openapi({ description: 'how many keys (connections, sessions) the slot holds' }),
+}).openapi('ServiceSlot');
+
+export const statusSchema = z.object({
+  pid: z.number().int(),
+  version: z.string(),
+  port: z.number().int(),
+  home: z.string(),
+  startedAt: z.string(),
+  uptimeMs: z.number().int(),
+  sessions: z.number().int().openapi({ description: 'open sessions' }),
+  servers: z.object({ total: z.number().int(), enabled: z.number().int() }),
+  signIns: z.number().int().openapi({ description: 'sign-ins waiting for the user' }),
+  services: z.record(z.string(), z.array(slotSchema)).openapi({ description: 'each service\'s worker slots (a service not started has none)' }),
+}).openapi('Status');

@@ -4,26 +4,68 @@
  * secrets are stored (never a value), and why it cannot be prepared if it
  * cannot — with the entity tag of each read (etag.ts).
  *
- * `settings/resolve` is asked only for the fingerprint and the error; its
- * result carries secret values and goes no further than this function.
- * The fingerprint then picks the catalogue saved for the server as it is
- * configured now (`catalogue/current`): its tool count and description.
+ * `settings/resolve` is asked only for the fingerprint, the error, the URL
+ * and whether the server uses OAuth; its result carries secret values and
+ * goes no further than this function. The fingerprint then picks the
+ * catalogue saved for the server as it is configured now
+ * (`catalogue/current`): its tool count and description. `auth` is the
+ * OAuth record's status (albedo.authStatuses: never a token), and `state`
+ * what all this says without dialling the server.
+ *
+ * The entity tag covers what a write can change (the config, the secrets
+ * set, the fingerprint — which moves with a sign-in or sign-out); `state`
+ * and `auth` are reports (a token refresh moves `expires_at`) and are left
+ * out of it, so they never make an If-Match fail.
  */
 import type { Kernel } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
 import type { SavedCatalogue } from '../protocol/catalogue.ts';
 import type { SettingsView } from '../protocol/services/settings.ts';
 import type { SecretsSummary, SettingsServer } from '../protocol/settings.ts';
+import type { AuthStatus } from '../protocol/oauth.ts';
 import { etagOf } from './etag.ts';
-import type { ServerDto } from './schemas.ts';
+import type { AuthDto, ServerDto } from './schemas.ts';
 
 export type ViewServer = SettingsView['servers'][string];
+
+/** What reads need: the kernel, and the OAuth records' statuses (albedo.authStatuses). */
+export interface Reader {
+  kernel: Kernel;
+  authStatuses(): Promise<AuthStatus[]>;
+}
+
+/** An AuthStatus as the API shows it (the server and URL are the DTO's own). */
+export function authOf(s: AuthStatus): AuthDto {
+  const { server: _server, url: _url, ...rest } = s;
+  return rest;
+}
+
+/** The statuses, or null when creds.json cannot be read now (each server's lastError says so). */
+async function statuses(r: Reader): Promise<AuthStatus[] | null> {
+  try {
+    return await r.authStatuses();
+  } catch {
+    return null;
+  }
+}
 
 /** Settings calls answer from one worker's memory (or a file read): this is plenty. */
 export const SETTINGS_TIMEOUT_MS = 15_000;
 
 export function settingsView(kernel: Kernel): Promise<SettingsView> {
   return kernel.call('settings', 'settings/get', {}, { timeoutMs: SETTINGS_TIMEOUT_MS });
+}
+
+/** GET /v1/mcp's body: the mcp section in force. */
+export interface McpSection {
+  retryMs: number;
+  enabled: SettingsView['enabled'];
+  path: string | null;
+  invalid: SettingsView['invalid'];
+}
+
+export function mcpSection(v: SettingsView): McpSection {
+  return { retryMs: v.retryMs, enabled: v.enabled, path: v.path, invalid: v.invalid };
 }
 
 /** The entry without the summary settings/get puts beside it. */
@@ -61,12 +103,31 @@ export interface Described {
   etag: string;
 }
 
-/** One server of `view` as the API shows it, with its entity tag. */
-export async function describeServer(kernel: Kernel, name: string, s: ViewServer): Promise<Described> {
+/** Whether an entry (with its stored secrets) sends a fixed Authorization, so OAuth does not apply: for an entry that cannot be resolved. */
+function fixedAuthorization(entry: SettingsServer, secrets: SecretsSummary): boolean {
+  if (entry.type !== 'http') return true;
+  const auth = (h: string): boolean => h.toLowerCase() === 'authorization';
+  return !!entry.bearerTokenEnvVar || Object.keys(entry.headers).some(auth) || secrets.bearerToken || (secrets.header !== null && auth(secrets.header));
+}
+
+function stateOf(dto: Omit<ServerDto, 'state'>): ServerDto['state'] {
+  if (!dto.enabled) return 'disabled';
+  if (dto.lastError) return 'error';
+  if (dto.auth && (dto.auth.state === 'needs_sign_in' || dto.auth.state === 'signed_out')) return 'needs_sign_in';
+  return dto.tools !== null ? 'discovered' : 'configured';
+}
+
+/** One server of `view` as the API shows it, with its entity tag; `known` is the statuses when the caller has them. */
+export async function describeServer(r: Reader, name: string, s: ViewServer, known?: AuthStatus[] | null): Promise<Described> {
+  const { kernel } = r;
   let fingerprint: string | null = null;
   let lastError: ServerDto['lastError'] = null;
+  const config = entryOf(s);
+  let oauthUrl: string | null = config.type === 'http' && !fixedAuthorization(config, s.secrets) ? config.url : null;
   try {
-    fingerprint = (await kernel.call('settings', 'settings/resolve', { name }, { timeoutMs: SETTINGS_TIMEOUT_MS })).fingerprint;
+    const resolved = await kernel.call('settings', 'settings/resolve', { name }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+    fingerprint = resolved.fingerprint;
+    oauthUrl = resolved.server.type === 'http' && resolved.server.auth ? resolved.server.url : null;
   } catch (err) {
     // Only "cannot be prepared as saved" is the server's; anything else (the service gone, the server removed meanwhile) is the request's.
     if (!AlbedoError.is(err) || err.code !== 'ALBEDO_INVALID_CONFIG') throw err;
@@ -75,9 +136,14 @@ export async function describeServer(kernel: Kernel, name: string, s: ViewServer
     if (Array.isArray(d?.path)) lastError.path = d.path;
     if (typeof d?.reason === 'string') lastError.reason = d.reason;
   }
-  const config = entryOf(s);
   const row = fingerprint === null ? null : await savedRow(kernel, name, fingerprint);
-  const dto: ServerDto = {
+  let auth: AuthDto | null = null;
+  if (oauthUrl !== null) {
+    const all = known === undefined ? await statuses(r) : known;
+    const rec = all?.find((a) => a.server === name && a.url === oauthUrl);
+    auth = all === null ? null : rec ? authOf(rec) : { state: 'none' };
+  }
+  const versioned = {
     name,
     enabled: config.enabled,
     config,
@@ -86,11 +152,13 @@ export async function describeServer(kernel: Kernel, name: string, s: ViewServer
     description: row ? descriptionOf(row) : '',
     lastError,
   };
-  return { dto, etag: etagOf({ dto, fingerprint }) };
+  const dto: ServerDto = { ...versioned, state: stateOf({ ...versioned, auth }), auth };
+  return { dto, etag: etagOf({ dto: versioned, fingerprint }) };
 }
 
 /** Every server, in file order, and the tag of the whole list. */
-export async function describeAll(kernel: Kernel, view: SettingsView): Promise<{ servers: Described[]; etag: string }> {
-  const servers = await Promise.all(Object.entries(view.servers).map(([name, s]) => describeServer(kernel, name, s)));
+export async function describeAll(r: Reader, view: SettingsView): Promise<{ servers: Described[]; etag: string }> {
+  const known = await statuses(r);
+  const servers = await Promise.all(Object.entries(view.servers).map(([name, s]) => describeServer(r, name, s, known)));
   return { servers, etag: etagOf({ servers: servers.map((d) => d.etag), invalid: view.invalid }) };
 }

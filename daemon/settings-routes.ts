@@ -6,14 +6,13 @@
  */
 import { createRoute, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { Kernel } from '../kernel/kernel.ts';
 import {
-  dryRunQuerySchema, errorSchema, mcpSectionSchema, nameParamSchema, patchBodySchema, preconditionHeadersSchema, putBodySchema, saveResultSchema,
-  serverListSchema, serverSchema,
+  dryRunQuerySchema, errorSchema, mcpPatchSchema, mcpSectionSchema, nameParamSchema, patchBodySchema, preconditionHeadersSchema, putBodySchema,
+  saveResultSchema, serverListSchema, serverSchema,
 } from './schemas.ts';
 import { ApiError } from './errors.ts';
 import { etagOf } from './etag.ts';
-import { describeAll, describeServer, settingsView } from './servers.ts';
+import { describeAll, describeServer, mcpSection, settingsView, type Reader } from './servers.ts';
 import { checkName } from './validate.ts';
 import type { SaveResult, SettingsWrites } from './writes.ts';
 
@@ -45,6 +44,19 @@ const readOk = <S>(schema: S, description: string) => ({ ...json(schema, descrip
 const getMcp = createRoute({
   method: 'get', path: '/v1/mcp', tags: ['settings'], summary: 'The mcp section: retryMs and the extensions\' defaults',
   responses: { 200: readOk(mcpSectionSchema, 'the mcp settings in force'), ...COMMON },
+});
+const patchMcp = createRoute({
+  method: 'patch', path: '/v1/mcp', tags: ['settings'], summary: 'Change retryMs and the extensions\' defaults (a merge patch)',
+  request: {
+    headers: preconditionHeadersSchema.pick({ 'if-match': true }),
+    body: { required: true, content: { 'application/merge-patch+json': { schema: mcpPatchSchema }, 'application/json': { schema: mcpPatchSchema } } },
+  },
+  responses: {
+    200: readOk(mcpSectionSchema, 'saved: the mcp settings in force'),
+    400: WRITE_ERRORS[400], 409: err('extensions.json on disk is broken (ALBEDO_INVALID_CONFIG); nothing was written'),
+    412: err('If-Match is not the current ETag of GET /v1/mcp (ALBEDO_PRECONDITION_FAILED); nothing was written'),
+    413: WRITE_ERRORS[413], 415: WRITE_ERRORS[415], ...COMMON,
+  },
 });
 const listServers = createRoute({
   method: 'get', path: '/v1/mcp/servers', tags: ['settings'], summary: 'Every configured server, in file order',
@@ -96,27 +108,33 @@ function answer(c: Context, r: SaveResult, created = r.created && r.saved): Resp
 }
 
 export interface SettingsRoutesOptions {
-  kernel: Kernel;
+  reader: Reader;
   writes: SettingsWrites;
 }
 
 /** Adds the settings routes to `app`. */
 export function settingsRoutes(app: OpenAPIHono, o: SettingsRoutesOptions): void {
-  const { kernel, writes } = o;
+  const { reader, writes } = o;
+  const { kernel } = reader;
   const route = <R extends RouteConfig>(r: R, handler: (c: Context) => Promise<Response>): void => {
     app.openapi(r, handler as never);
   };
 
   route(getMcp, async (c) => {
-    const v = await settingsView(kernel);
-    const body = { retryMs: v.retryMs, enabled: v.enabled, path: v.path, invalid: v.invalid };
+    const body = mcpSection(await settingsView(kernel));
     c.header('ETag', etagOf(body));
     return c.json(body, 200);
   });
 
+  route(patchMcp, async (c) => {
+    const r = await writes.patchSection(c.req.valid('json' as never), preconditions(c.req.valid('header' as never)));
+    c.header('ETag', r.etag);
+    return c.json(r.section, 200);
+  });
+
   route(listServers, async (c) => {
     const view = await settingsView(kernel);
-    const all = await describeAll(kernel, view);
+    const all = await describeAll(reader, view);
     c.header('ETag', all.etag);
     return c.json({ servers: all.servers.map((d) => d.dto), invalid: view.invalid }, 200);
   });
@@ -127,7 +145,7 @@ export function settingsRoutes(app: OpenAPIHono, o: SettingsRoutesOptions): void
     if (!Object.hasOwn(view.servers, name)) {
       throw new ApiError(404, 'ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in the settings`, { path: ['params', 'name'] });
     }
-    const d = await describeServer(kernel, name, view.servers[name]!);
+    const d = await describeServer(reader, name, view.servers[name]!);
     c.header('ETag', d.etag);
     return c.json(d.dto, 200);
   });

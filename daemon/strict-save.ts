@@ -80,7 +80,10 @@ async function resolveDraft(kernel: Kernel, o: TryOptions): Promise<ResolvedSett
  */
 export async function tryServer(kernel: Kernel, o: TryOptions): Promise<TryResult> {
   const draft = await resolveDraft(kernel, o);
-  const server = draft.server;
+  let server = draft.server;
+  // A sign-out is tried as it will be: without the tokens it drops. The transport reads tokens from creds.json, which is not
+  // written before the save; with no file it keeps the try's OAuth state in the worker's memory, so the server sees no token.
+  if (o.secrets?.oauth === null && server.type === 'http' && server.auth) server = { ...server, auth: { ...server.auth, credsPath: null } };
   const id = randomUUID();
   let opened;
   try {

@@ -59,7 +59,7 @@ const bad = (path: Array<string | number>, message: string): ApiError =>
 
 /**
  * The API's secrets as a SecretsPatch: left out or `""` keeps the stored
- * secret, `null` removes it, a value replaces it. A blank that has nothing
+ * secret, `null` removes it (`oauth: null` signs out), a value replaces it. A blank that has nothing
  * to keep (a header of another name, an env entry not stored) is refused
  * rather than silently dropped.
  */
@@ -91,5 +91,6 @@ export function toSecretsPatch(input: SecretsInput | undefined, stored: SecretsS
       out.oauthClient = c.client_secret === undefined ? { clientId: c.client_id } : { clientId: c.client_id, clientSecret: c.client_secret };
     }
   }
+  if (input.oauth === null) out.oauth = null;
   return Object.keys(out).length ? out : undefined;
 }

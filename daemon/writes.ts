@@ -10,18 +10,25 @@
  * The queue is what makes a read-modify-write (PATCH, enable, disable) and
  * an If-Match check safe against another client's write: the settings
  * service serializes its own writes, but the merge happens here. Reads are
- * not queued.
+ * not queued. `PATCH /v1/mcp` (`settings/put-section`) goes through the
+ * same queue; it tries no server.
+ *
+ * A write that removes a server, changes its URL or signs it out ends the
+ * server's pending sign-in (its tokens would be for a server that is no
+ * longer there, or were just dropped on purpose).
  */
 import { readFileSync } from 'node:fs';
-import type { Kernel } from '../kernel/kernel.ts';
 import type { SettingsView } from '../protocol/services/settings.ts';
+import type { SectionsPatch } from '../protocol/settings.ts';
 import { ApiError } from './errors.ts';
 import { checkPreconditions, type Preconditions } from './etag.ts';
-import { describeServer, entryOf, settingsView, SETTINGS_TIMEOUT_MS, type ViewServer } from './servers.ts';
+import { etagOf } from './etag.ts';
+import { describeServer, entryOf, mcpSection, settingsView, SETTINGS_TIMEOUT_MS, type McpSection, type Reader, type ViewServer } from './servers.ts';
 import { tryServer, type TryResult } from './strict-save.ts';
 import type { SavedCatalogue } from '../protocol/catalogue.ts';
 import { isObject, mergePatch, parseBody, toSecretsPatch } from './validate.ts';
 import type { ServerDto } from './schemas.ts';
+import type { Logins } from './logins.ts';
 
 export type Check = { tried: true; result: 'connected' | 'needs_sign_in' } | { tried: false; reason: 'disabled' };
 
@@ -39,16 +46,22 @@ type Plan = { body: unknown } | { remove: true };
 export interface WritesOptions {
   /** $ALBEDO_HOME/store, for the era verdicts a try finds. */
   eraCachePath: string | null;
+  /** The daemon's sign-ins, ended by a write that removes, moves or signs out their server. */
+  logins?: Pick<Logins, 'remove'>;
 }
 
 export class SettingsWrites {
-  readonly #kernel: Kernel;
+  readonly #reader: Reader;
   readonly #opts: WritesOptions;
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(kernel: Kernel, opts: WritesOptions) {
-    this.#kernel = kernel;
+  constructor(reader: Reader, opts: WritesOptions) {
+    this.#reader = reader;
     this.#opts = opts;
+  }
+
+  get #kernel() {
+    return this.#reader.kernel;
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -115,22 +128,41 @@ export class SettingsWrites {
     });
   }
 
+  /** PATCH /v1/mcp: retryMs and the extensions' defaults, by a merge patch (validated by the route). */
+  patchSection(patch: SectionsPatch, pre: Preconditions): Promise<{ section: McpSection; etag: string }> {
+    return this.#exclusive(async () => {
+      const view = await this.#fresh();
+      checkPreconditions(pre, etagOf(mcpSection(view)));
+      await this.#kernel.call('settings', 'settings/put-section', patch, { timeoutMs: SETTINGS_TIMEOUT_MS });
+      const section = mcpSection(await settingsView(this.#kernel));
+      return { section, etag: etagOf(section) };
+    });
+  }
+
+  /** The settings as on disk now (a hand edit not yet picked up is taken in first); a broken file refuses the write (409). */
+  async #fresh(): Promise<SettingsView> {
+    await this.#kernel.call('settings', 'settings/reload', {}, { timeoutMs: SETTINGS_TIMEOUT_MS });
+    const view = await settingsView(this.#kernel);
+    if (view.invalid) {
+      const why = `${view.path} is not valid (${view.invalid.length} issue${view.invalid.length === 1 ? '' : 's'}); fix it before saving through the API`;
+      throw new ApiError(409, 'ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
+    }
+    return view;
+  }
+
   #write(name: string, pre: Preconditions, dryRun: boolean, plan: (cur: ViewServer | undefined, raw: Record<string, unknown>) => Plan): Promise<SaveResult> {
     return this.#exclusive(async () => {
       const kernel = this.#kernel;
-      // A hand edit not yet picked up by the watcher is taken in first: the version checked is the one on disk.
-      await kernel.call('settings', 'settings/reload', {}, { timeoutMs: SETTINGS_TIMEOUT_MS });
-      const view = await settingsView(kernel);
-      if (view.invalid) {
-        const why = `${view.path} is not valid (${view.invalid.length} issue${view.invalid.length === 1 ? '' : 's'}); fix it before saving through the API`;
-        throw new ApiError(409, 'ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
-      }
+      const view = await this.#fresh();
       const cur = Object.hasOwn(view.servers, name) ? view.servers[name] : undefined;
-      if (pre.ifMatch !== undefined || pre.ifNoneMatch !== undefined) checkPreconditions(pre, cur ? (await describeServer(kernel, name, cur)).etag : null);
+      if (pre.ifMatch !== undefined || pre.ifNoneMatch !== undefined) {
+        checkPreconditions(pre, cur ? (await describeServer(this.#reader, name, cur)).etag : null);
+      }
       const p = plan(cur, cur ? savedEntry(view, name, cur) : {});
       if ('remove' in p) {
         await kernel.call('settings', 'settings/remove-server', { name }, { timeoutMs: SETTINGS_TIMEOUT_MS });
         await this.#forget(name);
+        await this.#opts.logins?.remove(name);
         return { saved: true, created: false, check: { tried: false, reason: 'disabled' }, server: null, etag: null };
       }
       const { raw, entry, secrets } = parseBody(p.body);
@@ -142,14 +174,16 @@ export class SettingsWrites {
         check = { tried: true, result: tried.result };
       }
       if (dryRun) {
-        const d = cur ? await describeServer(kernel, name, cur) : null;
+        const d = cur ? await describeServer(this.#reader, name, cur) : null;
         return { saved: false, created: !cur, check, server: d?.dto ?? null, etag: d?.etag ?? null };
       }
       const change = await kernel.call('settings', 'settings/put-server', { name, entry: raw as never, secrets: patch }, { timeoutMs: SETTINGS_TIMEOUT_MS });
       if (tried?.result === 'connected' && change.fingerprint === tried.row.fingerprint) await this.#keep(tried.row);
+      const moved = cur?.type === 'http' && (entry.type !== 'http' || entry.url !== cur.url);
+      if (patch?.oauth === null || moved) await this.#opts.logins?.remove(name);
       const after = await settingsView(kernel);
       if (!Object.hasOwn(after.servers, name)) throw new ApiError(500, 'ALBEDO_INTERNAL', `${name} was saved but is not in the settings in force`);
-      const d = await describeServer(kernel, name, after.servers[name]!);
+      const d = await describeServer(this.#reader, name, after.servers[name]!);
       return { saved: true, created: !cur, check, server: d.dto, etag: d.etag };
     });
   }

@@ -70,6 +70,17 @@ export const mcpSectionSchema = z.strictObject({
   retryMs: z.number().int().positive().max(86_400_000).default(DEFAULT_RETRY_MS),
 });
 
+/**
+ * A change to the settings outside `mcp.servers` (`settings/put-section`), as a merge patch: a value sets
+ * `mcp.retryMs` or one extension's default in `enabled`, `null` removes the key (its default applies), a key
+ * left out is kept. Other keys of both sections, and every other section, are kept as they are.
+ */
+export const sectionsPatchSchema = z.strictObject({
+  retryMs: mcpSectionSchema.shape.retryMs.unwrap().nullable().optional(),
+  enabled: z.strictObject({ mcp: z.boolean().nullable().optional(), 'editor-mcp': z.boolean().nullable().optional() }).optional(),
+});
+export type SectionsPatch = z.input<typeof sectionsPatchSchema>;
+
 /** Which extensions are on by default; other extensions' keys are theirs and are kept as they are. */
 export const enabledSectionSchema = z.looseObject({
   mcp: z.boolean().default(true),
@@ -132,6 +143,11 @@ export const secretsPatchSchema = z.strictObject({
   env: z.record(envName, z.string().refine((v) => !v.includes('\0'), { message: 'must not contain NUL' }).nullable()).nullable().optional(),
   /** http: a client registered beforehand with the authorization server. */
   oauthClient: z.strictObject({ clientId: z.string().min(1), clientSecret: z.string().min(1).optional() }).nullable().optional(),
+  /**
+   * http: `null` signs out — the OAuth tokens go (the record stays, `signed_out`, with its client registrations, which hold no
+   * user token). Only `null`: tokens come from a sign-in, never from a patch.
+   */
+  oauth: z.null().optional(),
 });
 export type SecretsPatch = z.input<typeof secretsPatchSchema>;
 

@@ -8,7 +8,9 @@
  * here — `settings/get`, the events, every error — carries no value.
  */
 import type { ResolvedServer } from '../config.ts';
-import type { ExtensionsEnabled, ResolveProblem, SecretsPatch, SecretsSummary, SettingsIssue, SettingsServer, SettingsServerInput } from '../settings.ts';
+import type {
+  ExtensionsEnabled, ResolveProblem, SecretsPatch, SectionsPatch, SecretsSummary, SettingsIssue, SettingsServer, SettingsServerInput,
+} from '../settings.ts';
 
 /** A server ready for the composer: the transport's form, its fingerprint, and the host's fields. */
 export interface ResolvedSettingsServer {
@@ -73,6 +75,12 @@ export interface SettingsMethods {
   'settings/resolve-draft': { params: { name: string; entry: SettingsServerInput; secrets?: SecretsPatch }; result: ResolvedSettingsServer };
   /** Adds or replaces a server and its typed secrets, together or not at all. Bad input: ALBEDO_INVALID_CONFIG with `data.issues`. */
   'settings/put-server': { params: { name: string; entry: SettingsServerInput; secrets?: SecretsPatch }; result: ServerChange };
+  /**
+   * Changes `mcp.retryMs` and the extensions' defaults (`enabled.mcp`, `enabled['editor-mcp']`) by a merge patch
+   * (protocol/settings.ts sectionsPatchSchema), keeping every other key and section; written atomically. Bad input:
+   * ALBEDO_INVALID_CONFIG with `data.issues` (paths into the patch); a broken file on disk: ALBEDO_INVALID_CONFIG.
+   */
+  'settings/put-section': { params: SectionsPatch; result: { generation: number; retryMs: number; enabled: ExtensionsEnabled } };
   /** Removes a server and everything creds.json holds for it (secrets and OAuth record). */
   'settings/remove-server': { params: { name: string }; result: ServerChange };
   /** Re-reads the files now (as the watcher does). */

@@ -10,7 +10,7 @@
  */
 import { AlbedoError } from '../../protocol/errors.ts';
 import { storedSecretsSchema, type StoredSecrets } from '../../protocol/settings.ts';
-import { FileCredsStore, oauthOf, type CredsView, type EntryPatch, type OAuthRecord } from '../oauth/store.ts';
+import { FileCredsStore, oauthOf, type CredsView, type OAuthRecord } from '../oauth/store.ts';
 
 /** One read of creds.json: every server's typed secrets and OAuth record, or why the file cannot be used. */
 export interface CredsSnapshot {
@@ -55,17 +55,28 @@ export class SecretsFile {
     };
   }
 
+  /** The server's entry in creds.json as stored now, unparsed (undefined: none); throws when the file cannot be used. */
+  entry(name: string): Readonly<Record<string, unknown>> | undefined {
+    return this.#view().entry(name);
+  }
+
   /**
    * Runs `fn` holding `name`'s entry lock. `fn` gets the record's secrets as
-   * read under the lock and a `write` that replaces them (null: removes them;
-   * `{ entry: null }`: removes the server's whole entry, OAuth record
-   * included) under the document lock. `beforeRename` is fault injection.
+   * read under the lock, whether its OAuth record holds tokens, and a
+   * `write` that replaces the secrets (null: removes them; `{ entry: null }`:
+   * removes the server's whole entry, OAuth record included) under the
+   * document lock — with `signOut`, dropping the OAuth tokens in the same
+   * write (the record stays, signed_out). `beforeRename` is fault injection.
    */
   withRecord<T>(name: string, fn: (tx: SecretsTx) => Promise<T>, beforeRename?: () => void): Promise<T> {
     return this.#store.withEntry(name, (tx) => fn({
       current: () => parseStored(this.#view().entry(name)?.secrets, this.path),
-      write: (next) => {
-        const patch: EntryPatch = next === null ? { secrets: null } : 'entry' in next ? null : { secrets: { ...next, updatedAt: Date.now() } };
+      signedIn: () => hasTokens(this.#view().entry(name)?.oauth),
+      write: (next, opts = {}) => {
+        if (next !== null && 'entry' in next) return tx.write(null, { beforeRename });
+        const patch: Record<string, unknown> = { secrets: next === null ? null : { ...next, updatedAt: Date.now() } };
+        const rec = tx.read()?.oauth;
+        if (opts.signOut && hasTokens(rec)) patch.oauth = signedOutRecord(rec as Record<string, unknown>);
         return tx.write(patch, { beforeRename });
       },
     }));
@@ -74,7 +85,23 @@ export class SecretsFile {
 
 export interface SecretsTx {
   current(): StoredSecrets | undefined;
-  write(next: StoredSecrets | null | { entry: null }): Promise<void>;
+  /** Whether the OAuth record holds tokens (a sign-out would change it). */
+  signedIn(): boolean;
+  write(next: StoredSecrets | null | { entry: null }, opts?: { signOut?: boolean }): Promise<void>;
+}
+
+function hasTokens(rec: unknown): boolean {
+  return typeof rec === 'object' && rec !== null && !!(rec as { tokens?: unknown }).tokens;
+}
+
+/**
+ * An OAuth record signed out, as services/oauth/sign-in.ts `signOut` makes
+ * it: the tokens, DPoP key and account go; the client registrations stay
+ * (reusable, no user token in them); the state is signed_out.
+ */
+export function signedOutRecord<R extends object>(rec: R): R {
+  const { tokens: _t, dpopKey: _d, reason: _r, stepUp: _s, account: _a, challenge: _c, ...rest } = rec as Record<string, unknown>;
+  return { ...rest, state: 'signed_out', updatedAt: Date.now() } as unknown as R;
 }
 
 function parseStored(v: unknown, file: string): StoredSecrets | undefined {

@@ -54,6 +54,7 @@ export default defineService({
     'settings/resolve-all': (p: P<'settings/resolve-all'>) => the().resolveAll({ include: p?.include, exclude: p?.exclude }),
     'settings/resolve-draft': (p: P<'settings/resolve-draft'>) => the().resolveDraft(nameOf(p), p.entry, p.secrets),
     'settings/put-server': (p: P<'settings/put-server'>) => the().putServer(nameOf(p), p.entry, p.secrets),
+    'settings/put-section': (p: P<'settings/put-section'>) => the().putSection(p),
     'settings/remove-server': (p: P<'settings/remove-server'>) => the().removeServer(nameOf(p)),
     'settings/reload': () => the().reload('file'),
   },

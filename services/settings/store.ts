@@ -7,23 +7,29 @@
  *
  * Write order: extensions.json first, then creds.json, holding the server's
  * creds record lock across both. If the creds write fails, extensions.json
- * is put back byte for byte. A crash between the two renames leaves the new
- * entry beside the old secrets; an http server's secrets are bound to the
- * URL they were saved for, so they are never sent to a new URL — that
- * server fails to resolve (`credentials_for_other_url`) until saved again.
+ * is put back byte for byte. A write that changes both files is journaled
+ * first (journal.ts): a process killed between the two renames leaves a
+ * journal, and the next store to open the home completes or undoes that
+ * write, so the files are the old pair or the new pair, never one of each.
  */
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { AlbedoError } from '../../protocol/errors.ts';
-import type { Settings, SettingsIssue, SettingsServer, SettingsServerInput, SecretsPatch, StoredSecrets } from '../../protocol/settings.ts';
+import { sectionsPatchSchema } from '../../protocol/settings.ts';
+import type {
+  Settings, SettingsIssue, SettingsServer, SettingsServerInput, SecretsPatch, SectionsPatch, StoredSecrets, ExtensionsEnabled,
+} from '../../protocol/settings.ts';
 import type { ResolveAllResult, ResolvedSettingsServer, ServerChange, SettingsEvents, SettingsView } from '../../protocol/services/settings.ts';
 import {
   SETTINGS_FILE, emptySettings, formatDocument, parseServerEntry, parseSettingsDocument, readSettingsFile, removeFileDurably, writeFileAtomic, type WriteHooks,
 } from './file.ts';
-import { SecretsFile, type CredsSnapshot } from './secrets.ts';
+import { SecretsFile, signedOutRecord, type CredsSnapshot } from './secrets.ts';
+import { WriteJournal, secretsDigest, type CredsExpectation } from './journal.ts';
 import { problemOf, resolveSettingsServer, type ResolveEnv } from './resolve.ts';
 import { changeOf, diffKnown, knowAll, type Known } from './changes.ts';
-import { applySecretsPatch, documentWith, invalidConfig, parseSecretsPatch, sameSecrets, secretsConflicts, stableJson, summaryOf } from './writes.ts';
+import {
+  applySecretsPatch, documentWith, documentWithSections, invalidConfig, parseSecretsPatch, sameSecrets, secretsConflicts, stableJson, summaryOf,
+} from './writes.ts';
 import { watchDir, type DirWatch } from './watch.ts';
 
 export interface SettingsOptions {
@@ -45,6 +51,7 @@ export class SettingsStore {
   readonly file: string;
   readonly #opts: SettingsOptions;
   readonly #secrets: SecretsFile;
+  readonly #journal: WriteJournal;
   #settings: Settings = emptySettings();
   #generation = 0;
   /** Issues of the file on disk when it is broken; null when what is in force is what is on disk. */
@@ -61,11 +68,13 @@ export class SettingsStore {
     this.home = path.resolve(opts.home);
     this.file = path.join(this.home, SETTINGS_FILE);
     this.#secrets = new SecretsFile(path.join(this.home, CREDS_FILE));
+    this.#journal = new WriteJournal(this.home, this.file);
   }
 
   /** Reads the files; with `watch`, hand edits (and creds.json changing) are picked up from then on. */
   async open(watch = true): Promise<this> {
     mkdirSync(this.home, { recursive: true, mode: 0o700 });
+    this.#recover();
     // Watching first: an edit made while the first read runs is read again after it.
     if (watch) {
       this.#watch = watchDir(this.home, [SETTINGS_FILE, CREDS_FILE], this.#opts.debounceMs ?? 100, (name) => {
@@ -74,6 +83,15 @@ export class SettingsStore {
     }
     await this.reload('file');
     return this;
+  }
+
+  /** Completes or undoes a two-file write a killed process left half done (journal.ts), before anything is read. */
+  #recover(): void {
+    try {
+      this.#journal.recover((name) => this.#secrets.entry(name));
+    } catch {
+      // creds.json cannot be read now: the journal stays for a later start to decide; the settings load as they are.
+    }
   }
 
   close(): void {
@@ -198,7 +216,15 @@ export class SettingsStore {
     let cur: StoredSecrets | undefined;
     try { cur = creds.secrets(name); } catch { cur = undefined; }
     const next = this.#nextSecrets(name, entry, cur, secrets);
-    const draft: CredsSnapshot = { secrets: (n) => (n === name ? next ?? undefined : creds.secrets(n)), oauth: (n, u) => creds.oauth(n, u) };
+    // A sign-out in the patch: the draft is resolved as it will be, not signed in.
+    const signOut = secrets?.oauth === null;
+    const draft: CredsSnapshot = {
+      secrets: (n) => (n === name ? next ?? undefined : creds.secrets(n)),
+      oauth: (n, u) => {
+        const rec = creds.oauth(n, u);
+        return n === name && signOut && rec ? signedOutRecord(rec) : rec;
+      },
+    };
     return resolveSettingsServer(name, entry, this.#env(draft));
   }
 
@@ -218,7 +244,7 @@ export class SettingsStore {
   /** Adds or replaces server `name` with `input` (written as given) and applies the secrets patch, together or not at all. */
   async putServer(name: string, input: SettingsServerInput, patch?: SecretsPatch): Promise<ServerChange> {
     const { entry, secrets } = this.#validate(name, input, patch);
-    return this.#write(name, input, (cur) => this.#nextSecrets(name, entry, cur, secrets));
+    return this.#write(name, input, (cur) => ({ secrets: this.#nextSecrets(name, entry, cur, secrets), signOut: secrets?.oauth === null }));
   }
 
   /** Removes server `name` and everything creds.json holds for it (its secrets and OAuth record). */
@@ -226,18 +252,15 @@ export class SettingsStore {
     return this.#write(name, undefined, () => ({ entry: null }));
   }
 
-  async #write(name: string, input: unknown, secretsFor: (cur: StoredSecrets | undefined) => StoredSecrets | null | { entry: null }): Promise<ServerChange> {
+  async #write(name: string, input: unknown, credsFor: CredsPlan): Promise<ServerChange> {
     try {
-      return await this.#writeOnce(name, input, secretsFor);
+      return await this.#writeOnce(name, input, credsFor);
     } catch (err) {
-      if (AlbedoError.is(err)) throw err;
-      // A filesystem failure: both files are as they were (the temporary file removed, extensions.json put back).
-      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      throw new AlbedoError('ALBEDO_INTERNAL', `the settings could not be written (${why}); nothing changed`, { outcome: 'not_run', cause: err });
+      throw asWriteError(err);
     }
   }
 
-  #writeOnce(name: string, input: unknown, secretsFor: (cur: StoredSecrets | undefined) => StoredSecrets | null | { entry: null }): Promise<ServerChange> {
+  #writeOnce(name: string, input: unknown, credsFor: CredsPlan): Promise<ServerChange> {
     return this.#exclusive(async () => {
       const read = readSettingsFile(this.file);
       if (!read.result.ok || !read.doc) throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
@@ -250,19 +273,59 @@ export class SettingsStore {
       const text = formatDocument(doc);
       await this.#secrets.withRecord(name, async (tx) => {
         const cur = safeCurrent(tx.current);
-        const want = secretsFor(cur);
-        writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });
+        const { change, expect } = credsChangeOf(credsFor(cur), cur, tx.signedIn());
+        // Both files change: journaled first, so a kill between the two renames is completed or undone at the next start.
+        if (expect) this.#journal.begin(name, read.bytes, text, expect);
         try {
-          if ('entry' in (want ?? {}) || !sameSecrets(cur, want as StoredSecrets | null)) await tx.write(want);
+          writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });
         } catch (err) {
-          this.#restore(read.bytes, err);
+          this.#journal.end();
           throw err;
         }
+        try {
+          if (change) await tx.write(change.next, { signOut: change.signOut });
+        } catch (err) {
+          this.#restore(read.bytes, err);
+          this.#journal.end();
+          throw err;
+        }
+        this.#journal.end();
       }, this.#opts.hooks?.beforeCredsRename);
       this.#bytes = Buffer.from(text);
       const changes = this.#commit(next.settings, 'write');
       return changes.find((c) => c.name === name) ?? this.#unchanged(name);
     });
+  }
+
+  /**
+   * Changes `mcp.retryMs` and the extensions' defaults by a merge patch
+   * (sectionsPatchSchema), every other key and section kept; one atomic
+   * write of extensions.json (creds.json is not touched). A patch that
+   * changes nothing writes nothing.
+   */
+  async putSection(patch: SectionsPatch): Promise<{ generation: number; retryMs: number; enabled: ExtensionsEnabled }> {
+    const p = sectionsPatchSchema.safeParse(patch);
+    if (!p.success) {
+      throw invalidConfig(p.error.issues.map((i) => ({ server: null, path: i.path.map((x) => (typeof x === 'symbol' ? String(x) : x)), message: i.message })));
+    }
+    try {
+      return await this.#exclusive(async () => {
+        const read = readSettingsFile(this.file);
+        if (!read.result.ok || !read.doc) throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
+        const doc = documentWithSections(read.doc, p.data);
+        const next = parseSettingsDocument(doc);
+        if (!next.ok) throw invalidConfig(next.issues);
+        if (stableJson(doc) !== stableJson(read.doc)) {
+          const text = formatDocument(doc);
+          writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });
+          this.#bytes = Buffer.from(text);
+        }
+        this.#commit(next.settings, 'write');
+        return { generation: this.#generation, retryMs: this.#settings.retryMs, enabled: { ...this.#settings.enabled } };
+      });
+    } catch (err) {
+      throw asWriteError(err);
+    }
   }
 
   /** Puts extensions.json back as it was before a write whose creds half failed (`cause`). */
@@ -280,6 +343,38 @@ export class SettingsStore {
     const k = this.#known.get(name);
     return k ? changeOf(name, k, 'updated') : { name, change: 'removed', enabled: false, fingerprint: null };
   }
+}
+
+/** What a server write does to its creds.json entry, given the stored secrets. */
+type CredsPlan = (cur: StoredSecrets | undefined) => { secrets: StoredSecrets | null; signOut: boolean } | { entry: null };
+
+interface CredsChange {
+  next: StoredSecrets | null | { entry: null };
+  signOut: boolean;
+}
+
+/**
+ * The creds.json change a plan makes (null: none, creds.json is not
+ * written) and, when there is one, what the entry looks like once it is
+ * written (for the journal): always different from what it is now.
+ */
+function credsChangeOf(
+  plan: ReturnType<CredsPlan>, cur: StoredSecrets | undefined, signedIn: boolean,
+): { change: CredsChange | null; expect: CredsExpectation | null } {
+  if ('entry' in plan) return { change: { next: plan, signOut: false }, expect: { removed: true } };
+  const secretsChange = !sameSecrets(cur, plan.secrets);
+  const signOut = plan.signOut && signedIn;
+  if (!secretsChange && !signOut) return { change: null, expect: null };
+  // A sign-out alone writes the secrets as they are (the same content).
+  const next = secretsChange ? plan.secrets : cur ?? null;
+  return { change: { next, signOut }, expect: { removed: false, secrets: secretsDigest(next), signedOut: signOut } };
+}
+
+/** A write's failure: an AlbedoError as it is; a filesystem failure (both files as they were) as ALBEDO_INTERNAL, its errno named. */
+function asWriteError(err: unknown): unknown {
+  if (AlbedoError.is(err)) return err;
+  const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+  return new AlbedoError('ALBEDO_INTERNAL', `the settings could not be written (${why}); nothing changed`, { outcome: 'not_run', cause: err });
 }
 
 /** The stored secrets, or none when the record cannot be read: a write then replaces it. */

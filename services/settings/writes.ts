@@ -6,7 +6,7 @@
 import { httpServerSchema, describeZodError } from '../../protocol/config.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import {
-  secretsPatchSchema, type SecretsPatch, type SecretsSummary, type SettingsIssue, type SettingsServer, type StoredSecrets,
+  secretsPatchSchema, type SecretsPatch, type SectionsPatch, type SecretsSummary, type SettingsIssue, type SettingsServer, type StoredSecrets,
 } from '../../protocol/settings.ts';
 
 /** ALBEDO_INVALID_CONFIG for a list of issues; the message lists them (they never hold a value). */
@@ -36,6 +36,29 @@ export function documentWith(doc: Record<string, unknown>, name: string, entry: 
   const servers = mcp.servers as Record<string, unknown>;
   if (entry === undefined) delete servers[name];
   else setOwn(servers, name, entry);
+  return out;
+}
+
+/**
+ * A copy of the document with the sections patch applied (protocol/settings.ts
+ * sectionsPatchSchema): `mcp.retryMs` and `enabled.<extension>` set, or
+ * removed by `null`. Everything else — servers, other keys of both
+ * sections, other sections — is kept in place; a section left empty by
+ * removals stays, as written.
+ */
+export function documentWithSections(doc: Record<string, unknown>, patch: SectionsPatch): Record<string, unknown> {
+  const out = structuredClone(doc);
+  const set = (section: 'mcp' | 'enabled', key: string, v: unknown): void => {
+    if (v === undefined) return;
+    if (v === null) {
+      if (isObject(out[section])) delete (out[section] as Record<string, unknown>)[key];
+      return;
+    }
+    if (!isObject(out[section])) setOwn(out, section, {});
+    setOwn(out[section] as Record<string, unknown>, key, v);
+  };
+  set('mcp', 'retryMs', patch.retryMs);
+  for (const ext of ['mcp', 'editor-mcp'] as const) set('enabled', ext, patch.enabled?.[ext]);
   return out;
 }
 

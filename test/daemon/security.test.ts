@@ -1,7 +1,8 @@
 // Who may talk to the daemon, and what its errors look like (issue 11 item
-// 2): the bearer token, a loopback Host (DNS rebinding), no foreign Origin;
-// errors `{ error: { code, message, path?, outcome? } }` with a field path
-// for bad input and nothing written; the OpenAPI document is valid 3.1.
+// 2): the bearer token (GET /v1/health aside), a loopback Host (DNS
+// rebinding), no foreign Origin; errors `{ error: { code, message, path?,
+// outcome? } }` with a field path for bad input and nothing written; the
+// OpenAPI document is valid 3.1 and lists every route.
 import t from 'tap';
 import http from 'node:http';
 import { existsSync } from 'node:fs';
@@ -84,6 +85,41 @@ t.test('the guard and the error bodies', async (t) => {
     }
   });
 
+  t.test('GET /v1/health needs no token and says only that the daemon is up; everything else, and every spelling around it, still does', async (t) => {
+    const r = await d.call('GET', '/v1/health', { token: null });
+    t.equal(r.status, 200);
+    t.same(r.body, { ok: true, version: d.info.version }, 'ok and the version, nothing more');
+    t.same((await d.call('GET', '/v1/health?verbose=1', { token: null })).status, 200, 'a query aside');
+    errorShape(t, await d.call('GET', '/v1/health', { token: null, headers: { origin: 'http://evil.example' } }), 403, 'ALBEDO_BAD_ORIGIN',
+      'a foreign Origin is still refused');
+    errorShape(t, await raw(d, { host: `evil.example:${port}` }, '/v1/health'), 421, 'ALBEDO_BAD_HOST', 'a foreign Host is still refused');
+    t.equal((await raw(d, { host: `127.0.0.1:${port}` }, `http://127.0.0.1:${port}/v1/health`)).status, 200, 'absolute-form, the daemon\'s own host');
+    for (const p of ['/v1/health/../mcp/servers', '/v1/health/', '/v1/%68ealth', '//v1/health', '/v1/health/x', '/V1/HEALTH']) {
+      errorShape(t, await raw(d, { host: `127.0.0.1:${port}` }, p), 401, 'ALBEDO_UNAUTHORIZED', `${p} needs the token`);
+    }
+    errorShape(t, await raw(d, { host: `127.0.0.1:${port}` }, `http://127.0.0.1:${port}/v1/health/../mcp/servers`), 401, 'ALBEDO_UNAUTHORIZED',
+      'an absolute-form URL that normalises elsewhere needs the token');
+    errorShape(t, await d.call('POST', '/v1/health', { token: null }), 401, 'ALBEDO_UNAUTHORIZED', 'only GET is open');
+  });
+
+  t.test('GET /v1/status: the process, the counts, the service workers; it needs the token', async (t) => {
+    errorShape(t, await d.call('GET', '/v1/status', { token: null }), 401, 'ALBEDO_UNAUTHORIZED', 'no token');
+    const r = await d.call('GET', '/v1/status');
+    t.equal(r.status, 200);
+    t.match(r.body, { pid: d.info.pid, version: d.info.version, port, home, sessions: 0, servers: { total: 0, enabled: 0 }, signIns: 0 });
+    t.ok(Date.parse(r.body.startedAt) <= Date.now() && r.body.uptimeMs >= 0, 'when it started, how long ago');
+    for (const svc of ['transport', 'settings', 'catalogue', 'composer']) {
+      t.ok(r.body.services[svc].length >= 1, `${svc} has a slot`);
+      // A transport worker that no call has needed yet may still be starting.
+      t.ok(r.body.services[svc].every((s: { state: string; healthy: boolean }) => ['starting', 'ready'].includes(s.state) && s.healthy), `${svc}: up`);
+    }
+    for (const svc of ['settings', 'composer']) {
+      t.same(r.body.services[svc].map((s: { state: string }) => s.state), ['ready'], `${svc}: ready (the daemon serves once they answered)`);
+    }
+    t.same(r.body.services.oauth, [], 'the oauth service starts with the first sign-in');
+    t.notOk(r.text.includes(token), 'never the token');
+  });
+
   t.test('bad input: 4xx with a stable code and the field\'s path, nothing written', async (t) => {
     const json = { 'content-type': 'application/json' };
     const http1 = 'http://127.0.0.1:1/mcp';
@@ -135,8 +171,14 @@ t.test('the guard and the error bodies', async (t) => {
       'DELETE /v1/sessions/{id}', 'GET /v1/sessions', 'GET /v1/sessions/{id}', 'GET /v1/sessions/{id}/context', 'GET /v1/sessions/{id}/events',
       'GET /v1/sessions/{id}/tools', 'POST /v1/sessions', 'POST /v1/sessions/{id}/activity', 'POST /v1/sessions/{id}/calls',
       'POST /v1/sessions/{id}/reload',
+      'PATCH /v1/mcp', 'GET /v1/health', 'GET /v1/status',
+      'PUT /v1/auth/logins/{login}', 'GET /v1/auth/logins/{login}', 'DELETE /v1/auth/logins/{login}', 'POST /v1/auth/logins/{login}/callback',
     ].sort());
     t.ok(r.body.components.schemas.ServerPut && r.body.components.schemas.Error, 'the request and error schemas are named components');
-    t.same(r.body.security, [{ bearer: [] }], 'every route needs the bearer token');
+    t.same(r.body.security, [{ bearer: [] }], 'every route needs the bearer token…');
+    t.same(paths['/v1/health']!.get, { ...(paths['/v1/health']!.get as object), security: [] }, '…but GET /v1/health, which says so');
+    const server = r.body.components.schemas.Server;
+    t.ok(server.properties.state && server.properties.auth, 'the Server DTO has state and auth');
+    t.ok(r.body.components.schemas.Login && r.body.components.schemas.McpSettingsPatch, 'the sign-in and PATCH /v1/mcp shapes are named');
   });
 });

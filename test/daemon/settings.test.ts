@@ -5,10 +5,10 @@
 // were; one answering 401 is kept; a disabled one is not tried), and 50
 // parallel PATCHes from two clients with none lost.
 import t from 'tap';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Agent } from 'undici';
-import { NODE, newTag, taggedPids, tempHome, waitNoLeftovers } from '../helpers.ts';
+import { NODE, newTag, taggedPids, tempHome, until, waitNoLeftovers } from '../helpers.ts';
 import { startOAuthStack } from '../fixtures/oauth-stack.ts';
 import { entry, sdkServer, srv, startDaemon, type Daemon } from './harness.ts';
 
@@ -200,10 +200,41 @@ t.test('settings over HTTP', async (t) => {
     t.equal(Object.keys(servers(home).many.env).length, 50, 'and all in the file');
   });
 
-  t.test('no secret value in any response', async (t) => {
+  t.test('each server\'s state and auth as the daemon knows them without dialling', async (t) => {
+    const file = path.join(home, 'extensions.json');
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    // Entries a strict save would refuse or try, written by hand as a user would.
+    Object.assign(doc.mcp.servers, {
+      unset: entry(NODE, [], { env: { X: { env: 'MISSING_VAR' } } }),
+      remote: { url: 'http://127.0.0.1:1/mcp' },
+      fixed: { url: 'http://127.0.0.1:1/mcp', bearerTokenEnvVar: 'NAMED_TOKEN' },
+    });
+    writeFileSync(file, JSON.stringify(doc, null, 2));
+    await until(async () => (await api('GET', '/v1/mcp/servers')).body.servers.some((x: { name: string }) => x.name === 'fixed'), 30_000, 'the edit');
+    const byName = Object.fromEntries((await api('GET', '/v1/mcp/servers')).body.servers.map((x: any) => [x.name, x]));
+    t.match(byName.unset, { state: 'error', auth: null, lastError: { code: 'ALBEDO_INVALID_CONFIG', reason: 'missing_env' } }, 'a variable not set');
+    t.match(byName.remote, { state: 'configured', auth: { state: 'none' }, tools: null }, 'an http server never reached: OAuth not known to be needed');
+    t.match(byName.fixed, { state: 'configured', auth: null }, 'a fixed Authorization: no OAuth');
+    t.match(byName.secure, { state: 'needs_sign_in', auth: { state: 'needs_sign_in', reason: 'not_signed_in' } }, 'the server that answered 401');
+    t.match(byName.sdk, { state: 'discovered', auth: null, tools: 7 }, 'a catalogue saved for it as configured');
+    t.match(byName.many, { state: 'disabled' });
+    // An OAuth record that changes what auth reports but not the sign-in (none before, none after): the version stays.
+    const before = await api('GET', srv('remote'));
+    const credsFile = path.join(home, 'creds.json');
+    const c = JSON.parse(readFileSync(credsFile, 'utf8'));
+    c.mcp.remote = { oauth: { url: 'http://127.0.0.1:1/mcp', state: 'needs_sign_in', reason: 'token_rejected', updatedAt: Date.now() } };
+    writeFileSync(credsFile, JSON.stringify(c, null, 2), { mode: 0o600 });
+    await until(async () => (await api('GET', srv('remote'))).body.auth.state === 'needs_sign_in', 30_000, 'the record to be read');
+    const after = await api('GET', srv('remote'));
+    t.match(after.body, { state: 'needs_sign_in', auth: { reason: 'token_rejected' } });
+    t.equal(after.headers.etag, before.headers.etag, 'state and auth are reports, not the version: an If-Match read before still holds');
+  });
+
+  t.test('no secret value in any response or daemon log line', async (t) => {
+    bodies.push(...d.lines);
     for (const s of ['bearer-secret-1x', 'header-secret-2x', 'client-secret-3x', 'env-secret-4x', 'env-secret-5x', 'client-secret-6x', 'new-secret-7x',
       'leak-me-8x', 'named-token-value-5x', d.info.token]) {
-      t.notOk(bodies.some((b) => b.includes(s)), `${s.slice(0, 8)}… never in a response`);
+      t.notOk(bodies.some((b) => b.includes(s)), `${s.slice(0, 8)}… never in a response or a log line`);
     }
   });
 });
