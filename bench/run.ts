@@ -8,7 +8,7 @@
  * ratio, target, met?) and latest.svg into bench/results (or --out).
  *
  * `--only GROUP[,GROUP]` runs the named groups only (`stdio`, `http`,
- * `connect`, `memory`, `large`, `hop`, `sessions`, `catalogue`, `daemon`), for working on one;
+ * `connect`, `memory`, `large`, `hop`, `sessions`, `catalogue`, `daemon`, `cli`), for working on one;
  * without `--out` it writes to a temporary directory, not bench/results.
  *
  * `--quick` (under a minute) runs every scenario small, so the harness never
@@ -22,6 +22,7 @@ import { Worker } from 'node:worker_threads';
 import { sessionRows } from './sessions.ts';
 import { catalogueRows } from './catalogue.ts';
 import { daemonRows } from './daemon.ts';
+import { cliRows } from './cli.ts';
 import {
   albedoImpl, sdkImpl, servers, startHttp, sequential, concurrent, median, percentile, ROOT, NODE, type Impl, type ServerSpec, type BenchConn,
 } from './lib.ts';
@@ -294,6 +295,9 @@ try {
 
   // 9. The daemon's HTTP API (bench/daemon.ts)
   if (runs('daemon')) await daemonRows({ P, home, sdk, row, log, child });
+
+  // 10. `albedo mcp list` start-up against a running daemon (bench/cli.ts)
+  if (runs('cli')) await cliRows({ quick, home, row, log });
 } finally {
   await albedo.close();
   rmSync(home, { recursive: true, force: true });

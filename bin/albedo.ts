@@ -1,39 +1,75 @@
 #!/usr/bin/env node
 /**
- * The `albedo` command. Subcommands live in bin/commands/; this file only
- * dispatches. Run it with Node 22 (`npx albedo …` puts the project's Node
- * first on PATH).
+ * The `albedo` command: a commander program. Each command group lives in
+ * bin/commands/; this file only declares the program and dispatches.
+ *
+ * Start-up is part of the contract: the commands that talk to the daemon
+ * load only bin/client/ and bin/commands/ (no kernel, no api/, services/ or
+ * daemon/ code). `probe` and `daemon` (run) load the kernel, so they are
+ * imported on demand, and they parse their own arguments exactly as before.
+ * Run it with Node 22 (`npx albedo …` puts the project's Node first on PATH).
  */
-import { probeCommand } from './commands/probe.ts';
+import { Command, CommanderError } from 'commander';
+import { errorLine, EXIT, CliError } from './client/errors.ts';
 
-const USAGE = `usage: albedo <command> [options]
+/** Each command group's module, loaded only when its word is the command (or for the full help). */
+const GROUPS: Record<string, () => Promise<(parent: Command) => void>> = {
+  daemon: async () => (await import('./commands/daemon-control.ts')).daemonControl,
+  status: async () => (await import('./commands/status.ts')).statusCommand,
+  mcp: async () => (await import('./commands/mcp.ts')).mcpCommands,
+  tools: async () => (await import('./commands/tools.ts')).sessionCommands,
+  call: async () => (await import('./commands/tools.ts')).sessionCommands,
+};
 
-commands:
-  probe    connect to one MCP server directly, negotiate, discover, and print what it offers
-           albedo probe [--json] [--timeout MS] [--call TOOL [--args JSON]] [--read URI]
-                        [--prompt NAME [--args JSON]] [--cwd DIR] [--env NAME=VALUE]... -- COMMAND [ARGS...]
-  daemon   run the daemon for $ALBEDO_HOME: the HTTP API on 127.0.0.1 (daemon.json says where)
-           albedo daemon [--port N]
+const program = new Command('albedo')
+  .description('Albedo: one daemon that holds your MCP servers, and this command over its HTTP API.')
+  .usage('<command> [options]')
+  .exitOverride()
+  .configureOutput({
+    // commander's own errors (unknown option, missing argument) as the CLI's one line, exit 2.
+    outputError: (text, write) => write(`albedo: ALBEDO_INVALID_ARGUMENT: ${text.replace(/^error:\s*/, '').trim()} (see --help)\n`),
+  })
+  .addHelpText('after', '\nexit status: 0 ok, 1 failed, 2 bad usage, 3 no daemon reachable, 4 not found, 5 needs a sign-in, '
+    + '6 the tool reported an error (albedo call).\nSee docs/cli.md.');
 
-run 'albedo <command> --help' for details.`;
+// `probe` and `daemon` (run) take the raw words after their name, as they always did.
+const raw = (n: number): string[] => process.argv.slice(2 + n);
+program.command('probe')
+  .description('connect to one MCP server directly (no daemon), negotiate, discover, and print what it offers')
+  .helpOption(false).allowUnknownOption().allowExcessArguments().argument('[args...]')
+  .action(async () => {
+    process.exitCode = await (await import('./commands/probe.ts')).probeCommand(raw(1));
+  });
+const daemon = program.command('daemon')
+  .description('run the daemon for $ALBEDO_HOME (albedo daemon [--port N]); albedo daemon stop | status')
+  .helpOption(false).allowUnknownOption().allowExcessArguments().argument('[args...]')
+  .action(async () => {
+    process.exitCode = await (await import('./commands/daemon.ts')).daemonCommand(raw(1));
+  });
+const word = process.argv[2];
+const wanted = word !== undefined && Object.hasOwn(GROUPS, word) ? [word] : Object.keys(GROUPS);
+const registered = new Set<unknown>();
+for (const g of wanted) {
+  const register = await GROUPS[g]!();
+  if (registered.has(register)) continue;
+  registered.add(register);
+  register(g === 'daemon' ? daemon : program);
+}
 
-const [cmd, ...rest] = process.argv.slice(2);
-switch (cmd) {
-  case 'probe':
-    process.exitCode = await probeCommand(rest);
-    break;
-  case 'daemon':
-    // Loaded on demand: only this command and probe load the kernel.
-    process.exitCode = await (await import('./commands/daemon.ts')).daemonCommand(rest);
-    break;
-  case undefined:
-  case '-h':
-  case '--help':
-  case 'help':
-    process.stdout.write(USAGE + '\n');
-    process.exitCode = cmd === undefined ? 2 : 0;
-    break;
-  default:
-    process.stderr.write(`albedo: unknown command ${JSON.stringify(cmd)}\n${USAGE}\n`);
-    process.exitCode = 2;
+try {
+  if (process.argv.length <= 2) {
+    program.outputHelp();
+    process.exitCode = EXIT.usage;
+  } else {
+    await program.parseAsync(process.argv);
+  }
+} catch (err) {
+  if (err instanceof CommanderError) {
+    // --help and --version are not errors; everything else commander refuses is bad usage (already said in one line).
+    process.exitCode = err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version'
+      ? EXIT.ok : EXIT.usage;
+  } else {
+    process.stderr.write(errorLine(err) + '\n');
+    process.exitCode = err instanceof CliError ? err.exit : EXIT.failed;
+  }
 }

@@ -1,0 +1,190 @@
+/**
+ * From `albedo mcp add|edit` options to what the API takes: a server entry
+ * as extensions.json has it, and the typed secrets beside it.
+ *
+ * One rule for every value: a literal value is a secret typed by the user
+ * and goes to the API's `secrets` (creds.json, never extensions.json);
+ * `${VAR}` names a variable of the daemon, and only the name is saved
+ * (`{ "env": "VAR" }`, `bearerTokenEnvVar`). `--command` is split by shell
+ * quoting rules (shell-quote), but no shell ever runs: operators, globs and
+ * variables are refused rather than silently taken literally.
+ */
+import path from 'node:path';
+import { parse as shellParse } from 'shell-quote';
+import { usage } from '../client/errors.ts';
+
+/** The API's typed secrets of a write (docs/api.md "Secrets"); null removes, absent keeps. */
+export interface Secrets {
+  bearer?: string | null;
+  header?: { name: string; value: string } | null;
+  env?: Record<string, string | null>;
+  oauth?: null;
+}
+
+export type Named = { env: string };
+
+/** The options add and edit share (commander's camel-cased values). */
+export interface EntryOptions {
+  url?: string;
+  header?: string[];
+  bearerEnv?: string;
+  command?: string;
+  env?: string[];
+  cwd?: string;
+  startupTimeout?: string;
+  callTimeout?: string;
+}
+
+/** What the options say about the server: fields of the entry, and secrets. */
+export interface EntryParts {
+  kind: 'http' | 'stdio' | null;
+  fields: Record<string, unknown>;
+  /** env / headers entries: a named variable, or null to remove (edit). */
+  named: { env: Record<string, Named | null>; headers: Record<string, Named | null> };
+  secrets: Secrets;
+}
+
+const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** `${VAR}`, the whole value. */
+const WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+
+/** `${VAR}` → VAR, else null; a value that holds `${…}` among other text is refused (only whole values can be named). */
+export function namedVar(value: string, what: string): string | null {
+  const m = WHOLE_VAR.exec(value);
+  if (m) return m[1]!;
+  if (/\$\{[^}]*\}/.test(value)) throw usage(`${what}: \${VAR} must be the whole value (the daemon reads the variable; it does not expand text)`);
+  return null;
+}
+
+/** Splits `--command` by shell quoting rules; no shell runs, so what only a shell would do is refused. */
+export function splitCommand(text: string): string[] {
+  const vars: string[] = [];
+  const parts = shellParse(text, (key) => { vars.push(key); return ''; });
+  if (vars.length) {
+    throw usage(`--command: no shell runs, so $${vars[0]} would not be expanded; write the value, or pass it with --env NAME=VALUE`);
+  }
+  const out: string[] = [];
+  for (const p of parts) {
+    if (typeof p !== 'string') {
+      const what = 'op' in p ? (p.op === 'glob' ? `the pattern ${p.pattern}` : `the operator ${p.op}`) : 'a comment';
+      throw usage(`--command: no shell runs, so ${what} cannot be used; quote it to pass it as an argument`);
+    }
+    out.push(p);
+  }
+  if (!out.length) throw usage('--command: no command given');
+  return out;
+}
+
+function timeout(v: string | undefined, option: string, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1 || n > max) throw usage(`${option} must be a whole number of milliseconds from 1 to ${max}, not ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** `NAME=VALUE`, `NAME=${VAR}` or `NAME` (the value of NAME in this command's environment). */
+function envOption(raw: string, parts: EntryParts): void {
+  const eq = raw.indexOf('=');
+  const name = eq < 0 ? raw : raw.slice(0, eq);
+  if (!VAR_NAME.test(name)) throw usage(`--env ${JSON.stringify(raw)}: expected NAME=VALUE with a variable name`);
+  const value = eq < 0 ? process.env[name] : raw.slice(eq + 1);
+  if (value === undefined) throw usage(`--env ${name}: ${name} is not set in this environment (write NAME=VALUE)`);
+  const v = namedVar(value, `--env ${name}`);
+  if (v !== null) {
+    parts.named.env[name] = { env: v };
+    (parts.secrets.env ??= {})[name] = null;
+  } else {
+    // A blank secret means "keep the stored one" to the API: an empty value cannot be stored.
+    if (value === '') throw usage(`--env ${name}: an empty value cannot be stored`);
+    (parts.secrets.env ??= {})[name] = value;
+    parts.named.env[name] = null;
+  }
+}
+
+/** `Name: value`: Authorization: Bearer … is the bearer secret; one other literal header is the header secret; `${VAR}` is named. */
+function headerOption(raw: string, parts: EntryParts): void {
+  const colon = raw.indexOf(':');
+  const name = colon < 0 ? '' : raw.slice(0, colon).trim();
+  const value = colon < 0 ? '' : raw.slice(colon + 1).trim();
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || !value) throw usage(`--header ${JSON.stringify(raw.split(':')[0])}: expected 'Name: value'`);
+  const bearer = /^authorization$/i.test(name) ? /^Bearer\s+(\S+)$/i.exec(value) : null;
+  if (bearer) {
+    const v = namedVar(bearer[1]!, '--header Authorization');
+    if (v !== null) parts.fields.bearerTokenEnvVar = v;
+    else parts.secrets.bearer = bearer[1]!;
+    return;
+  }
+  const v = namedVar(value, `--header ${name}`);
+  if (v !== null) {
+    parts.named.headers[name] = { env: v };
+    return;
+  }
+  if (parts.secrets.header) throw usage(`--header ${name}: only one header value can be stored as a secret; name the others' variables with 'Name: \${VAR}'`);
+  parts.secrets.header = { name, value };
+}
+
+/**
+ * The entry parts `o` and the words after `--` describe. `kind` is null
+ * when neither a URL nor a command was given (an edit of other fields).
+ */
+export function entryParts(o: EntryOptions, argv: string[] | null): EntryParts {
+  const parts: EntryParts = { kind: null, fields: {}, named: { env: {}, headers: {} }, secrets: {} };
+  const stdio = o.command !== undefined || argv !== null;
+  if (o.url !== undefined && stdio) throw usage('give either --url (an http server) or a command (--command, or -- COMMAND ARGS), not both');
+  if (o.command !== undefined && argv !== null) throw usage('give the command either with --command or after --, not both');
+  if (o.url !== undefined) {
+    parts.kind = 'http';
+    parts.fields.url = o.url;
+  } else if (stdio) {
+    parts.kind = 'stdio';
+    const words = argv ?? splitCommand(o.command!);
+    if (!words.length || !words[0]) throw usage('no command after --');
+    // A relative path to an executable is this command's, not the daemon's: made absolute. A bare name is looked up on PATH.
+    const command = words[0].includes('/') ? path.resolve(words[0]) : words[0];
+    parts.fields.command = command;
+    parts.fields.args = words.slice(1);
+  }
+  if (o.cwd !== undefined) parts.fields.cwd = path.resolve(o.cwd);
+  const st = timeout(o.startupTimeout, '--startup-timeout', 600_000);
+  if (st !== undefined) parts.fields.startupTimeoutMs = st;
+  const ct = timeout(o.callTimeout, '--call-timeout', 3_600_000);
+  if (ct !== undefined) parts.fields.callTimeoutMs = ct;
+  if (o.bearerEnv !== undefined) {
+    if (!VAR_NAME.test(o.bearerEnv)) throw usage(`--bearer-env ${JSON.stringify(o.bearerEnv)}: expected a variable name`);
+    parts.fields.bearerTokenEnvVar = o.bearerEnv;
+  }
+  for (const h of o.header ?? []) headerOption(h, parts);
+  for (const e of o.env ?? []) envOption(e, parts);
+  return parts;
+}
+
+/** Whether the parts touch http fields, stdio fields. */
+export function touches(p: EntryParts): { http: boolean; stdio: boolean } {
+  const f = p.fields;
+  return {
+    http: 'url' in f || 'bearerTokenEnvVar' in f || Object.keys(p.named.headers).length > 0 || 'bearer' in p.secrets || 'header' in p.secrets,
+    stdio: 'command' in f || 'cwd' in f || Object.keys(p.named.env).length > 0 || 'env' in p.secrets,
+  };
+}
+
+/** A whole entry for a PUT (add): the fields, the named variables, and the secrets to store with it. */
+export function putBody(p: EntryParts, enabled: boolean): Record<string, unknown> {
+  const t = touches(p);
+  // Relative paths in the command line mean this directory, as they would in a shell here (the daemon's default is $ALBEDO_HOME).
+  if (p.kind === 'stdio' && p.fields.cwd === undefined) p.fields.cwd = process.cwd();
+  if (p.kind === 'http' && t.stdio) throw usage('--env and --cwd are for a command (stdio) server, not one with --url');
+  if (p.kind === 'stdio' && t.http) throw usage('--header and --bearer-env are for an http server (--url), not a command');
+  const body: Record<string, unknown> = { ...p.fields };
+  const env = Object.fromEntries(Object.entries(p.named.env).filter(([, v]) => v !== null));
+  const headers = Object.fromEntries(Object.entries(p.named.headers).filter(([, v]) => v !== null));
+  if (Object.keys(env).length) body.env = env;
+  if (Object.keys(headers).length) body.headers = headers;
+  if (!enabled) body.enabled = false;
+  const secrets: Secrets = {};
+  if (p.secrets.bearer) secrets.bearer = p.secrets.bearer;
+  if (p.secrets.header) secrets.header = p.secrets.header;
+  const secretEnv = Object.fromEntries(Object.entries(p.secrets.env ?? {}).filter(([, v]) => v !== null));
+  if (Object.keys(secretEnv).length) secrets.env = secretEnv as Record<string, string>;
+  if (Object.keys(secrets).length) body.secrets = secrets;
+  return body;
+}

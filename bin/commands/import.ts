@@ -1,0 +1,28 @@
+/**
+ * `albedo mcp import --from TOOL [FILE]`: the servers of another host's MCP
+ * config, shown as they would be added; added on `--yes`. The readers
+ * (bin/import/) are loaded only when the command runs.
+ */
+import { Option, type Command } from 'commander';
+
+export interface ImportOptions {
+  from: string;
+  yes?: boolean;
+  disabled?: boolean;
+  replace?: boolean;
+  json?: boolean;
+}
+
+export function importCommand(mcp: Command): void {
+  mcp.command('import').argument('[file]', "the tool's config file (default: the project's, else the user's; see docs/cli.md)")
+    .description("import another tool's MCP servers: shows what it would add; --yes adds them (each tried first, as by add)")
+    .addOption(new Option('--from <tool>', 'whose config it is').choices(['claude', 'claude-code', 'vscode', 'cursor', 'codex', 'gemini'])
+      .makeOptionMandatory())
+    .option('--yes', 'add them (without it, nothing is changed)')
+    .option('--disabled', 'add them switched off (not tried; enable each with albedo mcp enable NAME)')
+    .option('--replace', 'replace servers of the same names (otherwise they are skipped)')
+    .option('--json', 'print one JSON object: { from, file, added, servers: [{ name, outcome, reason?, entry, secrets, warnings, … }] }')
+    .action(async (file: string | undefined, o: ImportOptions) => {
+      await (await import('../import/run.ts')).runImport(file, o);
+    });
+}

@@ -1,0 +1,137 @@
+/**
+ * `albedo mcp …`: the daemon's servers, through its settings API. The CLI
+ * never writes a settings file: every change is a request, and the daemon's
+ * strict save tries the server before it is saved (a server that cannot
+ * start is refused with its error, and nothing changes). Secrets typed on
+ * the command line go to the API's `secrets` (creds.json), never to
+ * extensions.json (commands/entry.ts).
+ */
+import type { Command } from 'commander';
+import { Client } from '../client/client.ts';
+import { CliError, usage } from '../client/errors.ts';
+import { seg } from '../client/http.ts';
+import { cell, emit, note, table } from '../client/output.ts';
+import type { EntryOptions } from './entry.ts';
+import { kindOf, saveLine, secretsOf, target } from './show.ts';
+import { signInCommands } from './sign-in.ts';
+import { importCommand } from './import.ts';
+
+export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+const srv = (name: string, suffix = ''): string => `/v1/mcp/servers/${seg(name)}${suffix}`;
+
+/** The words after `--` on the command line, or null when there is no `--`. */
+function afterDashes(): string[] | null {
+  const i = process.argv.indexOf('--', 2);
+  return i < 0 ? null : process.argv.slice(i + 1);
+}
+
+function entryOptions(cmd: Command): Command {
+  return cmd
+    .option('--url <url>', 'an MCP server over Streamable HTTP')
+    .option('--header <header>', "an HTTP header, 'Name: value' (repeatable); a literal value is stored as a secret, 'Name: ${VAR}' "
+      + "names the daemon's variable VAR; 'Authorization: Bearer …' is the bearer token", collect)
+    .option('--bearer-env <var>', "send 'Authorization: Bearer' with the token in the daemon's variable VAR")
+    .option('--command <command>', "the server's command line, split by shell quoting rules (no shell runs); or give it after --")
+    .option('--env <name=value>', "a variable for a command server (repeatable): NAME=VALUE is stored as a secret, NAME='${VAR}' "
+      + "names the daemon's variable, NAME alone takes the value of NAME here", collect)
+    .option('--cwd <dir>', "the server's working directory (made absolute)")
+    .option('--startup-timeout <ms>', 'start-up timeout (startupTimeoutMs)')
+    .option('--call-timeout <ms>', 'timeout of one request (callTimeoutMs)')
+    .option('--dry-run', 'try the server and report, without saving')
+    .option('--json', 'print the save result as one JSON object: { saved, created, check, server }');
+}
+
+type AddOptions = EntryOptions & { disabled?: boolean; replace?: boolean; dryRun?: boolean; json?: boolean };
+type EditOptions = EntryOptions & { unsetEnv?: string[]; unsetHeader?: string[]; dryRun?: boolean; json?: boolean };
+
+export function mcpCommands(program: Command): void {
+  const mcp = program.command('mcp').description('the MCP servers of the daemon: list, add, edit, remove, enable, disable, sign in, import');
+
+  mcp.command('list')
+    .description('every configured server, in file order')
+    .option('--json', 'print a JSON array of servers: { name, enabled, config, secrets, tools, description, lastError, … }')
+    .action(async (o: { json?: boolean }) => {
+      const { body } = await new Client().call('GET', '/v1/mcp/servers');
+      if (body.invalid) note(`albedo: extensions.json is broken (${body.invalid.length} problem(s)); the servers shown are the last valid ones`);
+      emit(!!o.json, body.servers, () => (body.servers.length
+        ? table(['NAME', 'TYPE', 'ENABLED', 'TOOLS', 'TARGET', 'SECRETS', 'PROBLEM'], body.servers.map((s: any) => [
+          s.name, kindOf(s.config), s.enabled ? 'yes' : 'no', s.tools === null ? '-' : String(s.tools), cell(target(s.config), 50),
+          cell(secretsOf(s), 40), s.lastError ? s.lastError.code : '',
+        ]))
+        : 'no servers configured (albedo mcp add NAME …)'));
+    });
+
+  mcp.command('show').argument('<name>')
+    .description('one server: its entry, which secrets are stored, tools, description, problem')
+    .option('--json', 'print the server as one JSON object')
+    .action(async (name: string, o: { json?: boolean }) => {
+      const { body: s } = await new Client().call('GET', srv(name));
+      emit(!!o.json, s, () => [
+        `${s.name} (${kindOf(s.config)}, ${s.enabled ? 'enabled' : 'disabled'})`, `  target:  ${target(s.config)}`,
+        `  secrets: ${secretsOf(s) || 'none'}`, `  tools:   ${s.tools === null ? 'unknown (no saved catalogue)' : s.tools}`,
+        ...(s.description ? [`  about:   ${cell(s.description, 200)}`] : []),
+        ...(s.lastError ? [`  problem: ${s.lastError.code}: ${s.lastError.message}`] : []),
+      ].join('\n'));
+    });
+
+  entryOptions(mcp.command('add').argument('<name>').argument('[command...]', 'after --: the command and its arguments'))
+    .description('add a server (the daemon tries it first: one that cannot start is refused and nothing is saved)')
+    .option('--disabled', 'save it switched off (not tried)')
+    .option('--replace', 'replace a server of that name (otherwise adding an existing name is refused)')
+    .action(async (name: string, words: string[], o: AddOptions) => {
+      const argv = afterDashes();
+      if (words.length && argv === null) throw usage(`put the server's command after -- (albedo mcp add ${name} -- ${words.join(' ')})`);
+      const { entryParts, putBody } = await import('./entry.ts');
+      const parts = entryParts(o, argv);
+      if (parts.kind === null) throw usage('give --url URL, --command "…" or -- COMMAND ARGS');
+      const body = putBody(parts, !o.disabled);
+      const r = await new Client().call('PUT', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
+        body, headers: o.replace ? {} : { 'if-none-match': '*' },
+      }).then((x) => x.body, (err) => {
+        if (err instanceof CliError && err.code === 'ALBEDO_PRECONDITION_FAILED') {
+          throw new CliError(err.code, `a server named ${JSON.stringify(name)} exists: change it with albedo mcp edit, or add --replace`, err.exit);
+        }
+        throw err;
+      });
+      emit(!!o.json, r, () => saveLine(name, r));
+    });
+
+  entryOptions(mcp.command('edit').argument('<name>').argument('[command...]', 'after --: a new command and its arguments'))
+    .description('change a server (a JSON merge patch; the daemon tries it first, as for add)')
+    .option('--unset-env <name>', 'remove a variable (named or stored) (repeatable)', collect)
+    .option('--unset-header <name>', 'remove a header (named or stored; Authorization: the bearer token) (repeatable)', collect)
+    .action(async (name: string, words: string[], o: EditOptions) => {
+      const argv = afterDashes();
+      if (words.length && argv === null) throw usage(`put the server's command after -- (albedo mcp edit ${name} -- ${words.join(' ')})`);
+      const [{ entryParts }, { patchBody }] = await Promise.all([import('./entry.ts'), import('./entry-patch.ts')]);
+      const client = new Client();
+      const cur = await client.call('GET', srv(name));
+      const patch = patchBody(entryParts(o, argv), cur.body, { env: o.unsetEnv ?? [], header: o.unsetHeader ?? [] });
+      const etag: Record<string, string> = typeof cur.headers.etag === 'string' ? { 'if-match': cur.headers.etag } : {};
+      const { body: r } = await client.call('PATCH', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
+        body: patch, headers: { 'content-type': 'application/merge-patch+json', ...etag },
+      });
+      emit(!!o.json, r, () => saveLine(name, r));
+    });
+
+  mcp.command('remove').alias('rm').argument('<name>')
+    .description('remove a server and everything stored for it (typed secrets, sign-in, saved catalogue)')
+    .option('--json', 'print one JSON object: { removed }')
+    .action(async (name: string, o: { json?: boolean }) => {
+      await new Client().call('DELETE', srv(name));
+      emit(!!o.json, { removed: name }, () => `removed ${name}`);
+    });
+
+  for (const what of ['enable', 'disable'] as const) {
+    mcp.command(what).argument('<name>')
+      .description(what === 'enable' ? 'switch a server on (it is tried first)' : 'switch a server off (kept, never dialled)')
+      .option('--json', 'print the save result as one JSON object: { saved, created, check, server }')
+      .action(async (name: string, o: { json?: boolean }) => {
+        const { body: r } = await new Client().call('POST', srv(name, `/${what}`));
+        emit(!!o.json, r, () => saveLine(name, r));
+      });
+  }
+
+  signInCommands(mcp);
+  importCommand(mcp);
+}

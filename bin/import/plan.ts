@@ -1,0 +1,168 @@
+/**
+ * One server of another host's config as an Albedo server: the entry for
+ * extensions.json (no secret value in it), the typed secrets to store
+ * beside it, and the inputs the user must type — or why it is skipped.
+ *
+ * Literal env values and header values become typed secrets (creds.json);
+ * a whole-value variable becomes a named one (`{ "env": "VAR" }`, or
+ * `bearerTokenEnvVar` for `Authorization: Bearer ${VAR}`). What Albedo
+ * cannot keep faithfully is skipped with a reason, never guessed at: the
+ * legacy HTTP+SSE transport, a variable inside an argument or inside other
+ * text, a second literal header (one header secret is stored per server).
+ */
+import path from 'node:path';
+import { plainValue, secretValue, type Context, type Value } from './values.ts';
+import { codexExtras } from './codex.ts';
+
+/** Where an input's value goes once typed. */
+export type InputTarget = { kind: 'env'; name: string } | { kind: 'bearer' } | { kind: 'header'; name: string };
+
+export interface Planned {
+  name: string;
+  kind: 'stdio' | 'http' | null;
+  /** The entry as extensions.json will have it (no secret values). */
+  entry: Record<string, unknown> | null;
+  /** The typed secrets to store (values; never printed). */
+  secrets: { bearer?: string; header?: { name: string; value: string }; env?: Record<string, string> };
+  inputs: Array<{ id: string; target: InputTarget }>;
+  warnings: string[];
+  skip: { reason: string; message: string } | null;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+class Skip extends Error {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+function plain(raw: unknown, what: string, c: Context): string {
+  if (typeof raw !== 'string' || raw === '') throw new Skip('invalid', `${what} is not a non-empty string`);
+  const v = plainValue(raw, c);
+  if ('embedded' in v) throw new Skip('variable_in_args', `${what} uses ${v.embedded}; the daemon does not expand variables there`);
+  return v.value;
+}
+
+function value(raw: unknown, what: string, c: Context): Value {
+  if (typeof raw !== 'string') throw new Skip('invalid', `${what} is not a string`);
+  const v = secretValue(raw, c);
+  if (v.kind === 'embedded') throw new Skip('variable_in_text', `${what} uses ${v.what} inside other text; only a whole value can name a variable`);
+  return v;
+}
+
+/** Plans one server; never throws. */
+export function plan(name: string, raw: unknown, c: Context): Planned {
+  const p: Planned = { name, kind: null, entry: null, secrets: {}, inputs: [], warnings: [], skip: null };
+  try {
+    if (!isObject(raw)) throw new Skip('invalid', 'the entry is not an object');
+    const entry: Record<string, unknown> = {};
+    const type = typeof raw.type === 'string' ? raw.type : undefined;
+    // Gemini: httpUrl is Streamable HTTP, url the legacy SSE transport; elsewhere url is Streamable HTTP unless type says sse.
+    const url = c.dialect === 'gemini' ? raw.httpUrl : raw.url;
+    if (type === 'sse' || (c.dialect === 'gemini' && raw.url !== undefined && raw.httpUrl === undefined)) {
+      throw new Skip('unsupported_transport', 'the legacy HTTP+SSE transport is not supported (only Streamable HTTP)');
+    }
+    if (url !== undefined || type === 'http' || type === 'streamable-http') {
+      p.kind = 'http';
+      entry.url = plain(url, 'url', c);
+      httpHeaders(raw.headers, entry, p, c);
+    } else if (raw.command !== undefined) {
+      p.kind = 'stdio';
+      entry.command = plain(raw.command, 'command', c);
+      const args = raw.args ?? [];
+      if (!Array.isArray(args)) throw new Skip('invalid', 'args is not an array');
+      entry.args = args.map((a, i) => plain(a, `args[${i}]`, c));
+      if (raw.cwd !== undefined) entry.cwd = path.resolve(c.workspace, plain(raw.cwd, 'cwd', c));
+      stdioEnv(raw.env, entry, p, c);
+      if (raw.envFile !== undefined) p.warnings.push('envFile is not imported: its variables are not passed to the server');
+    } else {
+      throw new Skip('invalid', 'neither a command nor a url');
+    }
+    if (raw.disabled === true || raw.enabled === false) entry.enabled = false;
+    if (c.dialect === 'gemini') geminiExtras(raw, entry);
+    if (c.dialect === 'codex' && isObject(c.original)) codexExtras(c.original, entry);
+    p.entry = entry;
+  } catch (err) {
+    if (!(err instanceof Skip)) throw err;
+    p.skip = { reason: err.reason, message: err.message };
+    p.secrets = {};
+    p.inputs = [];
+  }
+  return p;
+}
+
+function stdioEnv(raw: unknown, entry: Record<string, unknown>, p: Planned, c: Context): void {
+  if (raw === undefined) return;
+  if (!isObject(raw)) throw new Skip('invalid', 'env is not an object');
+  const named: Record<string, { env: string }> = {};
+  for (const [k, rawV] of Object.entries(raw)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Skip('invalid', `env ${JSON.stringify(k)} is not a variable name`);
+    const v = value(rawV, `env ${k}`, c);
+    if (v.kind === 'named') {
+      named[k] = { env: v.name };
+      if (v.dropped !== undefined) p.warnings.push(`env ${k}: the default of \${${v.name}:-…} is not kept`);
+    } else if (v.kind === 'input') p.inputs.push({ id: v.id, target: { kind: 'env', name: k } });
+    else if (v.kind === 'literal') {
+      if (v.value === '') throw new Skip('invalid', `env ${k} is empty; an empty value cannot be stored`);
+      (p.secrets.env ??= {})[k] = v.value;
+    }
+  }
+  if (Object.keys(named).length) entry.env = named;
+}
+
+function httpHeaders(raw: unknown, entry: Record<string, unknown>, p: Planned, c: Context): void {
+  if (raw === undefined) return;
+  if (!isObject(raw)) throw new Skip('invalid', 'headers is not an object');
+  const named: Record<string, { env: string }> = {};
+  const literal = (name: string, v: string): void => {
+    if (p.secrets.header) {
+      throw new Skip('too_many_header_secrets', `headers ${p.secrets.header.name} and ${name} both hold values; one header secret is stored per server`);
+    }
+    p.secrets.header = { name, value: v };
+  };
+  for (const [name, rawV] of Object.entries(raw)) {
+    if (typeof rawV !== 'string') throw new Skip('invalid', `header ${name} is not a string`);
+    const bearer = /^authorization$/i.test(name) ? /^Bearer\s+(.+)$/i.exec(rawV.trim()) : null;
+    if (bearer) {
+      const v = value(bearer[1]!, `header ${name}`, c);
+      if (v.kind === 'named') entry.bearerTokenEnvVar = v.name;
+      else if (v.kind === 'input') p.inputs.push({ id: v.id, target: { kind: 'bearer' } });
+      else if (v.kind === 'literal') p.secrets.bearer = v.value;
+      continue;
+    }
+    const v = value(rawV, `header ${name}`, c);
+    if (v.kind === 'named') {
+      named[name] = { env: v.name };
+      if (v.dropped !== undefined) p.warnings.push(`header ${name}: the default of \${${v.name}:-…} is not kept`);
+    }
+    else if (v.kind === 'input') p.inputs.push({ id: v.id, target: { kind: 'header', name } });
+    else if (v.kind === 'literal') literal(name, v.value);
+  }
+  if (p.inputs.filter((i) => i.target.kind === 'header').length + (p.secrets.header ? 1 : 0) > 1) {
+    throw new Skip('too_many_header_secrets', 'more than one header needs a stored value; one header secret is stored per server');
+  }
+  if (Object.keys(named).length) entry.headers = named;
+}
+
+/** Gemini CLI's own fields that Albedo has: timeout (ms per request), includeTools, excludeTools. */
+function geminiExtras(raw: Record<string, unknown>, entry: Record<string, unknown>): void {
+  if (typeof raw.timeout === 'number' && Number.isInteger(raw.timeout) && raw.timeout > 0) entry.callTimeoutMs = Math.min(raw.timeout, 3_600_000);
+  const names = (v: unknown): string[] | null => (Array.isArray(v) && v.every((x) => typeof x === 'string' && x) ? v as string[] : null);
+  const include = names(raw.includeTools);
+  const exclude = names(raw.excludeTools);
+  if (include) entry.enabledTools = include;
+  if (exclude) entry.disabledTools = exclude;
+}
+
+/** What a plan would store, by name only (for the preview): "env TOKEN", "bearer", "header X-Key". */
+export function secretNames(p: Planned): string[] {
+  const out: string[] = [];
+  if (p.secrets.bearer !== undefined) out.push('bearer');
+  if (p.secrets.header) out.push(`header ${p.secrets.header.name}`);
+  for (const k of Object.keys(p.secrets.env ?? {})) out.push(`env ${k}`);
+  for (const i of p.inputs) out.push(i.target.kind === 'env' ? `env ${i.target.name}` : i.target.kind === 'bearer' ? 'bearer' : `header ${i.target.name}`);
+  return out;
+}

@@ -1,0 +1,149 @@
+/**
+ * Where each host keeps its MCP servers, and how its file holds them:
+ *
+ * | --from | default file | servers under |
+ * | --- | --- | --- |
+ * | claude | Claude Desktop's `claude_desktop_config.json` (~/.config/Claude, ~/Library/Application Support/Claude, %APPDATA%\Claude) | `mcpServers` |
+ * | claude-code | `./.mcp.json`, else `~/.claude.json` | `mcpServers`; in `~/.claude.json` also `projects[<cwd>].mcpServers` |
+ * | vscode | `./.vscode/mcp.json`, else the user profile's `mcp.json` | `servers` (and `inputs`); a settings.json's `mcp.servers` |
+ * | cursor | `./.cursor/mcp.json`, else `~/.cursor/mcp.json` | `mcpServers` |
+ * | gemini | `./.gemini/settings.json`, else `~/.gemini/settings.json` | `mcpServers` |
+ * | codex | `./.codex/config.toml`, else `$CODEX_HOME/config.toml` (`~/.codex`) | `[mcp_servers.<name>]` (TOML, read with smol-toml; codex.ts) |
+ *
+ * The others are JSON; VS Code's and Cursor's may hold comments and trailing
+ * commas (JSONC, read with jsonc-parser, which reports errors instead of
+ * guessing).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CliError, EXIT } from '../client/errors.ts';
+import type { Dialect } from './values.ts';
+import { parse as parseToml } from 'smol-toml';
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { fromCodex } from './codex.ts';
+
+export const SOURCES = ['claude', 'claude-code', 'vscode', 'cursor', 'codex', 'gemini'] as const;
+export type Source = (typeof SOURCES)[number];
+
+/** A VS Code input (`inputs[]`): asked for when a server that uses it is added. */
+export interface Input {
+  id: string;
+  description: string;
+  password: boolean;
+}
+
+export interface Read {
+  from: Source;
+  file: string;
+  dialect: Dialect;
+  /** What `${workspaceFolder}` means for this file. */
+  workspace: string;
+  /** `raw` in the generic shape plan.ts reads; `original` as the host wrote it. */
+  servers: Array<{ name: string; raw: unknown; original?: unknown }>;
+  inputs: Map<string, Input>;
+}
+
+function appData(): string {
+  const home = os.homedir();
+  if (process.platform === 'darwin') return path.join(home, 'Library', 'Application Support');
+  if (process.platform === 'win32') return process.env.APPDATA ?? path.join(home, 'AppData', 'Roaming');
+  return process.env.XDG_CONFIG_HOME || path.join(home, '.config');
+}
+
+/** The file `--from` reads when none is given: the project's own first, then the user's. */
+export function defaultFile(from: Source): string {
+  const home = os.homedir();
+  const first = (...candidates: string[]): string => candidates.find((f) => existsSync(f)) ?? candidates[candidates.length - 1]!;
+  switch (from) {
+    case 'claude': return path.join(appData(), 'Claude', 'claude_desktop_config.json');
+    case 'claude-code': return first(path.resolve('.mcp.json'), path.join(home, '.claude.json'));
+    case 'vscode': return first(path.resolve('.vscode', 'mcp.json'), path.join(appData(), 'Code', 'User', 'mcp.json'));
+    case 'cursor': return first(path.resolve('.cursor', 'mcp.json'), path.join(home, '.cursor', 'mcp.json'));
+    case 'gemini': return first(path.resolve('.gemini', 'settings.json'), path.join(home, '.gemini', 'settings.json'));
+    case 'codex': return first(path.resolve('.codex', 'config.toml'), path.join(process.env.CODEX_HOME || path.join(home, '.codex'), 'config.toml'));
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function serversOf(o: unknown): Array<{ name: string; raw: unknown }> {
+  return isObject(o) ? Object.entries(o).map(([name, raw]) => ({ name, raw })) : [];
+}
+
+/** The file's document: TOML for Codex, JSONC for VS Code and Cursor, JSON for the others; an object, or a clear error. */
+function parseDocument(from: Source, f: string, text: string): Record<string, unknown> {
+  let doc: unknown;
+  if (from === 'codex') {
+    try {
+      doc = parseToml(text);
+    } catch (err) {
+      throw new CliError('ALBEDO_INVALID_CONFIG', `${f} is not valid TOML: ${(err as Error).message.split('\n')[0]}`, EXIT.failed);
+    }
+  } else if (from === 'vscode' || from === 'cursor') {
+    const errors: ParseError[] = [];
+    doc = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+    if (errors.length) {
+      const e = errors[0]!;
+      throw new CliError('ALBEDO_INVALID_CONFIG', `${f} is not valid JSON with comments: ${printParseErrorCode(e.error)} at offset ${e.offset}`, EXIT.failed);
+    }
+  } else {
+    try {
+      doc = JSON.parse(text);
+    } catch (err) {
+      throw new CliError('ALBEDO_INVALID_CONFIG', `${f} is not valid JSON: ${(err as Error).message}`, EXIT.failed);
+    }
+  }
+  if (!isObject(doc)) throw new CliError('ALBEDO_INVALID_CONFIG', `${f} does not hold an object`, EXIT.failed);
+  return doc;
+}
+
+/** The servers `from`'s file holds. */
+export function readSource(from: Source, file: string | undefined): Read {
+  const f = path.resolve(file ?? defaultFile(from));
+  let text: string;
+  try {
+    text = readFileSync(f, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new CliError('ALBEDO_NOT_FOUND', `no such file: ${f}`, EXIT.notFound);
+    throw new CliError('ALBEDO_INVALID_CONFIG', `cannot read ${f}: ${code ?? (err as Error).message}`, EXIT.failed);
+  }
+  const doc = parseDocument(from, f, text);
+  if (from === 'codex') {
+    const servers = serversOf(doc.mcp_servers).map(({ name, raw }) => ({ name, raw: fromCodex(raw), original: raw }));
+    return { from, file: f, dialect: 'codex', workspace: process.cwd(), servers, inputs: new Map() };
+  }
+
+  // .vscode/mcp.json and .cursor/mcp.json are a workspace's: ${workspaceFolder} is the folder that holds them.
+  const parent = path.basename(path.dirname(f));
+  const workspace = parent === '.vscode' || parent === '.cursor' ? path.dirname(path.dirname(f)) : process.cwd();
+  const inputs = new Map<string, Input>();
+  let servers: Array<{ name: string; raw: unknown }>;
+  switch (from) {
+    case 'vscode': {
+      const mcp = isObject(doc.mcp) ? doc.mcp : doc;
+      servers = serversOf(mcp.servers);
+      for (const i of Array.isArray(mcp.inputs) ? mcp.inputs : []) {
+        if (isObject(i) && typeof i.id === 'string') {
+          inputs.set(i.id, { id: i.id, description: typeof i.description === 'string' ? i.description : i.id, password: i.password === true });
+        }
+      }
+      break;
+    }
+    case 'claude-code': {
+      servers = serversOf(doc.mcpServers);
+      // ~/.claude.json: the user's servers, then this project's ("local" scope), which win on a name both have.
+      const project = isObject(doc.projects) ? doc.projects[process.cwd()] : undefined;
+      if (isObject(project)) {
+        for (const s of serversOf(project.mcpServers)) {
+          servers = [...servers.filter((x) => x.name !== s.name), s];
+        }
+      }
+      break;
+    }
+    default:
+      servers = serversOf(doc.mcpServers);
+  }
+  return { from, file: f, dialect: from as Dialect, workspace, servers, inputs };
+}
