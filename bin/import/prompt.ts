@@ -7,12 +7,13 @@
 /** Reads one line from the terminal; `hidden`: nothing is echoed. Ctrl-C or Ctrl-D rejects. */
 export function ask(question: string, hidden: boolean): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(question);
   return new Promise((resolve, reject) => {
     let buf = '';
     const wasRaw = stdin.isRaw;
+    // Raw (no echo) before the question shows: an answer typed or pasted the moment it appears is never echoed.
     stdin.setRawMode(true);
     stdin.setEncoding('utf8');
+    process.stderr.write(question);
     const done = (err: Error | null): void => {
       stdin.off('data', onData);
       stdin.setRawMode(wasRaw);
