@@ -20,6 +20,7 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import { MAX_MESSAGE_BYTES } from '../../protocol/framing.ts';
 import type { RequestId } from '../../protocol/jsonrpc.ts';
 import type { ResolvedHttpServer } from '../../protocol/config.ts';
+import { redact, secretValues } from '../../protocol/redact.ts';
 import { MODERN_VERSION } from '../../protocol/versions.ts';
 import { encodeHeaderValue, nameHeaderFor, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
 import { authChallenge } from '../../protocol/oauth.ts';
@@ -75,9 +76,13 @@ export class HttpLink {
   lastHttpError: { status: number; body: string } | undefined;
 
   #auth: LinkAuth | undefined;
+  #secrets: string[];
+  /** The last few access tokens sent (newest first). */
+  #tokens: string[] = [];
 
   constructor(server: ResolvedHttpServer, events: HttpLinkEvents, auth?: LinkAuth) {
     this.server = server;
+    this.#secrets = secretValues(server);
     this.url = new URL(server.url);
     this.#events = events;
     this.#auth = auth;
@@ -169,7 +174,15 @@ export class HttpLink {
 
   /** Authorization (and a DPoP proof) for one request, when the server uses OAuth. */
   async #authHeaders(htm: string): Promise<AuthHeaders> {
-    return this.#auth ? this.#auth.headers(htm, this.url) : undefined;
+    const h = this.#auth ? await this.#auth.headers(htm, this.url) : undefined;
+    // The tokens sent are secrets too: a server that echoes one in an error body must not put it in an error.
+    if (h?.token && !this.#tokens.includes(h.token)) this.#tokens = [h.token, ...this.#tokens].slice(0, 4);
+    return h;
+  }
+
+  /** An excerpt of a server's error body with every secret value it was given (headers, OAuth secrets, tokens) cut out. */
+  #excerpt(text: string): string {
+    return redact(excerptOf(text), [...this.#secrets, ...this.#tokens]);
   }
 
   /**
@@ -308,7 +321,7 @@ export class HttpLink {
         // Not JSON after all.
       }
     }
-    const excerpt = excerptOf(text);
+    const excerpt = this.#excerpt(text);
     const outcome = status >= 500 ? 'unknown' : 'not_run';
     const why = `${f.method}: the server answered HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`;
     this.#fail(f, new AlbedoError('ALBEDO_HTTP_ERROR', why, { outcome, data: { status, body: excerpt } }));
@@ -363,7 +376,7 @@ export class HttpLink {
     }
     const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
     if (res.statusCode < 200 || res.statusCode >= 300) {
-      const excerpt = excerptOf(text);
+      const excerpt = this.#excerpt(text);
       const why = `the server refused ${method} with HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ''}`;
       throw new AlbedoError('ALBEDO_HTTP_ERROR', why, { outcome: 'not_run', data: { status: res.statusCode, body: excerpt } });
     }
@@ -399,7 +412,7 @@ export class HttpLink {
       }
       if (res.statusCode < 200 || res.statusCode >= 300) {
         const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
-        this.#events.onWarn(`the server refused ${what} with HTTP ${res.statusCode}${text ? `: ${excerptOf(text)}` : ''}`);
+        this.#events.onWarn(`the server refused ${what} with HTTP ${res.statusCode}${text ? `: ${this.#excerpt(text)}` : ''}`);
         return;
       }
       // 202 has no body; a server that answers otherwise may still send messages (some do for responses).

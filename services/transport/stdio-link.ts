@@ -21,6 +21,7 @@ import { LineDecoder, encodeFrame, FrameTooLargeError, MAX_MESSAGE_BYTES } from 
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { ResolvedStdioServer } from '../../protocol/config.ts';
 import type { RequestId } from '../../protocol/jsonrpc.ts';
+import { redact, secretValues } from '../../protocol/redact.ts';
 
 const LAUNCHER_PY = fileURLToPath(new URL('./launcher.py', import.meta.url));
 /** The C launcher built at install (`npm run prepare`): same contract, ~0.3 MB instead of Python's ~4.5 MB per connection. */
@@ -90,8 +91,12 @@ export class StdioLink {
   #closeReported = false;
   pid: number | undefined;
 
+  /** The values the server was given that may be secrets: cut out of its stderr tail wherever it is quoted. */
+  #secrets: string[];
+
   constructor(server: ResolvedStdioServer, events: LinkEvents, maxMessageBytes = MAX_MESSAGE_BYTES) {
     this.server = server;
+    this.#secrets = secretValues(server);
     this.#events = events;
     this.#decoder = new LineDecoder(maxMessageBytes);
     this.#reaped = new Promise((r) => (this.#markReaped = r));
@@ -103,13 +108,16 @@ export class StdioLink {
 
   /**
    * The last 4 KiB the server wrote to stderr, as text: a character the cut
-   * broke at the start is dropped, invalid bytes anywhere else become U+FFFD.
+   * broke at the start is dropped, invalid bytes anywhere else become U+FFFD,
+   * and every value the server was given that may be a secret (its
+   * environment: protocol/redact.ts) is cut out — a server that prints its
+   * key on the way out must not put it in an error, an event or a response.
    */
   get stderrTail(): string {
     let start = 0;
     // At most three continuation bytes (10xxxxxx) can belong to a character that began before the cut.
     if (this.#tailCut) while (start < 3 && start < this.#tail.length && (this.#tail[start]! & 0xc0) === 0x80) start++;
-    return this.#tail.toString('utf8', start);
+    return redact(this.#tail.toString('utf8', start), this.#secrets);
   }
 
   #onStderr(chunk: Buffer): void {
