@@ -6,12 +6,16 @@
  * table, restores the server's argument names, builds the operation.
  */
 import { AlbedoError } from '../../protocol/errors.ts';
+import { MAX_ENVELOPE_DEPTH, depthOf } from '../../protocol/bounds.ts';
 import type { RouteEntry } from '../../protocol/catalogue.ts';
 import type { ServerState, StateReason } from '../../protocol/composer.ts';
 import type { ClientOp } from '../../protocol/services/transport.ts';
 import { resolveCall } from '../catalogue/definitions.ts';
 import { restoreArguments } from '../catalogue/schema/args.ts';
 import { callArguments, notAdvertised, operationFor } from './routing.ts';
+
+/** The deepest arguments a call may carry: they cross threads inside an envelope, which has a few levels of its own. */
+export const MAX_ARGUMENT_DEPTH = MAX_ENVELOPE_DEPTH - 8;
 
 /** The longest timeout a call may ask for: a day (Node's timers end at 2^31 − 1 ms, and the call's budget adds to it). */
 export const MAX_CALL_TIMEOUT_MS = 86_400_000;
@@ -44,6 +48,9 @@ export function planCall(
   serverOf: (name: string) => { name: string; state: ServerState; reason?: StateReason } | undefined,
   name: string, args: unknown,
 ): PlannedCall {
+  if (depthOf(args, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH) {
+    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`, { outcome: 'not_run' });
+  }
   let resolved;
   try {
     resolved = resolveCall(routes, name, servers);

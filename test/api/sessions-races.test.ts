@@ -100,7 +100,7 @@ t.test('a session record the composer cannot use is dropped, and the composer ke
   t.same(albedo.kernel.slots('composer').map((x) => x.state), ['ready'], 'the composer is up');
 });
 
-t.test('a timeout Node\'s timers cannot hold is refused, not cut short', async (t) => {
+t.test('a timeout Node\'s timers cannot hold, or arguments too deep to cross threads, are refused, not cut short', async (t) => {
   const tag = newTag();
   const h = sessionHome(t, tag);
   h.write({ sdk: h.stdio(fixture('sdk-server.ts')) });
@@ -110,6 +110,10 @@ t.test('a timeout Node\'s timers cannot hold is refused, not cut short', async (
     t.match(await rejection(s.call('sdk/echo', { text: 'x' }, { timeoutMs })), { code: 'ALBEDO_INVALID_ARGUMENT', outcome: 'not_run' });
   }
   t.equal(text(await s.call('sdk/echo', { text: 'a day' }, { timeoutMs: 86_400_000 })), 'a day');
+  // Arguments too deep to cross threads are refused before anything is sent, not failed inside.
+  let deep: Record<string, unknown> = {};
+  for (let i = 0; i < 5_000; i++) deep = { d: deep };
+  t.match(await rejection(s.call('sdk/echo', { text: 'x', deep })), { code: 'ALBEDO_INVALID_ARGUMENT', outcome: 'not_run' });
 });
 
 t.test('a second sessions.close() resolves only once every server is reaped', async (t) => {
