@@ -4,12 +4,17 @@
  * the OpenAPI 3.1 document (`GET /openapi.json`), and because Hono runs on
  * Node's own http server (@hono/node-server) with no framework process
  * model of its own. The guard (guard.ts) has already admitted the request;
- * here every failure becomes the API's error body (errors.ts).
+ * here every failure becomes the API's error body (errors.ts). A JSON body
+ * nested deeper than MAX_DEPTH is refused before any route sees it (the
+ * merge patch and the thread hops recurse), and a defect — anything thrown
+ * that is not an API error — is logged, by name and stack frames only.
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
+import { depthOf, MAX_DEPTH } from '../protocol/bounds.ts';
+import { AlbedoError } from '../protocol/errors.ts';
 import { authRoutes } from './auth-routes.ts';
 import { ApiError, toApiError, validationError, type Location } from './errors.ts';
 import type { Logins } from './logins.ts';
@@ -26,6 +31,29 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 const LOCATIONS: Record<string, Location> = { json: 'body', param: 'params', query: 'query', header: 'headers' };
 
+/** The media types Hono's validator reads as JSON (application/json, application/merge-patch+json, …). */
+const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+/** How deep a request body may nest: the bound on catalogues, so a tool's arguments have the room its schema can describe. */
+export const MAX_BODY_DEPTH = MAX_DEPTH;
+
+/**
+ * A defect as one log line: the error's name (and code) and its stack
+ * frames, never its message (it may quote a request or a secret), nor a
+ * line of the stack that is not a frame.
+ */
+export function describeDefect(err: unknown): string {
+  if (!(err instanceof Error)) return `a thrown ${err === null ? 'null' : typeof err}`;
+  const name = AlbedoError.is(err) ? `${err.name} ${err.code}` : err.name;
+  const stack = err.stack ?? '';
+  // V8 starts the stack with "Name: message"; what follows the message is the frames. A message changed since cannot be
+  // told from frames, so then none are given.
+  const at = err.message ? stack.indexOf(err.message) : stack.indexOf('\n');
+  const rest = at < 0 ? '' : stack.slice(at + err.message.length);
+  const frames = rest.split('\n').filter((l) => /^\s+at /.test(l)).map((l) => l.trim()).slice(0, 12);
+  return frames.length ? `${name} ${frames.join(' < ')}` : `${name} (no stack)`;
+}
+
 function send(c: Context, e: ApiError): Response {
   return c.json(e.body(), e.status as 400);
 }
@@ -36,8 +64,10 @@ export interface AppOptions {
   registry: SessionRegistry;
   logins: Logins;
   version: string;
-  /** For GET /v1/status. */
-  status: Pick<StatusOptions, 'home' | 'port' | 'startedAt'>;
+  /** For GET /v1/status, and the token for GET /v1/health's proof. */
+  status: Pick<StatusOptions, 'home' | 'port' | 'startedAt' | 'token'>;
+  /** The daemon's log: one line per defect (a 500 is never silent). */
+  log?: (line: string) => void;
 }
 
 export function createApp(o: AppOptions): OpenAPIHono {
@@ -61,6 +91,22 @@ export function createApp(o: AppOptions): OpenAPIHono {
     maxSize: MAX_BODY_BYTES,
     onError: (c) => send(c, new ApiError(413, 'ALBEDO_TOO_LARGE', `the body is over ${MAX_BODY_BYTES} bytes`, { path: ['body'] })),
   }));
+  // Every JSON body, whatever the route: parsed once here (Hono keeps the parse for the route) and measured without recursion.
+  app.use('*', async (c, next) => {
+    const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim();
+    if (!c.req.raw.body || !JSON_TYPE.test(type)) return next();
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      // Not JSON: the route's validator answers that (400 at ["body"]).
+      return next();
+    }
+    if (depthOf(body, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
+      return send(c, new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', `the body nests deeper than ${MAX_BODY_DEPTH} levels`, { path: ['body'] }));
+    }
+    return next();
+  });
 
   settingsRoutes(app, { reader: o.reader, writes: o.writes });
   sessionsRoutes(app, o.registry);
@@ -92,7 +138,9 @@ export function createApp(o: AppOptions): OpenAPIHono {
       if (err.status === 400) return send(c, new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the body is not valid JSON', { path: ['body'] }));
       return send(c, new ApiError(err.status, 'ALBEDO_INVALID_ARGUMENT', 'the request cannot be read'));
     }
-    return send(c, toApiError(err));
+    const e = toApiError(err);
+    if (!(err instanceof ApiError) && e.status === 500) o.log?.(`internal error on ${c.req.method} ${c.req.routePath}: ${describeDefect(err)}`);
+    return send(c, e);
   });
   return app;
 }

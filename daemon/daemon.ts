@@ -1,16 +1,17 @@
 /**
- * `albedo daemon`'s life: take the home (lock.ts: one daemon per
- * $ALBEDO_HOME), start the kernel and the host's services
- * (`createAlbedo({ home })`, `albedo.sessions.start()`), serve the HTTP API
+ * `albedo daemon`'s life: check the home is the user's own, take it
+ * (lock.ts: one daemon per $ALBEDO_HOME), start the kernel and the host's
+ * services (`createAlbedo({ home })`, `albedo.sessions.start()`), serve the HTTP API
  * on 127.0.0.1, publish `daemon.json` (info.ts), and on SIGTERM or SIGINT
- * stop: no new connections, every session and server closed
- * (`albedo.close()` reaps every server), daemon.json and the lock removed.
+ * stop: daemon.json removed first (no client is sent to a port about to be
+ * free), no new connections, every session and server closed
+ * (`albedo.close()` reaps every server), the lock removed.
  *
  * A daemon killed with SIGKILL leaves its servers to their launchers, which
  * reap them when its lifeline closes, and leaves daemon.json and the lock
  * behind; the next daemon sees the lock's process is gone and takes over.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -89,6 +90,30 @@ function sendRefusal(req: http.IncomingMessage, res: http.ServerResponse, e: Api
   req.once('error', () => res.destroy());
 }
 
+/**
+ * Why `home` is not fit to be this user's $ALBEDO_HOME, or undefined: it
+ * must be a directory itself (not a symbolic link), owned by this user, and
+ * writable by no one else — whoever can write it chooses the commands the
+ * daemon runs (extensions.json) and can swap its files. Checked before
+ * anything in it is read.
+ */
+export function homeProblem(home: string): string | undefined {
+  let st;
+  try {
+    st = lstatSync(home);
+  } catch (err) {
+    return `${home} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`;
+  }
+  if (st.isSymbolicLink()) return `${home} is a symbolic link; $ALBEDO_HOME must be the directory itself`;
+  if (!st.isDirectory()) return `${home} is not a directory`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) return `${home} belongs to uid ${st.uid}, not to this user (uid ${uid})`;
+  if ((st.mode & 0o022) !== 0) {
+    return `${home} can be written by others (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}); make it yours alone: chmod go-w ${home}`;
+  }
+  return undefined;
+}
+
 function listen(server: http.Server, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -104,6 +129,11 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   const log = o.log ?? ((line: string) => process.stderr.write(`albedo daemon: ${line}\n`));
   const home = path.resolve(o.home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
+  const unfit = homeProblem(home);
+  if (unfit) {
+    log(`cannot start: ${unfit}`);
+    return EXIT.failed;
+  }
   const lock = await acquireHomeLock(home);
   if (!lock.held) {
     const info = readInfo(home);
@@ -124,14 +154,15 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   let port = 0;
   const startedAt = Date.now();
   const stop = async (): Promise<void> => {
-    // Stop accepting first; requests in flight finish or fail as the services close under them.
+    // daemon.json goes before the port is given up, so it never names a port another process may take meanwhile.
+    removeInfo(home);
+    // Stop accepting; requests in flight finish or fail as the services close under them.
     const closed = server ? new Promise<void>((r) => server!.close(() => r())) : Promise.resolve();
     server?.closeIdleConnections();
     logins?.close();
     await albedo?.close();
     server?.closeAllConnections();
     await closed;
-    removeInfo(home);
     await lock.release();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
@@ -154,7 +185,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       signIn: (s, o) => a.signInResolved(s, o),
     });
     const writes = new SettingsWrites(reader, { eraCachePath: path.join(home, 'store'), logins });
-    const app = createApp({ reader, writes, registry, logins, version: pkg.version, status: { home, port: () => port, startedAt } });
+    const app = createApp({ reader, writes, registry, logins, version: pkg.version, status: { home, port: () => port, startedAt, token }, log });
     const listener = getRequestListener(app.fetch, {
       // A request @hono/node-server cannot turn into a Request (a malformed URL): the API's error body, never a stack.
       errorHandler: () => Response.json(new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the request cannot be read').body(), { status: 400 }),

@@ -5,7 +5,9 @@
  * 1. `Host` must be a loopback name with the daemon's port (`127.0.0.1`,
  *    `localhost`, `[::1]`), and so must the host of an absolute-form request
  *    URL: a page on `evil.example` whose name was re-pointed at 127.0.0.1
- *    (DNS rebinding) sends `Host: evil.example:PORT` → 421.
+ *    (DNS rebinding) sends `Host: evil.example:PORT` → 421. Exactly one
+ *    `Host` header: Node keeps only the first of several, and a proxy or
+ *    client in between may have read another → 421.
  * 2. An `Origin`, when present, must be the daemon's own
  *    (`http://127.0.0.1:PORT` or the same with `localhost` / `[::1]`): a
  *    browser on another site is refused even before the token → 403.
@@ -56,9 +58,17 @@ export function tokenMatches(given: string, token: string): boolean {
   return timingSafeEqual(digest(given), digest(token));
 }
 
+/** How many `Host` headers `req` carries, as sent (req.headers keeps the first only). */
+function hostHeaders(req: IncomingMessage): number {
+  let n = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') n++;
+  return n;
+}
+
 /** Why `req` is refused, or null when it may go on. */
 export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | null {
   const port = opts.port();
+  if (hostHeaders(req) > 1) return new ApiError(421, 'ALBEDO_BAD_HOST', 'a request must carry exactly one Host header');
   const hosts = allowedHosts(port);
   const host = (req.headers.host ?? '').toLowerCase();
   if (!hosts.has(host)) {

@@ -71,9 +71,12 @@ export function readLock(home: string): LockRecord | null {
   }
 }
 
+/** Writes `file` by a temporary file created exclusively (never opened through a file or link already there), then renamed. */
 function writeAtomic(file: string, text: string): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  const fd = openSync(tmp, 'w', 0o600);
+  // A leftover (or planted) temporary file goes first: removing a link removes the link, not what it points to.
+  rmSync(tmp, { force: true });
+  const fd = openSync(tmp, 'wx', 0o600);
   try {
     writeSync(fd, text);
     fsyncSync(fd);

@@ -180,7 +180,20 @@ export const callbackBodySchema = z.strictObject({
     .openapi({ description: 'the callback URL the browser was sent to (http://127.0.0.1:PORT/callback?code=…&state=…)' }),
 }).openapi('LoginCallback');
 
-export const healthSchema = z.object({ ok: z.literal(true), version: z.string() }).openapi('Health');
+export const healthSchema = z.object({
+  ok: z.literal(true),
+  version: z.string(),
+  proof: z.string().optional().openapi({
+    description: 'with ?nonce=N only: base64url(HMAC-SHA256(key: the UTF-8 bytes of the token of daemon.json, message: N as sent)), '
+      + 'so a client can tell this is the daemon of that daemon.json before it sends the token',
+  }),
+}).openapi('Health');
+
+/** GET /v1/health?nonce=: 16 to 128 hex characters, a fresh one per check. */
+export const healthQuerySchema = z.object({
+  nonce: z.string().regex(/^[0-9a-fA-F]{16,128}$/, 'expected 16 to 128 hex characters').optional()
+    .openapi({ description: 'a fresh random challenge (16 to 128 hex characters): the answer carries `proof`' }),
+});
 
 const slotSchema = z.object({
   instance: z.number().int(),

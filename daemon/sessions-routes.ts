@@ -166,13 +166,23 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
     return streamSSE(c, async (stream) => {
       const queue = [...log.since(last)];
       let wake: (() => void) | undefined;
-      const off = log.subscribe((e) => { queue.push(e); wake?.(); });
+      // A reader too slow for the session (its queue past what the log keeps): its stream ends, dropping what it holds, rather than the
+      // daemon buffering for it without bound; the client resumes with Last-Event-ID. abort() also ends a write blocked on it.
+      const off = log.subscribe((e) => {
+        if (stream.aborted) return;
+        queue.push(e);
+        if (queue.length > log.replayMax) {
+          queue.length = 0;
+          stream.abort();
+        }
+        wake?.();
+      });
       stream.onAbort(() => wake?.());
       try {
         while (!stream.aborted) {
-          while (queue.length) {
+          while (queue.length && !stream.aborted) {
             const e = queue.shift()!;
-            await stream.writeSSE({ id: String(e.id), event: e.event, data: JSON.stringify(e.data) });
+            await stream.writeSSE({ id: e.id, event: e.event, data: JSON.stringify(e.data) });
             if (e.event === 'session_closed') return;
           }
           if (log.closed) return;

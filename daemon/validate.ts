@@ -14,10 +14,26 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** 400 for a name extensions.json cannot hold. */
+/**
+ * 400 for a name extensions.json cannot hold, or that still holds a `%XX`
+ * sequence that does not decode: the router leaves such a sequence as sent,
+ * so `%ff` would otherwise become a server named "%ff" that no encoded path
+ * addresses the way it was written.
+ */
 export function checkName(name: string): void {
-  const why = settingsNameProblem(name);
+  const why = settingsNameProblem(name) ?? undecodable(name);
   if (why) throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', why, { path: ['params', 'name'] });
+}
+
+function undecodable(name: string): string | undefined {
+  for (const [seq] of name.matchAll(/(?:%[0-9a-fA-F]{2})+/g)) {
+    try {
+      decodeURIComponent(seq);
+    } catch {
+      return `the name holds ${JSON.stringify(seq)}, which is not a URL-encoded UTF-8 sequence; encode the name with encodeURIComponent`;
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -34,6 +50,8 @@ export function parseBody(body: unknown): { raw: Record<string, unknown>; entry:
   const r = schema.safeParse({ ...body, type });
   if (!r.success) throw validationError('body', r.error);
   const { secrets, ...entry } = r.data as SettingsServer & { secrets?: SecretsInput };
+  // A stdio server has no sign-in: a sign-out of one is a mistake to say, not a save to try.
+  if (entry.type === 'stdio' && secrets?.oauth !== undefined) throw bad(['secrets', 'oauth'], 'a stdio server has no sign-in to sign out of');
   const raw: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) {
     if (k !== 'secrets') Object.defineProperty(raw, k, { value: v, enumerable: true, writable: true, configurable: true });

@@ -171,8 +171,18 @@ export interface SecretsSummary {
   oauthClient: boolean;
 }
 
-/** Why `name` cannot name a server in extensions.json: protocol/config.ts's rule, and not empty. */
+/** C0 and C1 control characters and DEL: invisible, or able to move a terminal's cursor, in a name shown everywhere. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Why `name` cannot name a server in extensions.json: protocol/config.ts's
+ * rule; not empty; not `.` or `..` (a path segment every URL and path
+ * resolver takes as a step, so the name cannot be addressed); no control
+ * character.
+ */
 export function settingsNameProblem(name: string): string | undefined {
   if (name === '') return 'a server name must not be empty';
+  if (name === '.' || name === '..') return `the server name ${JSON.stringify(name)} is a path step, not a name; give the server another name`;
+  if (CONTROL.test(name)) return 'a server name must not contain a control character';
   return serverNameProblem(name);
 }

@@ -5,6 +5,7 @@
 // orphan of it left.
 import t from 'tap';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { NODE, ROOT, newTag, taggedPids, tempHome, until, waitNoLeftovers } from '../helpers.ts';
 import { call, entry, sdkServer, spawnDaemon, srv, startDaemon } from './harness.ts';
@@ -52,6 +53,61 @@ for (const sig of ['SIGTERM', 'SIGINT'] as const) {
     t.match(d.lines.join('\n'), /stopped/);
   });
 }
+
+/** Whether a connection to 127.0.0.1:`port` is refused (nothing listens there). */
+function refusedAt(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => { s.destroy(); resolve(false); });
+    s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+  });
+}
+
+/** Whether daemon.json (`file`) exists and names `pid`. */
+function namesPid(file: string, pid: number): boolean {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')).pid === pid;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `pid` is a live process (not gone, not a zombie). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+  } catch {
+    return false;
+  }
+}
+
+t.test('a stopping daemon removes daemon.json before it stops listening: it never names a port nobody answers on', async (t) => {
+  const tag = newTag();
+  const home = tempHome(t);
+  const d = await startDaemon(t, home, { tag });
+  // A server that ignores SIGTERM, being tried: reaping it takes the launcher's grace, so the stop lasts seconds.
+  const stubborn = entry(NODE, ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000)'], { startupTimeoutMs: 120_000 });
+  const put = d.call('PUT', srv('stubborn'), { body: stubborn }).catch((err: Error) => err);
+  await until(() => taggedPids(tag).length > 0, 60_000, 'the server being tried to start');
+  const file = path.join(home, 'daemon.json');
+  const pid = d.info.pid;
+  d.child.kill('SIGTERM');
+  let window = 0;
+  const stale: number[] = [];
+  for (let i = 0; alive(pid); i++) {
+    // In this order: the port refused, then daemon.json still there, then the process still alive — all three at once.
+    const refused = await refusedAt(d.info.port);
+    const named = namesPid(file, pid);
+    if (!refused || !alive(pid)) continue;
+    if (named) stale.push(i);
+    else window++;
+  }
+  t.equal(await d.exited, 0, 'exit 0');
+  t.same(stale, [], 'never: the port free while daemon.json still names the live daemon');
+  t.ok(window > 0, `the stop was watched while the port was free and the process alive (${window} looks)`);
+  await put;
+});
 
 t.test('SIGKILL during a save: no orphan; the next daemon takes over the home, with a new token', async (t) => {
   const tag = newTag();

@@ -19,6 +19,9 @@ const write = (home: string, servers: Record<string, unknown>): void =>
 
 const textOf = (result: any): string => result?.content?.[0]?.text;
 
+/** An event id: `<epoch>-<n>`. */
+const ID = /^([0-9a-z]{8})-([1-9][0-9]*)$/;
+
 /** Follows a session's event stream; `events` fills as they arrive. */
 async function follow(d: Daemon, id: string, lastEventId?: string) {
   const agent = new Agent();
@@ -88,7 +91,10 @@ t.test('open, inspect, call, activity, reload, events, close: a session over HTT
   await until(() => stream.events.some((e) => e.event === 'capabilities_changed'), 60_000, 'capabilities_changed');
   const changed = JSON.parse(stream.events.find((e) => e.event === 'capabilities_changed')!.data);
   t.match(changed, { generation: 2, text: /other/, servers: ['other'], changes: [{ server: 'other', change: 'added' }] });
-  t.ok(stream.events.every((e) => Number(e.id) > 0), 'every event has an id');
+  const ids = stream.events.map((e) => ID.exec(e.id ?? ''));
+  t.ok(ids.every(Boolean), 'every event has an id <epoch>-<n>');
+  t.same(new Set(ids.map((m) => m?.[1])).size, 1, 'one epoch in a stream');
+  t.same(ids.map((m) => Number(m?.[2])), ids.map((_, i) => i + 1), 'numbered 1, 2, … in the session');
   await stream.close();
 
   // A reconnect with Last-Event-ID gets only what came after it.
@@ -113,7 +119,12 @@ t.test('a session survives the daemon\'s SIGKILL: the next daemon restores it un
   write(home, { sdk: sdkServer() });
   const d1 = await startDaemon(t, home, { tag });
   const s = (await d1.call('POST', '/v1/sessions', { body: {} })).body;
+  const before = await follow(d1, s.id);
+  write(home, { sdk: sdkServer(), other: sdkServer() });
+  await until(() => before.events.some((e) => e.event === 'capabilities_changed'), 60_000, 'the first daemon\'s capabilities_changed');
   const tools = (await d1.call('GET', `/v1/sessions/${s.id}/tools`)).body.tools.map((x: any) => x.name);
+  const lastOfFirst = before.events.at(-1)!.id!;
+  await before.close();
   t.equal(await d1.stop('SIGKILL'), 'SIGKILL');
 
   const d2 = await startDaemon(t, home, { tag });
@@ -122,4 +133,20 @@ t.test('a session survives the daemon\'s SIGKILL: the next daemon restores it un
   t.same((await d2.call('GET', `/v1/sessions/${s.id}/tools`)).body.tools.map((x: any) => x.name), tools, 'with its tools');
   const r = await d2.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/echo', arguments: { text: 'back' } } });
   t.equal(textOf(r.body.result), 'back', 'its server was dialled again');
+
+  // The new daemon numbers the session's events afresh under another epoch: a client resuming with the first daemon's last
+  // id gets every event the new one kept, not only those numbered past it.
+  write(home, { sdk: sdkServer() });
+  const fresh = await follow(d2, s.id);
+  await until(() => fresh.events.some((e) => e.event === 'capabilities_changed'), 60_000, 'the new daemon\'s capabilities_changed');
+  await fresh.close();
+  t.not(ID.exec(fresh.events[0]!.id!)?.[1], ID.exec(lastOfFirst)?.[1], 'another epoch');
+  const resumed = await follow(d2, s.id, lastOfFirst);
+  await until(() => resumed.events.length >= fresh.events.length, 30_000, 'the replay after a resume across the restart');
+  t.same(resumed.events.slice(0, fresh.events.length).map((e) => e.id), fresh.events.map((e) => e.id), 'all of them, from the first');
+  await resumed.close();
+  const garbled = await follow(d2, s.id, 'not-an-id');
+  await until(() => garbled.events.length >= fresh.events.length, 30_000, 'the replay after an unparsable id');
+  t.same(garbled.events.slice(0, fresh.events.length).map((e) => e.id), fresh.events.map((e) => e.id), 'an unparsable id: all kept');
+  await garbled.close();
 });
