@@ -9,8 +9,13 @@
  * imported on demand, and they parse their own arguments exactly as before.
  * Run it with Node 22 (`npx albedo …` puts the project's Node first on PATH).
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { errorLine, EXIT, CliError } from './client/errors.ts';
+import { errorLine, EXIT, CliError, oneLine } from './client/errors.ts';
+import { safe } from './client/output.ts';
+
+/** The package's version, for --version: package.json read as text (nothing loaded for it). */
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Each command group's module, loaded only when its word is the command (or for the full help). */
 const GROUPS: Record<string, () => Promise<(parent: Command) => void>> = {
@@ -24,10 +29,11 @@ const GROUPS: Record<string, () => Promise<(parent: Command) => void>> = {
 const program = new Command('albedo')
   .description('Albedo: one daemon that holds your MCP servers, and this command over its HTTP API.')
   .usage('<command> [options]')
+  .version(VERSION, '-V, --version', 'print the version of albedo')
   .exitOverride()
   .configureOutput({
     // commander's own errors (unknown option, missing argument) as the CLI's one line, exit 2.
-    outputError: (text, write) => write(`albedo: ALBEDO_INVALID_ARGUMENT: ${text.replace(/^error:\s*/, '').trim()} (see --help)\n`),
+    outputError: (text, write) => write(`${safe(`albedo: ALBEDO_INVALID_ARGUMENT: ${oneLine(text.trim().replace(/^error:\s*/, ''))} (see --help)`)}\n`),
   })
   .addHelpText('after', '\nexit status: 0 ok, 1 failed, 2 bad usage, 3 no daemon reachable, 4 not found, 5 needs a sign-in, '
     + '6 the tool reported an error (albedo call).\nSee docs/cli.md.');
@@ -47,7 +53,8 @@ const daemon = program.command('daemon')
     process.exitCode = await (await import('./commands/daemon.ts')).daemonCommand(raw(1));
   });
 const word = process.argv[2];
-const wanted = word !== undefined && Object.hasOwn(GROUPS, word) ? [word] : Object.keys(GROUPS);
+// --version needs no command group at all; a group's word needs only its own; anything else (the help) needs them all.
+const wanted = word === '--version' || word === '-V' ? [] : word !== undefined && Object.hasOwn(GROUPS, word) ? [word] : Object.keys(GROUPS);
 const registered = new Set<unknown>();
 for (const g of wanted) {
   const register = await GROUPS[g]!();
@@ -58,16 +65,18 @@ for (const g of wanted) {
 
 try {
   if (process.argv.length <= 2) {
-    program.outputHelp();
+    // Bad usage, as `albedo mcp` without its subcommand: the help on stderr, exit 2.
+    program.outputHelp({ error: true });
     process.exitCode = EXIT.usage;
   } else {
     await program.parseAsync(process.argv);
   }
 } catch (err) {
   if (err instanceof CommanderError) {
-    // --help and --version are not errors; everything else commander refuses is bad usage (already said in one line).
-    process.exitCode = err.code === 'commander.helpDisplayed' || err.code === 'commander.help' || err.code === 'commander.version'
-      ? EXIT.ok : EXIT.usage;
+    // --help and --version are not errors; the help shown for a group without its subcommand (`albedo mcp`) is bad usage,
+    // as bare `albedo` is, and so is everything else commander refuses (already said in one line).
+    const asked = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || (err.code === 'commander.help' && err.exitCode === 0);
+    process.exitCode = asked ? EXIT.ok : EXIT.usage;
   } else {
     process.stderr.write(errorLine(err) + '\n');
     process.exitCode = err instanceof CliError ? err.exit : EXIT.failed;

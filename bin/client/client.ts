@@ -1,13 +1,15 @@
 /**
  * The daemon as a command sees it: `call(method, path)` finds the daemon of
  * $ALBEDO_HOME (client/daemon.ts), starting one when none runs (said on
- * stderr), and sends the request with its token. A daemon.json left by a
- * killed daemon (nothing listens on its port) or replaced meanwhile (its
- * token refused) is read again and the request sent once more — only when
- * nothing of it can have been done (refused connection, 401).
+ * stderr), has it prove it holds daemon.json's token, and only then sends
+ * the request with the token. A daemon.json left by a killed daemon
+ * (nothing listens on its port) or replaced meanwhile (its token refused)
+ * is read again and the request sent once more — only when nothing of it
+ * can have been done (refused connection, 401). A process that answers on
+ * daemon.json's port without the proof is sent nothing (exit 3).
  */
 import { CliError, EXIT } from './errors.ts';
-import { albedoHome, runningDaemon, startDaemon, readInfo, type DaemonInfo } from './daemon.ts';
+import { albedoHome, notOurs, prove, runningDaemon, startDaemon, type DaemonInfo } from './daemon.ts';
 import { ConnectFailed, request, type Reply, type RequestOptions } from './http.ts';
 
 export interface ClientOptions {
@@ -35,13 +37,21 @@ export class Client {
 
   /** The daemon to talk to; one start at most, however many requests wait for it. */
   #daemon(): Promise<DaemonInfo> {
-    this.#found ??= (async () => {
-      const info = runningDaemon(this.home);
-      if (info) return info;
-      this.#started = true;
-      return startDaemon(this.home, this.#say);
-    })();
+    this.#found ??= this.#find();
     return this.#found.then((info) => (this.#info = info));
+  }
+
+  /** The proved daemon of the home: the running one, or one started now (or being started by another command). */
+  async #find(): Promise<DaemonInfo> {
+    const info = runningDaemon(this.home);
+    if (info) {
+      const proof = await prove(info);
+      if (proof === 'ours') return info;
+      if (proof === 'not_ours') throw notOurs(this.home, info);
+      // 'unreachable': the lock's holder is alive but does not listen (stopping): startDaemon waits for it to go.
+    }
+    this.#started = true;
+    return startDaemon(this.home, this.#say);
   }
 
   /** One request to the daemon; a non-2xx answer throws its CliError. */
@@ -59,10 +69,10 @@ export class Client {
           this.#found = startDaemon(this.home, this.#say);
         }
       } else if (err instanceof CliError && err.code === 'ALBEDO_UNAUTHORIZED') {
-        // Our token was refused: a daemon that started since wrote a new daemon.json.
-        const fresh = readInfo(this.home);
+        // Our token was refused: a daemon that started since wrote a new daemon.json (found and proved afresh).
+        const fresh = runningDaemon(this.home);
         if (!fresh || fresh.token === info.token) throw err;
-        this.#found = Promise.resolve(fresh);
+        if (this.#found === used) this.#found = this.#find();
       } else if (err instanceof ConnectFailed) {
         throw unreachable(this.home, err);
       } else {

@@ -2,21 +2,27 @@
  * Finding the daemon of $ALBEDO_HOME, and starting one when none runs.
  *
  * `$ALBEDO_HOME/daemon.json` (written by `albedo daemon`, mode 0600) says
- * where it listens and with which token. It is believed when its pid is
- * alive (not a zombie, and, where daemon.lock names the same pid, with the
- * start time the lock recorded: a reused pid is not the daemon); the
- * command's own request then proves it answers. When none runs, `albedo
- * daemon` is started detached, its stderr appended to
- * `$ALBEDO_HOME/daemon.log`, and the command waits (bounded) until its
- * daemon.json appears and the daemon answers. None of this loads the kernel.
+ * where it listens and with which token. It is believed only when
+ * daemon.lock names the same pid and that process is alive (not a zombie,
+ * and, on Linux, with the start time the lock recorded: a reused pid is not
+ * the daemon), and then only once what answers on its port has proved it
+ * holds the token (prove(): an HMAC of a fresh nonce, asked without the
+ * token); nothing else is sent before. When none runs, `albedo daemon` is
+ * started detached, its stderr appended to `$ALBEDO_HOME/daemon.log`, and
+ * the command waits (bounded) until it answers. None of this loads the
+ * kernel.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { CliError, EXIT } from './errors.ts';
 import { ConnectFailed, request } from './http.ts';
+
+// Required, not imported: an ESM import of node:crypto reads every export, its lazy getters included (start-up is the budget).
+const crypto = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
 
 export interface DaemonInfo {
   port: number;
@@ -48,41 +54,102 @@ export function readInfo(home: string): DaemonInfo | null {
   }
 }
 
-/** /proc/<pid>/stat's state and start time (Linux); null where /proc cannot tell. */
-function procStat(pid: number): { state: string; start: string } | 'gone' | null {
+/** What `daemon.lock` holds (daemon/lock.ts): the pid of the daemon holding the home and its start time (null off Linux). */
+export interface LockRecord {
+  pid: number;
+  start: string | null;
+}
+
+/** daemon.lock of `home`, or null when there is none or it is not one. */
+export function readLock(home: string): LockRecord | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0] ?? '', start: fields[19] ?? '' };
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'gone' : null;
+    const v = JSON.parse(readFileSync(path.join(home, 'daemon.lock'), 'utf8')) as Partial<LockRecord>;
+    if (!Number.isInteger(v.pid) || (v.start !== null && typeof v.start !== 'string')) return null;
+    return { pid: v.pid!, start: v.start ?? null };
+  } catch {
+    return null;
   }
 }
 
-/** Whether `pid` is a live process (a zombie is not) and, if daemon.lock of `home` names it, the same process the lock recorded. */
-export function daemonAlive(home: string, pid: number): boolean {
+/** /proc/<pid>/stat's start time (Linux): 'dead' when it is gone or a zombie, null where /proc cannot tell. */
+function startOf(pid: number): string | null | 'dead' {
+  let stat: string;
   try {
-    process.kill(pid, 0);
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // No /proc at all (not Linux): unknown. /proc without this pid: gone.
+    try { readFileSync('/proc/self/stat'); } catch { return null; }
+    return code === 'ENOENT' || code === 'ESRCH' ? 'dead' : null;
+  }
+  // Fields after the command name, which is in parentheses and may hold spaces: state is field 3, starttime field 22.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (fields[0] === 'Z' || fields[0] === 'X') return 'dead';
+  return fields[19] ?? null;
+}
+
+/** Whether the process a lock record names is still that process (as daemon/lock.ts's isAlive judges it). */
+export function holderAlive(rec: LockRecord): boolean {
+  try {
+    process.kill(rec.pid, 0);
+  } catch (err) {
+    // EPERM: it exists, it is someone else's.
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  const st = procStat(pid);
-  if (st === 'gone') return false;
-  if (st === null) return true;
-  if (st.state === 'Z' || st.state === 'X') return false;
-  try {
-    const lock = JSON.parse(readFileSync(path.join(home, 'daemon.lock'), 'utf8')) as { pid?: number; start?: string | null };
-    if (lock.pid === pid && typeof lock.start === 'string' && lock.start !== st.start) return false;
-  } catch {
-    // No lock file to compare with (or a partial one being written): the pid alone.
-  }
-  return true;
+  const start = startOf(rec.pid);
+  if (start === 'dead') return false;
+  return rec.start === null || start === null || start === rec.start;
 }
 
-/** The running daemon of `home` according to its files, or null. */
+/**
+ * The live holder of daemon.lock of `home` when it is `pid`, else null: a
+ * daemon.json whose pid the lock does not name (a leftover, or one written
+ * by anyone else) is not believed, nor a pid reused by another process.
+ */
+export function daemonAlive(home: string, pid: number): LockRecord | null {
+  const lock = readLock(home);
+  return lock !== null && lock.pid === pid && holderAlive(lock) ? lock : null;
+}
+
+/** The running daemon of `home` according to its files (daemon.json and daemon.lock agreeing), or null. Not yet proved: see prove(). */
 export function runningDaemon(home: string): DaemonInfo | null {
   const info = readInfo(home);
   return info && daemonAlive(home, info.pid) ? info : null;
+}
+
+/** What answered on daemon.json's port: this home's daemon, something else, or nothing. */
+export type Proof = 'ours' | 'not_ours' | 'unreachable';
+
+/** The health answer is small; a stranger's flood is not read past this. */
+const HEALTH_MAX_BYTES = 64 * 1024;
+
+/**
+ * Whether the process on `info.port` is the daemon that wrote daemon.json:
+ * it is asked `GET /v1/health?nonce=N` (N: 16 random bytes, hex), with no
+ * token, and must answer `proof` = base64url(HMAC-SHA256(key = the token,
+ * message = N)), which only a holder of the token can compute. Nothing else
+ * is sent to a process before it has proved this.
+ */
+export async function prove(info: DaemonInfo): Promise<Proof> {
+  const nonce = crypto.randomBytes(16).toString('hex');
+  let body: any;
+  try {
+    ({ body } = await request(info, 'GET', `/v1/health?nonce=${nonce}`, { timeoutMs: 30_000, anonymous: true, maxBytes: HEALTH_MAX_BYTES }));
+  } catch (err) {
+    if (err instanceof ConnectFailed) return 'unreachable';
+    // Any other answer (an error status, not JSON, too long, no answer in time) is not the daemon's proof.
+    return 'not_ours';
+  }
+  if (body === null || typeof body !== 'object' || body.ok !== true || typeof body.proof !== 'string') return 'not_ours';
+  const expected = Buffer.from(crypto.createHmac('sha256', Buffer.from(info.token, 'utf8')).update(nonce).digest('base64url'));
+  const got = Buffer.from(body.proof);
+  return got.length === expected.length && crypto.timingSafeEqual(got, expected) ? 'ours' : 'not_ours';
+}
+
+/** The error of a daemon.json whose port is answered by a process that is not this home's daemon. */
+export function notOurs(home: string, info: DaemonInfo): CliError {
+  return new CliError('ALBEDO_DAEMON_UNREACHABLE', `what answers on port ${info.port} (daemon.json of ${home}, pid ${info.pid}) `
+    + 'did not prove it is the daemon of this home; nothing was sent to it', EXIT.unreachable);
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -106,37 +173,87 @@ function logTail(file: string, from: number): string {
   }
 }
 
+/** The spawn mutex of `home`: held by the one command that starts a daemon, while it waits for its answer. */
+type Release = () => Promise<void>;
+async function trySpawnMutex(home: string): Promise<Release | null> {
+  const { default: lockfile } = await import('proper-lockfile');
+  try {
+    // Kept fresh by its holder (proper-lockfile updates its mtime); a holder killed meanwhile leaves it stale after 20 s.
+    const release = await lockfile.lock(home, {
+      lockfilePath: path.join(home, 'daemon.spawn.lock'), realpath: false, stale: 20_000, update: 5_000, retries: 0, onCompromised: () => {},
+    });
+    return () => release().catch(() => {});
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOCKED') return null;
+    throw err;
+  }
+}
+
 /**
- * Starts `albedo daemon` for `home`, detached (it outlives this command),
- * and resolves once a daemon of `home` answers — this one, or another that
- * won a race to start (this one then exits 3, which is fine).
+ * Waits (bounded) until a daemon of `home` answers and proves it is the
+ * home's, starting one when none runs and none is starting. Of the commands
+ * waiting at once only the holder of the spawn mutex spawns, and only while
+ * no live process holds daemon.lock (a daemon starting holds it before it
+ * listens): one daemon is started, however many commands find none. The
+ * news names the daemon that answered.
  */
 export async function startDaemon(home: string, say: (line: string) => void): Promise<DaemonInfo> {
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const logFile = path.join(home, 'daemon.log');
   const end = Date.now() + START_WAIT_MS;
-  let from = logSize(logFile);
-  let exit = spawnDetached(home, logFile, say);
-  while (Date.now() < end) {
-    const info = runningDaemon(home);
-    if (info && (await answers(info))) return info;
-    const code = exit();
-    // Exit 3: another daemon holds the home (a race with another command): wait for that one, or start again once it has gone.
-    if (code === 3 && !info) {
-      from = logSize(logFile);
-      exit = spawnDetached(home, logFile, say);
+  let from = 0;
+  let child: (() => number | null | undefined) | null = null;
+  let spawnedAny = false;
+  let release: Release | null = null;
+  try {
+    while (Date.now() < end) {
+      const info = runningDaemon(home);
+      if (info) {
+        const proof = await prove(info);
+        if (proof === 'ours') {
+          say(spawnedAny
+            ? `albedo: no daemon was running for ${home}; started one (pid ${info.pid}, log ${logFile})`
+            : `albedo: a daemon was starting for ${home}; using it (pid ${info.pid}, log ${logFile})`);
+          return info;
+        }
+        if (proof === 'not_ours') throw notOurs(home, info);
+        // Nothing listens yet where it says (a daemon stopping): wait for the lock's holder to go.
+      }
+      const code = child?.();
+      if (code === 3) {
+        // Another daemon took the home first (one started by hand): wait for it, or start again once it has gone.
+        child = null;
+      } else if (code !== undefined && code !== null) {
+        const tail = logTail(logFile, from);
+        throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `the daemon exited (${code}) before it answered${tail ? `: ${tail}` : ''}`, EXIT.unreachable);
+      } else if (code === null) {
+        throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `the daemon was killed before it answered; see ${logFile}`, EXIT.unreachable);
+      }
+      if (!child && !lockHeld(home)) {
+        release ??= await trySpawnMutex(home);
+        // Under the mutex, looked at again: a daemon started by the previous holder may have taken the lock meanwhile.
+        if (release && !lockHeld(home) && !runningDaemon(home)) {
+          from = logSize(logFile);
+          child = spawnDetached(home, logFile);
+          spawnedAny = true;
+        }
+      }
+      await sleep(50);
     }
-    else if (code !== undefined && code !== 3) {
-      const tail = logTail(logFile, from);
-      throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `the daemon exited (${code}) before it answered${tail ? `: ${tail}` : ''}`, EXIT.unreachable);
-    }
-    await sleep(50);
+  } finally {
+    await release?.();
   }
   throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `the daemon did not answer within ${START_WAIT_MS / 1000} s; see ${logFile}`, EXIT.unreachable);
 }
 
+/** Whether a live process holds daemon.lock of `home` (a daemon running, starting or stopping). */
+function lockHeld(home: string): boolean {
+  const lock = readLock(home);
+  return lock !== null && holderAlive(lock);
+}
+
 /** Spawns `albedo daemon` detached, stderr appended to the log; returns how to ask for its exit status (undefined while it runs). */
-function spawnDetached(home: string, logFile: string, say: (line: string) => void): () => number | null | undefined {
+function spawnDetached(home: string, logFile: string): () => number | null | undefined {
   const log = openSync(logFile, 'a', 0o600);
   let exit: number | null | undefined;
   try {
@@ -146,32 +263,18 @@ function spawnDetached(home: string, logFile: string, say: (line: string) => voi
     child.once('exit', (code) => { exit = code; });
     child.once('error', () => { exit = EXIT.failed; });
     child.unref();
-    say(`albedo: no daemon was running for ${home}; started one (pid ${child.pid}, log ${logFile})`);
   } finally {
     closeSync(log);
   }
   return () => exit;
 }
 
-/** Whether the daemon of `info` answers on its port with its token (any route will do: 404 counts). */
-export async function answers(info: DaemonInfo): Promise<boolean> {
-  try {
-    await request(info, 'GET', '/v1/health', { timeoutMs: 10_000, accept: [404] });
-    return true;
-  } catch (err) {
-    if (err instanceof ConnectFailed) return false;
-    if (err instanceof CliError && err.code === 'ALBEDO_UNAUTHORIZED') return false;
-    throw err;
-  }
-}
-
-/** Waits (bounded) until `pid` is gone; false if it is still alive after `withinMs`. */
-export async function waitGone(home: string, pid: number, withinMs: number): Promise<boolean> {
+/** Waits (bounded) until the process `rec` names is gone; false if it is still alive after `withinMs`. */
+export async function waitGone(rec: LockRecord, withinMs: number): Promise<boolean> {
   const end = Date.now() + withinMs;
-  while (daemonAlive(home, pid)) {
+  while (holderAlive(rec)) {
     if (Date.now() > end) return false;
     await sleep(50);
   }
   return true;
 }
-

@@ -4,6 +4,7 @@
  * `albedo: <code>: <message>`, and one of these statuses; the codes are the
  * API's (`ALBEDO_*`, stable) or the few the CLI has of its own.
  */
+import { safe } from './output.ts';
 
 /** Exit statuses of the commands that talk to the daemon (docs/cli.md). Stable. */
 export const EXIT = {
@@ -55,13 +56,17 @@ export function exitFor(status: number, code: string): ExitStatus {
   return EXIT.failed;
 }
 
-/** The one stderr line of an error: `albedo: <code>: <message>` (line breaks folded, so it stays one line). */
+/**
+ * The one stderr line of an error: `albedo: <code>: <message>` (line breaks
+ * folded, so it stays one line; control characters shown, not obeyed: the
+ * message may quote a server).
+ */
 export function errorLine(err: unknown): string {
   if (err instanceof CliError) {
     const where = err.path?.length ? ` (at ${err.path.join('.')})` : '';
-    return `albedo: ${err.code}: ${oneLine(err.message)}${where}`;
+    return safe(`albedo: ${err.code}: ${oneLine(err.message)}${where}`);
   }
-  return `albedo: ALBEDO_INTERNAL: ${oneLine(err instanceof Error ? err.message : String(err))}`;
+  return safe(`albedo: ALBEDO_INTERNAL: ${oneLine(err instanceof Error ? err.message : String(err))}`);
 }
 
 /** Folds line breaks (a server's quoted stderr) so a message stays one line. */

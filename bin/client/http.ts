@@ -31,6 +31,10 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Answers with these statuses are returned, not thrown (e.g. 404 to tell "no route" from "no server"). */
   accept?: number[];
+  /** Sends no token: for `GET /v1/health`, asked before the answering process has proved it is the daemon. */
+  anonymous?: boolean;
+  /** An answer longer than this is cut off (ALBEDO_INVALID_RESPONSE): for a process not yet proved to be the daemon. */
+  maxBytes?: number;
 }
 
 /** The daemon was not there: nothing listens on the port, or the connection was cut before any answer. */
@@ -47,7 +51,8 @@ const DEFAULT_TIMEOUT_MS = 600_000;
 
 /** Sends one request; resolves with the parsed JSON answer (undefined for an empty body). */
 export function request<T = any>(ep: Endpoint, method: string, path: string, o: RequestOptions = {}): Promise<Reply<T>> {
-  const headers: Record<string, string> = { authorization: `Bearer ${ep.token}`, accept: 'application/json', ...o.headers };
+  const headers: Record<string, string> = { accept: 'application/json', ...o.headers };
+  if (!o.anonymous) headers.authorization = `Bearer ${ep.token}`;
   let payload: Buffer | undefined;
   if (o.body !== undefined) {
     payload = Buffer.from(JSON.stringify(o.body));
@@ -59,7 +64,16 @@ export function request<T = any>(ep: Endpoint, method: string, path: string, o: 
     const req = http.request({ host: '127.0.0.1', port: ep.port, method, path, headers, agent: false }, (res) => {
       answered = true;
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (o.maxBytes !== undefined && size > o.maxBytes) {
+          reject(new CliError('ALBEDO_INVALID_RESPONSE', `the answer to ${method} ${path} is longer than ${o.maxBytes} bytes`, EXIT.failed));
+          req.destroy();
+          return;
+        }
+        chunks.push(c);
+      });
       res.on('error', (err) => reject(new CliError('ALBEDO_CONNECTION_CLOSED', `the daemon's answer was cut off: ${err.message}`, EXIT.failed)));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');

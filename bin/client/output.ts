@@ -2,31 +2,59 @@
  * What a command prints: with `--json`, exactly one JSON value on stdout;
  * otherwise lines for a person (columns padded, nothing a script should
  * parse). News and errors go to stderr, never stdout.
+ *
+ * Text a server or a config file chose (names, descriptions, error
+ * messages, a tool's result) reaches a person's terminal only through
+ * safe(): a control character in it (an escape sequence that would move the
+ * cursor, rewrite the title, hide what follows) is shown as `\xHH`, not
+ * obeyed. JSON output stays exact JSON, its control characters escaped
+ * the JSON way (toJson).
  */
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const hex = (c: string): string => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+
+/**
+ * `s` with every C0 and C1 control character and DEL shown as `\xHH`;
+ * `lines`: line feeds and tabs are kept (a multi-line text meant as such).
+ */
+export function safe(s: string, lines = false): string {
+  return s.replace(lines ? CONTROL_BUT_LINES : CONTROL, hex);
+}
+
+/**
+ * `value` as JSON, with DEL and the C1 controls written as `\u00XX` too
+ * (JSON.stringify escapes only the C0 ones): the same JSON value, and
+ * nothing in it a terminal would obey.
+ */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+}
 
 /** Writes `value` as one JSON document (`json`), or the human text. */
 export function emit(json: boolean, value: unknown, human: () => string): void {
-  if (json) process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+  if (json) process.stdout.write(toJson(value) + '\n');
   else {
     const text = human();
     if (text) process.stdout.write(text.endsWith('\n') ? text : text + '\n');
   }
 }
 
-/** One line of news on stderr. */
+/** One line of news on stderr (its text already made safe where it holds server data). */
 export function note(line: string): void {
   process.stderr.write(line + '\n');
 }
 
-/** Rows as padded columns (the last column is not padded). */
+/** Rows as padded columns (the last column is not padded); every cell made safe and kept on its line. */
 export function table(header: string[], rows: string[][]): string {
-  const all = [header, ...rows];
+  const all = [header, ...rows].map((r) => r.map((c) => safe(c)));
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
 
-/** A short, single-line rendering of a value for a table cell. */
+/** A short, single-line, safe rendering of a value for a table cell. */
 export function cell(s: string, max = 60): string {
-  const one = s.replace(/\s+/g, ' ');
+  const one = safe(s.replace(/\s+/g, ' '));
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }

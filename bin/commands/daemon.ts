@@ -41,7 +41,8 @@ export async function daemonCommand(argv: string[]): Promise<number> {
       }
     }
   } catch (err) {
-    process.stderr.write(`albedo daemon: ${(err as Error).message}\n(see albedo daemon --help)\n`);
+    // One line, as every usage error of the CLI.
+    process.stderr.write(`albedo: ALBEDO_INVALID_ARGUMENT: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')} (see albedo daemon --help)\n`);
     return EXIT.usage;
   }
   return runDaemon({ home: defaultHome(), port });

@@ -7,6 +7,7 @@
  * entry and its secrets never collide.
  */
 import { usage } from '../client/errors.ts';
+import { dict } from '../client/dict.ts';
 import { touches, type EntryParts, type Secrets } from './entry.ts';
 import { kindOf } from './show.ts';
 
@@ -34,10 +35,11 @@ export function patchBody(p: EntryParts, cur: CurrentServer, unset: Unsets): Rec
   if (kind === 'stdio' && (t.http || unset.header.length)) throw usage('--header, --unset-header and --bearer-env are for an http server');
 
   const patch: Record<string, unknown> = { ...p.fields };
-  const env: Record<string, unknown> = {};
-  const headers: Record<string, unknown> = {};
+  // Keyed by the user's names: without a prototype, so `__proto__` is a name like another.
+  const env = dict<unknown>();
+  const headers = dict<unknown>();
   const secrets: Secrets = {};
-  const secretEnv: Record<string, string | null> = {};
+  const secretEnv = dict<string | null>();
 
   for (const [name, v] of Object.entries(p.named.env)) {
     if (v) {

@@ -11,6 +11,7 @@
  */
 import path from 'node:path';
 import { parse as shellParse } from 'shell-quote';
+import { dict } from '../client/dict.ts';
 import { usage } from '../client/errors.ts';
 
 /** The API's typed secrets of a write (docs/api.md "Secrets"); null removes, absent keeps. */
@@ -56,8 +57,67 @@ export function namedVar(value: string, what: string): string | null {
   return null;
 }
 
+/**
+ * What a shell would do with `text` that a split cannot: the first such
+ * thing, as a usage message, or null. Scanned by POSIX quoting rules
+ * (backslash, single and double quotes), so only unquoted text counts:
+ * unbalanced quotes, a trailing backslash, command substitution (a
+ * backtick or `$(`, unquoted or in double quotes, where a shell still runs
+ * it), a word starting with an unquoted `~`, an unquoted glob or brace
+ * character (`* ? [ {`), and a first word `NAME=value` (an assignment, to
+ * a shell). shell-quote (below) refuses the rest: operators, variables,
+ * comments.
+ */
+export function commandProblem(text: string): string | null {
+  const substitution = (t: string, i: number): string | null => (t[i] === '`' || (t[i] === '$' && t[i + 1] === '(')
+    ? `no shell runs, so ${t[i] === '`' ? 'a backtick' : '$('} (command substitution) cannot be used; write the value, or quote it with '…'`
+    : null);
+  let quote: "'" | '"' | null = null;
+  let wordStart = true;
+  let firstWord = true;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      continue;
+    }
+    if (c === '\\') {
+      // shell-quote keeps the backslash of "\`" where a shell drops it: not to be guessed at, refused with the other backticks.
+      if (quote === '"' && text[i + 1] === '`') return substitution(text, i + 1);
+      if (i === text.length - 1) return 'a trailing backslash escapes nothing: remove it, or quote it';
+      i++;
+      wordStart = false;
+      continue;
+    }
+    if (quote === '"') {
+      if (c === '"') quote = null;
+      else if (substitution(text, i)) return substitution(text, i);
+      continue;
+    }
+    if (/\s/.test(c)) {
+      if (!wordStart) firstWord = false;
+      wordStart = true;
+      continue;
+    }
+    if (wordStart && firstWord && /^[A-Za-z_][A-Za-z0-9_]*=/.test(text.slice(i))) {
+      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(i))![0];
+      return `the command starts with ${name}=…, which a shell would take as a variable; pass it with --env ${name}=VALUE`;
+    }
+    if (wordStart && c === '~') return 'no shell runs, so a leading ~ would not be your home directory; write the path, or quote it';
+    wordStart = false;
+    if (c === "'" || c === '"') quote = c;
+    else if (substitution(text, i)) return substitution(text, i);
+    else if (c === '$' && text[i + 1] === '{') return 'no shell runs, so ${…} would not be expanded; write the value, or pass it with --env NAME=VALUE';
+    else if ('*?[{'.includes(c)) return `no shell runs, so ${c} would not be expanded as a pattern; quote it to pass it as it is`;
+  }
+  if (quote) return `unbalanced ${quote === "'" ? 'single' : 'double'} quote: close it`;
+  return null;
+}
+
 /** Splits `--command` by shell quoting rules; no shell runs, so what only a shell would do is refused. */
 export function splitCommand(text: string): string[] {
+  const problem = commandProblem(text);
+  if (problem) throw usage(`--command: ${problem}`);
   const vars: string[] = [];
   const parts = shellParse(text, (key) => { vars.push(key); return ''; });
   if (vars.length) {
@@ -65,8 +125,13 @@ export function splitCommand(text: string): string[] {
   }
   const out: string[] = [];
   for (const p of parts) {
+    // An escaped glob character (`\*`) is still a "glob" to shell-quote; commandProblem refused every unescaped one, so this is the word.
+    if (typeof p !== 'string' && 'op' in p && p.op === 'glob') {
+      out.push(p.pattern);
+      continue;
+    }
     if (typeof p !== 'string') {
-      const what = 'op' in p ? (p.op === 'glob' ? `the pattern ${p.pattern}` : `the operator ${p.op}`) : 'a comment';
+      const what = 'op' in p ? `the operator ${p.op}` : 'a comment';
       throw usage(`--command: no shell runs, so ${what} cannot be used; quote it to pass it as an argument`);
     }
     out.push(p);
@@ -87,16 +152,16 @@ function envOption(raw: string, parts: EntryParts): void {
   const eq = raw.indexOf('=');
   const name = eq < 0 ? raw : raw.slice(0, eq);
   if (!VAR_NAME.test(name)) throw usage(`--env ${JSON.stringify(raw)}: expected NAME=VALUE with a variable name`);
-  const value = eq < 0 ? process.env[name] : raw.slice(eq + 1);
+  const value = eq < 0 ? (Object.hasOwn(process.env, name) ? process.env[name] : undefined) : raw.slice(eq + 1);
   if (value === undefined) throw usage(`--env ${name}: ${name} is not set in this environment (write NAME=VALUE)`);
   const v = namedVar(value, `--env ${name}`);
   if (v !== null) {
     parts.named.env[name] = { env: v };
-    (parts.secrets.env ??= {})[name] = null;
+    (parts.secrets.env ??= dict())[name] = null;
   } else {
     // A blank secret means "keep the stored one" to the API: an empty value cannot be stored.
     if (value === '') throw usage(`--env ${name}: an empty value cannot be stored`);
-    (parts.secrets.env ??= {})[name] = value;
+    (parts.secrets.env ??= dict())[name] = value;
     parts.named.env[name] = null;
   }
 }
@@ -128,7 +193,7 @@ function headerOption(raw: string, parts: EntryParts): void {
  * when neither a URL nor a command was given (an edit of other fields).
  */
 export function entryParts(o: EntryOptions, argv: string[] | null): EntryParts {
-  const parts: EntryParts = { kind: null, fields: {}, named: { env: {}, headers: {} }, secrets: {} };
+  const parts: EntryParts = { kind: null, fields: {}, named: { env: dict(), headers: dict() }, secrets: {} };
   const stdio = o.command !== undefined || argv !== null;
   if (o.url !== undefined && stdio) throw usage('give either --url (an http server) or a command (--command, or -- COMMAND ARGS), not both');
   if (o.command !== undefined && argv !== null) throw usage('give the command either with --command or after --, not both');

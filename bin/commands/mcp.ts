@@ -8,9 +8,9 @@
  */
 import type { Command } from 'commander';
 import { Client } from '../client/client.ts';
-import { CliError, usage } from '../client/errors.ts';
+import { CliError, oneLine, usage } from '../client/errors.ts';
 import { seg } from '../client/http.ts';
-import { cell, emit, note, table } from '../client/output.ts';
+import { cell, emit, note, safe, table } from '../client/output.ts';
 import type { EntryOptions } from './entry.ts';
 import { kindOf, saveLine, secretsOf, target } from './show.ts';
 import { signInCommands } from './sign-in.ts';
@@ -18,6 +18,15 @@ import { importCommand } from './import.ts';
 
 export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 const srv = (name: string, suffix = ''): string => `/v1/mcp/servers/${seg(name)}${suffix}`;
+
+/**
+ * The name of `add`/`edit`: one that starts with `-` is refused, as it can
+ * only have come after a `--` (`albedo mcp add -- -- cmd`), and the words
+ * after the first `--` would then not be the server's command.
+ */
+function nameBeforeDashes(name: string, verb: string): void {
+  if (name.startsWith('-')) throw usage(`a server name cannot start with "-" (albedo mcp ${verb} NAME -- COMMAND ARGS…)`);
+}
 
 /** The words after `--` on the command line, or null when there is no `--`. */
 function afterDashes(): string[] | null {
@@ -70,8 +79,8 @@ export function mcpCommands(program: Command): void {
         `${s.name} (${kindOf(s.config)}, ${s.enabled ? 'enabled' : 'disabled'})`, `  target:  ${target(s.config)}`,
         `  secrets: ${secretsOf(s) || 'none'}`, `  tools:   ${s.tools === null ? 'unknown (no saved catalogue)' : s.tools}`,
         ...(s.description ? [`  about:   ${cell(s.description, 200)}`] : []),
-        ...(s.lastError ? [`  problem: ${s.lastError.code}: ${s.lastError.message}`] : []),
-      ].join('\n'));
+        ...(s.lastError ? [`  problem: ${s.lastError.code}: ${oneLine(String(s.lastError.message))}`] : []),
+      ].map((l) => safe(l)).join('\n'));
     });
 
   entryOptions(mcp.command('add').argument('<name>').argument('[command...]', 'after --: the command and its arguments'))
@@ -79,6 +88,7 @@ export function mcpCommands(program: Command): void {
     .option('--disabled', 'save it switched off (not tried)')
     .option('--replace', 'replace a server of that name (otherwise adding an existing name is refused)')
     .action(async (name: string, words: string[], o: AddOptions) => {
+      nameBeforeDashes(name, 'add');
       const argv = afterDashes();
       if (words.length && argv === null) throw usage(`put the server's command after -- (albedo mcp add ${name} -- ${words.join(' ')})`);
       const { entryParts, putBody } = await import('./entry.ts');
@@ -93,7 +103,7 @@ export function mcpCommands(program: Command): void {
         }
         throw err;
       });
-      emit(!!o.json, r, () => saveLine(name, r));
+      emit(!!o.json, r, () => safe(saveLine(name, r)));
     });
 
   entryOptions(mcp.command('edit').argument('<name>').argument('[command...]', 'after --: a new command and its arguments'))
@@ -101,6 +111,7 @@ export function mcpCommands(program: Command): void {
     .option('--unset-env <name>', 'remove a variable (named or stored) (repeatable)', collect)
     .option('--unset-header <name>', 'remove a header (named or stored; Authorization: the bearer token) (repeatable)', collect)
     .action(async (name: string, words: string[], o: EditOptions) => {
+      nameBeforeDashes(name, 'edit');
       const argv = afterDashes();
       if (words.length && argv === null) throw usage(`put the server's command after -- (albedo mcp edit ${name} -- ${words.join(' ')})`);
       const [{ entryParts }, { patchBody }] = await Promise.all([import('./entry.ts'), import('./entry-patch.ts')]);
@@ -111,7 +122,7 @@ export function mcpCommands(program: Command): void {
       const { body: r } = await client.call('PATCH', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
         body: patch, headers: { 'content-type': 'application/merge-patch+json', ...etag },
       });
-      emit(!!o.json, r, () => saveLine(name, r));
+      emit(!!o.json, r, () => safe(saveLine(name, r)));
     });
 
   mcp.command('remove').alias('rm').argument('<name>')
@@ -119,7 +130,7 @@ export function mcpCommands(program: Command): void {
     .option('--json', 'print one JSON object: { removed }')
     .action(async (name: string, o: { json?: boolean }) => {
       await new Client().call('DELETE', srv(name));
-      emit(!!o.json, { removed: name }, () => `removed ${name}`);
+      emit(!!o.json, { removed: name }, () => safe(`removed ${name}`));
     });
 
   for (const what of ['enable', 'disable'] as const) {
@@ -128,7 +139,7 @@ export function mcpCommands(program: Command): void {
       .option('--json', 'print the save result as one JSON object: { saved, created, check, server }')
       .action(async (name: string, o: { json?: boolean }) => {
         const { body: r } = await new Client().call('POST', srv(name, `/${what}`));
-        emit(!!o.json, r, () => saveLine(name, r));
+        emit(!!o.json, r, () => safe(saveLine(name, r)));
       });
   }
 

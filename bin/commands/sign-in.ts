@@ -14,9 +14,9 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import { Client } from '../client/client.ts';
-import { CliError, EXIT, usage } from '../client/errors.ts';
+import { CliError, EXIT, errorLine, usage } from '../client/errors.ts';
 import { seg } from '../client/http.ts';
-import { emit, note } from '../client/output.ts';
+import { emit, note, safe } from '../client/output.ts';
 import { saveLine } from './show.ts';
 
 const login = (name: string, suffix = ''): string => `/v1/auth/logins/mcp:${seg(name)}${suffix}`;
@@ -65,7 +65,7 @@ async function waitDone(client: Client, name: string, withinS: number, stop: { d
   throw new CliError('ALBEDO_TIMEOUT', `the sign-in to ${name} did not complete within ${withinS} s`, EXIT.failed);
 }
 
-const signedIn = (l: Login): string => `signed in to ${l.server}${l.auth?.account ? ` as ${l.auth.account}` : ''}`;
+const signedIn = (l: Login): string => safe(`signed in to ${l.server}${l.auth?.account ? ` as ${l.auth.account}` : ''}`);
 
 export function signInCommands(mcp: Command): void {
   mcp.command('sign-in').argument('<name>')
@@ -84,10 +84,10 @@ export function signInCommands(mcp: Command): void {
       if (started.state === 'failed') throw failed(started);
       const url = started.authorizationUrl;
       if (!url) throw new CliError('ALBEDO_INVALID_RESPONSE', 'the daemon did not answer with an authorization URL', EXIT.failed);
-      if (!o.wait) return emit(!!o.json, started, () => url);
+      if (!o.wait) return emit(!!o.json, started, () => safe(url));
       // With --json stdout gets one object at the end; the person at the terminal still needs the URL now.
       const show = o.json ? note : (l: string) => process.stdout.write(l + '\n');
-      show(`sign in to ${name} by opening this URL in a browser:\n\n  ${url}\n`);
+      show(`sign in to ${safe(name)} by opening this URL in a browser:\n\n  ${safe(url)}\n`);
       if (o.open) openBrowser(url);
       const stop: { done: Login | null } = { done: null };
       // Ctrl-C: the pending sign-in is cancelled (its loopback listener closes) before the command exits.
@@ -104,7 +104,7 @@ export function signInCommands(mcp: Command): void {
           if (!pasted) return;
           client.call<Login>('POST', login(name, '/callback'), { body: { url: pasted } }).then(
             (r) => { stop.done = r.body; },
-            (err: CliError) => note(`albedo: ${err.code}: ${err.message}`),
+            (err: unknown) => note(errorLine(err)),
           );
         });
       }
@@ -124,6 +124,6 @@ export function signInCommands(mcp: Command): void {
       const { body: r } = await new Client().call('PATCH', `/v1/mcp/servers/${seg(name)}`, {
         body: { secrets: { oauth: null } }, headers: { 'content-type': 'application/merge-patch+json' },
       });
-      emit(!!o.json, r, () => `signed out of ${name}; ${saveLine(name, r)}`);
+      emit(!!o.json, r, () => safe(`signed out of ${name}; ${saveLine(name, r)}`));
     });
 }

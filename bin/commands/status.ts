@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { Client } from '../client/client.ts';
-import { emit, table } from '../client/output.ts';
+import { emit, safe, table } from '../client/output.ts';
 
 interface ServerLine {
   name: string;
@@ -42,7 +42,7 @@ export function statusCommand(program: Command): void {
       }));
       const out = { daemon, servers: lines, sessions: (sessions.body.sessions as unknown[]).length };
       emit(!!o.json, out, () => [
-        `daemon: pid ${info.pid}, http://127.0.0.1:${info.port}, version ${info.version}, home ${client.home}`,
+        safe(`daemon: pid ${info.pid}, http://127.0.0.1:${info.port}, version ${info.version}, home ${client.home}`),
         `sessions: ${out.sessions} open`,
         lines.length
           ? table(['SERVER', 'ENABLED', 'STATE', 'TOOLS', 'AUTH', 'PROBLEM'], lines.map((l) => [

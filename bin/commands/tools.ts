@@ -1,31 +1,80 @@
 /**
  * `albedo tools` and `albedo call`: the model-facing tools of a session of
  * the daemon, and one call. With `--session ID` they use that open session
- * (a harness's); without, they open one for the command (every enabled
- * server; `--profile` for the schemas' dialect), and close it when done —
- * also on Ctrl-C, so no session of theirs outlives them.
+ * (a harness's); without, they open one for the command (`tools`: every
+ * enabled server, `--profile` for the schemas' dialect; `call SERVER/TOOL`:
+ * that server), and close it when done — also on Ctrl-C, SIGTERM or SIGHUP,
+ * even one that comes while the session is being opened.
  */
 import type { Command } from 'commander';
 import { Client } from '../client/client.ts';
-import { CliError, EXIT, usage } from '../client/errors.ts';
+import { CliError, EXIT, oneLine, usage } from '../client/errors.ts';
 import { seg } from '../client/http.ts';
-import { cell, emit, note, table } from '../client/output.ts';
+import { cell, emit, note, safe, table } from '../client/output.ts';
 
-/** A session for the command: the given one, or one opened now and closed by `close()`. */
-async function sessionFor(client: Client, id: string | undefined, profile: string | undefined): Promise<{ id: string; close(): Promise<void> }> {
+/** The exit status of a command ended by a signal: 128 + its number, as a shell reports it. */
+const SIGNAL_EXIT: Record<'SIGINT' | 'SIGTERM' | 'SIGHUP', number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
+
+/**
+ * The servers a session for `albedo call NAME` needs: for `SERVER/TOOL`,
+ * that server only (not every enabled one); for an advertised name, all.
+ * A server name may itself hold `/`: then each prefix that names a
+ * configured server is included (the daemon tries the splits left to right).
+ */
+async function callServers(client: Client, name: string): Promise<string[] | undefined> {
+  const first = name.indexOf('/');
+  if (first <= 0) return undefined;
+  if (name.indexOf('/', first + 1) < 0) return [name.slice(0, first)];
+  const { body } = await client.call('GET', '/v1/mcp/servers');
+  const configured = new Set((body.servers as Array<{ name: string }>).map((s) => s.name));
+  const prefixes: string[] = [];
+  for (let i = first; i >= 0; i = name.indexOf('/', i + 1)) if (configured.has(name.slice(0, i))) prefixes.push(name.slice(0, i));
+  return prefixes.length ? prefixes : [name.slice(0, first)];
+}
+
+/**
+ * A session for the command: the given one, or one opened now and closed by
+ * `close()`. SIGINT, SIGTERM and SIGHUP are handled from before the open is
+ * sent: a signal while it is in flight closes the session once the open
+ * answers, a signal later closes it at once; then the command exits 130,
+ * 143 or 129. So no session of the command outlives it.
+ */
+async function sessionFor(client: Client, id: string | undefined, open: () => Promise<Record<string, unknown>>):
+  Promise<{ id: string; close(): Promise<void> }> {
   if (id !== undefined) return { id, close: async () => {} };
-  const { body: s } = await client.call('POST', '/v1/sessions', { body: profile === undefined ? {} : { profile } });
-  for (const w of s.warnings ?? []) note(`albedo: ${w}`);
+  let opened: string | null = null;
+  let signalled: number | null = null;
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> => (closed ??= opened === null ? Promise.resolve()
+    : client.call('DELETE', `/v1/sessions/${seg(opened)}`, { accept: [404], timeoutMs: 60_000 }).then(() => {}, () => {}));
+  const onSignal = (sig: keyof typeof SIGNAL_EXIT): void => {
+    if (signalled !== null) return;
+    signalled = SIGNAL_EXIT[sig];
+    // While the open is in flight there is nothing to close yet: the open's answer does it (below).
+    if (opened !== null) void close().finally(() => process.exit(signalled!));
+  };
+  for (const sig of Object.keys(SIGNAL_EXIT) as Array<keyof typeof SIGNAL_EXIT>) process.on(sig, onSignal);
+  let s: any;
+  try {
+    const body = await open();
+    if (signalled !== null) process.exit(signalled);
+    s = (await client.call('POST', '/v1/sessions', { body })).body;
+  } catch (err) {
+    if (signalled !== null) process.exit(signalled);
+    throw err;
+  }
+  opened = s.id as string;
+  if (signalled !== null) {
+    await close();
+    process.exit(signalled);
+  }
+  for (const w of s.warnings ?? []) note(`albedo: ${safe(String(w))}`);
   for (const srv of s.servers ?? []) {
     if (srv.state !== 'ready' && srv.state !== 'advertised' && srv.state !== 'disabled') {
-      note(`albedo: ${srv.name}: ${srv.state}${srv.reason ? ` (${srv.reason.code}: ${srv.reason.message})` : ''}`);
+      note(safe(`albedo: ${srv.name}: ${srv.state}${srv.reason ? ` (${srv.reason.code}: ${oneLine(String(srv.reason.message))})` : ''}`));
     }
   }
-  let closed: Promise<void> | undefined;
-  const close = (): Promise<void> => (closed ??= client.call('DELETE', `/v1/sessions/${seg(s.id)}`, { accept: [404] }).then(() => {}));
-  // Ctrl-C: the session is closed (its servers reaped) before the command exits.
-  process.once('SIGINT', () => { void close().finally(() => process.exit(130)); });
-  return { id: s.id, close };
+  return { id: opened, close };
 }
 
 /** The raw names a description's frame states: `[server "x", tool "y"]`. */
@@ -71,14 +120,14 @@ export function sessionCommands(program: Command): void {
     .option('--json', 'print one JSON object: { session, generation, profile, tools: [{ name, description, inputSchema }] }')
     .action(async (o: { session?: string; profile?: string; json?: boolean }) => {
       const client = new Client();
-      const s = await sessionFor(client, o.session, o.profile);
+      const s = await sessionFor(client, o.session, async () => (o.profile === undefined ? {} : { profile: o.profile }));
       try {
         const q = o.session !== undefined && o.profile !== undefined ? `?profile=${encodeURIComponent(o.profile)}` : '';
         const { body } = await client.call('GET', `/v1/sessions/${seg(s.id)}/tools${q}`);
         const out = { session: o.session ?? null, generation: body.generation, profile: body.profile, tools: body.tools };
         emit(!!o.json, out, () => (body.tools.length
           ? table(['TOOL', 'FROM', 'DESCRIPTION'], body.tools.map((t: any) => [
-            t.name, origin(t.description), cell(t.description.replace(/^\[server [^\]]*\]\s*/, ''), 70),
+            t.name, origin(t.description), cell(String(t.description).replace(/^\[server [^\]]*\]\s*/, ''), 70),
           ]))
           : 'no tools (no server is enabled and ready; see albedo mcp list)'));
       } finally {
@@ -99,17 +148,21 @@ export function sessionCommands(program: Command): void {
         throw usage('--timeout must be a whole number of milliseconds from 1 to 3600000');
       }
       const client = new Client();
-      const s = await sessionFor(client, o.session, undefined);
+      const s = await sessionFor(client, o.session, async () => {
+        const include = await callServers(client, name);
+        return include ? { servers: { include } } : {};
+      });
       try {
         const body: Record<string, unknown> = { name };
         if (args) body.arguments = args;
         if (timeoutMs !== undefined) body.timeoutMs = timeoutMs;
         const { body: r } = await client.call('POST', `/v1/sessions/${seg(s.id)}/calls`, { body });
-        emit(!!o.json, r.result, () => resultText(r.result));
+        // A person's terminal gets the text with its control characters shown, not obeyed; a pipe gets it as the tool sent it.
+        emit(!!o.json, r.result, () => (process.stdout.isTTY ? safe(resultText(r.result), true) : resultText(r.result)));
         if (r.result?.isError === true) process.exitCode = EXIT.toolError;
       } catch (err) {
         if (err instanceof CliError && err.code === 'ALBEDO_NEEDS_SIGN_IN') {
-          note(`albedo: sign in first: albedo mcp sign-in ${name.includes('/') ? name.split('/')[0] : 'SERVER'}`);
+          note(safe(`albedo: sign in first: albedo mcp sign-in ${name.includes('/') ? name.split('/')[0] : 'SERVER'}`));
         }
         throw err;
       } finally {

@@ -10,6 +10,8 @@
  * - both: `enabled`, `startup_timeout_sec`, `tool_timeout_sec`,
  *   `enabled_tools`, `disabled_tools` (the extras, below).
  */
+import { dict, setOwn } from '../client/dict.ts';
+
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** A Codex server table as the planner's generic entry; anything it does not know is left for the planner to refuse. */
@@ -18,13 +20,15 @@ export function fromCodex(raw: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const k of ['command', 'args', 'cwd', 'url', 'enabled'] as const) if (raw[k] !== undefined) out[k] = raw[k];
   if (raw.env !== undefined || raw.env_vars !== undefined) {
-    const env: Record<string, unknown> = isObject(raw.env) ? { ...raw.env } : {};
-    for (const name of Array.isArray(raw.env_vars) ? raw.env_vars : []) if (typeof name === 'string') env[name] = `\${${name}}`;
+    const env = dict<unknown>();
+    for (const [k, v] of isObject(raw.env) ? Object.entries(raw.env) : []) setOwn(env, k, v);
+    for (const name of Array.isArray(raw.env_vars) ? raw.env_vars : []) if (typeof name === 'string') setOwn(env, name, `\${${name}}`);
     out.env = raw.env === undefined || isObject(raw.env) ? env : raw.env;
   }
-  const headers: Record<string, unknown> = isObject(raw.http_headers) ? { ...raw.http_headers } : {};
+  const headers = dict<unknown>();
+  for (const [h, v] of isObject(raw.http_headers) ? Object.entries(raw.http_headers) : []) setOwn(headers, h, v);
   if (isObject(raw.env_http_headers)) {
-    for (const [h, v] of Object.entries(raw.env_http_headers)) headers[h] = typeof v === 'string' ? `\${${v}}` : v;
+    for (const [h, v] of Object.entries(raw.env_http_headers)) setOwn(headers, h, typeof v === 'string' ? `\${${v}}` : v);
   }
   if (typeof raw.bearer_token_env_var === 'string') headers.Authorization = `Bearer \${${raw.bearer_token_env_var}}`;
   if (Object.keys(headers).length) out.headers = headers;

@@ -11,6 +11,7 @@
  * text, a second literal header (one header secret is stored per server).
  */
 import path from 'node:path';
+import { dict, setOwn } from '../client/dict.ts';
 import { plainValue, secretValue, type Context, type Value } from './values.ts';
 import { codexExtras } from './codex.ts';
 
@@ -30,6 +31,21 @@ export interface Planned {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Why the daemon would refuse `name` as a server's name, or undefined: the
+ * rule of protocol/settings.ts's settingsNameProblem (empty; `__proto__`,
+ * `constructor`, `prototype`; `.` and `..`; a control character), kept
+ * here because the CLI must not load protocol/'s zod schemas to start.
+ * test/cli/import-hostile.test.ts checks that the two agree.
+ */
+export function serverNameProblem(name: string): string | undefined {
+  if (name === '') return 'the server name is empty';
+  if (name === '__proto__' || name === 'constructor' || name === 'prototype') return `the server name ${JSON.stringify(name)} is reserved`;
+  if (name === '.' || name === '..') return `the server name ${JSON.stringify(name)} is not a name`;
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return `the server name ${JSON.stringify(name)} holds a control character`;
+  return undefined;
+}
 
 class Skip extends Error {
   readonly reason: string;
@@ -57,6 +73,8 @@ function value(raw: unknown, what: string, c: Context): Value {
 export function plan(name: string, raw: unknown, c: Context): Planned {
   const p: Planned = { name, kind: null, entry: null, secrets: {}, inputs: [], warnings: [], skip: null };
   try {
+    const bad = serverNameProblem(name);
+    if (bad) throw new Skip('invalid', `${bad}; the daemon would refuse it`);
     if (!isObject(raw)) throw new Skip('invalid', 'the entry is not an object');
     const entry: Record<string, unknown> = {};
     const type = typeof raw.type === 'string' ? raw.type : undefined;
@@ -97,17 +115,17 @@ export function plan(name: string, raw: unknown, c: Context): Planned {
 function stdioEnv(raw: unknown, entry: Record<string, unknown>, p: Planned, c: Context): void {
   if (raw === undefined) return;
   if (!isObject(raw)) throw new Skip('invalid', 'env is not an object');
-  const named: Record<string, { env: string }> = {};
+  const named = dict<{ env: string }>();
   for (const [k, rawV] of Object.entries(raw)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Skip('invalid', `env ${JSON.stringify(k)} is not a variable name`);
     const v = value(rawV, `env ${k}`, c);
     if (v.kind === 'named') {
-      named[k] = { env: v.name };
+      setOwn(named, k, { env: v.name });
       if (v.dropped !== undefined) p.warnings.push(`env ${k}: the default of \${${v.name}:-…} is not kept`);
     } else if (v.kind === 'input') p.inputs.push({ id: v.id, target: { kind: 'env', name: k } });
     else if (v.kind === 'literal') {
       if (v.value === '') throw new Skip('invalid', `env ${k} is empty; an empty value cannot be stored`);
-      (p.secrets.env ??= {})[k] = v.value;
+      setOwn(p.secrets.env ??= dict(), k, v.value);
     }
   }
   if (Object.keys(named).length) entry.env = named;
@@ -116,7 +134,7 @@ function stdioEnv(raw: unknown, entry: Record<string, unknown>, p: Planned, c: C
 function httpHeaders(raw: unknown, entry: Record<string, unknown>, p: Planned, c: Context): void {
   if (raw === undefined) return;
   if (!isObject(raw)) throw new Skip('invalid', 'headers is not an object');
-  const named: Record<string, { env: string }> = {};
+  const named = dict<{ env: string }>();
   const literal = (name: string, v: string): void => {
     if (p.secrets.header) {
       throw new Skip('too_many_header_secrets', `headers ${p.secrets.header.name} and ${name} both hold values; one header secret is stored per server`);
@@ -135,7 +153,7 @@ function httpHeaders(raw: unknown, entry: Record<string, unknown>, p: Planned, c
     }
     const v = value(rawV, `header ${name}`, c);
     if (v.kind === 'named') {
-      named[name] = { env: v.name };
+      setOwn(named, name, { env: v.name });
       if (v.dropped !== undefined) p.warnings.push(`header ${name}: the default of \${${v.name}:-…} is not kept`);
     }
     else if (v.kind === 'input') p.inputs.push({ id: v.id, target: { kind: 'header', name } });

@@ -6,9 +6,10 @@
  * that cannot start is reported and the others are still added.
  */
 import { Client } from '../client/client.ts';
+import { dict, setOwn } from '../client/dict.ts';
 import { CliError, EXIT, oneLine } from '../client/errors.ts';
 import { seg } from '../client/http.ts';
-import { cell, emit, table } from '../client/output.ts';
+import { cell, emit, safe, table } from '../client/output.ts';
 import { target } from '../commands/show.ts';
 import type { ImportOptions } from '../commands/import.ts';
 import { plan, secretNames, type Planned } from './plan.ts';
@@ -40,12 +41,12 @@ function json(r: Row): Record<string, unknown> {
 
 function human(rows: Row[], header: string, yes: boolean): string {
   const words: Record<Outcome, string> = { would_add: 'add', added: 'added', failed: 'FAILED', skipped: 'skip' };
-  const lines = [header, table(['', 'NAME', 'TYPE', 'TARGET', 'SECRETS / WHY'], rows.map((r) => [
+  const lines = [safe(header), table(['', 'NAME', 'TYPE', 'TARGET', 'SECRETS / WHY'], rows.map((r) => [
     words[r.outcome], r.plan.name, r.plan.kind ?? '-', r.plan.entry ? cell(target(r.plan.entry), 50) : '',
     r.outcome === 'skipped' || r.outcome === 'failed' ? cell(`${r.reason ?? r.error?.code}: ${oneLine(r.message ?? r.error?.message ?? '')}`, 90)
       : secretNames(r.plan).join(', '),
   ]))];
-  for (const r of rows) for (const w of r.plan.warnings) lines.push(`note: ${r.plan.name}: ${w}`);
+  for (const r of rows) for (const w of r.plan.warnings) lines.push(safe(`note: ${r.plan.name}: ${oneLine(w)}`));
   const adding = rows.filter((r) => r.outcome === 'would_add').length;
   if (!yes) lines.push(adding ? `nothing changed; run again with --yes to add ${adding} server(s)` : 'nothing to add');
   return lines.join('\n');
@@ -64,13 +65,14 @@ async function fillInputs(rows: Row[], inputs: Map<string, { description: string
     for (const i of r.plan.inputs) {
       if (!values.has(i.id)) {
         const d = inputs.get(i.id)!;
-        const v = await ask(`${d.description} (${i.id}, for ${r.plan.name}): `, d.password);
+        // The question quotes the file (its input's description): shown, not obeyed, like everything else it holds.
+        const v = await ask(safe(oneLine(`${d.description} (${i.id}, for ${r.plan.name}): `)) + ' ', d.password);
         if (!v) throw new CliError('ALBEDO_INVALID_ARGUMENT', `no value typed for ${i.id}`, EXIT.usage);
         values.set(i.id, v);
       }
       const v = values.get(i.id)!;
       const s = r.plan.secrets;
-      if (i.target.kind === 'env') (s.env ??= {})[i.target.name] = v;
+      if (i.target.kind === 'env') setOwn(s.env ??= dict(), i.target.name, v);
       else if (i.target.kind === 'bearer') s.bearer = v;
       else s.header = { name: i.target.name, value: v };
     }

@@ -14,7 +14,7 @@
  * commas (JSONC, read with jsonc-parser, which reports errors instead of
  * guessing).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CliError, EXIT } from '../client/errors.ts';
@@ -71,6 +71,84 @@ function serversOf(o: unknown): Array<{ name: string; raw: unknown }> {
   return isObject(o) ? Object.entries(o).map(([name, raw]) => ({ name, raw })) : [];
 }
 
+/** A config file larger than this is not one (the biggest real ones are kilobytes): refused before it is read. */
+export const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+
+const invalid = (message: string): CliError => new CliError('ALBEDO_INVALID_CONFIG', message, EXIT.failed);
+
+/** Why `st` cannot be a config file, or null. */
+function notAConfig(f: string, st: Stats): CliError | null {
+  if (!st.isFile()) return invalid(`${f} is not a regular file`);
+  if (st.size > MAX_CONFIG_BYTES) return invalid(`${f} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB; it is not a config file`);
+  return null;
+}
+
+/**
+ * The text of `f`: looked at (statSync) before it is opened, so a device
+ * (/dev/zero), a FIFO or a directory is refused rather than read forever,
+ * and a file over the limit is refused unread. It is opened without
+ * blocking and checked again by its descriptor (it may have been swapped
+ * meanwhile), and never read past the limit.
+ */
+function readConfig(f: string): string {
+  let st: Stats;
+  try {
+    st = statSync(f);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new CliError('ALBEDO_NOT_FOUND', `no such file: ${f}`, EXIT.notFound);
+    throw invalid(`cannot read ${f}: ${code ?? (err as Error).message}`);
+  }
+  const bad = notAConfig(f, st);
+  if (bad) throw bad;
+  let fd: number;
+  try {
+    fd = openSync(f, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    throw invalid(`cannot read ${f}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  try {
+    const again = notAConfig(f, fstatSync(fd));
+    if (again) throw again;
+    const chunks: Buffer[] = [];
+    let n = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(64 * 1024);
+      const got = readSync(fd, chunk, 0, chunk.length, null);
+      if (got === 0) break;
+      chunks.push(chunk.subarray(0, got));
+      n += got;
+      if (n > MAX_CONFIG_BYTES) throw invalid(`${f} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB; it is not a config file`);
+    }
+    return Buffer.concat(chunks, n).toString('utf8');
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    throw invalid(`cannot read ${f}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A parser that ran out of stack on a document nested absurdly deep: that is a bad file, not an internal error. */
+function tooDeep(err: unknown): boolean {
+  return err instanceof RangeError;
+}
+
+/** No host's config nests deeper than a few levels; past this a document is not one, whichever parser read it. */
+export const MAX_CONFIG_DEPTH = 1_000;
+
+/** Whether `doc` nests arrays and objects deeper than `max` (walked without recursion: the depth is what is in doubt). */
+function deeperThan(doc: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[doc, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** The file's document: TOML for Codex, JSONC for VS Code and Cursor, JSON for the others; an object, or a clear error. */
 function parseDocument(from: Source, f: string, text: string): Record<string, unknown> {
   let doc: unknown;
@@ -78,38 +156,37 @@ function parseDocument(from: Source, f: string, text: string): Record<string, un
     try {
       doc = parseToml(text);
     } catch (err) {
-      throw new CliError('ALBEDO_INVALID_CONFIG', `${f} is not valid TOML: ${(err as Error).message.split('\n')[0]}`, EXIT.failed);
+      if (tooDeep(err)) throw invalid(`${f} is not valid TOML: it is nested too deeply`);
+      throw invalid(`${f} is not valid TOML: ${(err as Error).message.split('\n')[0]}`);
     }
   } else if (from === 'vscode' || from === 'cursor') {
     const errors: ParseError[] = [];
-    doc = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+    try {
+      doc = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+    } catch (err) {
+      if (tooDeep(err)) throw invalid(`${f} is not valid JSON with comments: it is nested too deeply`);
+      throw err;
+    }
     if (errors.length) {
       const e = errors[0]!;
-      throw new CliError('ALBEDO_INVALID_CONFIG', `${f} is not valid JSON with comments: ${printParseErrorCode(e.error)} at offset ${e.offset}`, EXIT.failed);
+      throw invalid(`${f} is not valid JSON with comments: ${printParseErrorCode(e.error)} at offset ${e.offset}`);
     }
   } else {
     try {
       doc = JSON.parse(text);
     } catch (err) {
-      throw new CliError('ALBEDO_INVALID_CONFIG', `${f} is not valid JSON: ${(err as Error).message}`, EXIT.failed);
+      throw invalid(`${f} is not valid JSON: ${tooDeep(err) ? 'it is nested too deeply' : (err as Error).message}`);
     }
   }
-  if (!isObject(doc)) throw new CliError('ALBEDO_INVALID_CONFIG', `${f} does not hold an object`, EXIT.failed);
+  if (!isObject(doc)) throw invalid(`${f} does not hold an object`);
+  if (deeperThan(doc, MAX_CONFIG_DEPTH)) throw invalid(`${f} is nested more than ${MAX_CONFIG_DEPTH} levels deep; it is not a config file`);
   return doc;
 }
 
 /** The servers `from`'s file holds. */
 export function readSource(from: Source, file: string | undefined): Read {
   const f = path.resolve(file ?? defaultFile(from));
-  let text: string;
-  try {
-    text = readFileSync(f, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new CliError('ALBEDO_NOT_FOUND', `no such file: ${f}`, EXIT.notFound);
-    throw new CliError('ALBEDO_INVALID_CONFIG', `cannot read ${f}: ${code ?? (err as Error).message}`, EXIT.failed);
-  }
-  const doc = parseDocument(from, f, text);
+  const doc = parseDocument(from, f, readConfig(f));
   if (from === 'codex') {
     const servers = serversOf(doc.mcp_servers).map(({ name, raw }) => ({ name, raw: fromCodex(raw), original: raw }));
     return { from, file: f, dialect: 'codex', workspace: process.cwd(), servers, inputs: new Map() };
@@ -134,7 +211,7 @@ export function readSource(from: Source, file: string | undefined): Read {
     case 'claude-code': {
       servers = serversOf(doc.mcpServers);
       // ~/.claude.json: the user's servers, then this project's ("local" scope), which win on a name both have.
-      const project = isObject(doc.projects) ? doc.projects[process.cwd()] : undefined;
+      const project = isObject(doc.projects) && Object.hasOwn(doc.projects, process.cwd()) ? doc.projects[process.cwd()] : undefined;
       if (isObject(project)) {
         for (const s of serversOf(project.mcpServers)) {
           servers = [...servers.filter((x) => x.name !== s.name), s];
