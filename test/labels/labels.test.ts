@@ -1,0 +1,56 @@
+// The labels both screens share (web/shared/labels.js): every state the API
+// can report has a label of its own (none falls through to the raw value),
+// auth labels tell stdio from fixed credentials and name the account, and the
+// suggested name comes from the URL's host or the package a command runs.
+import t from 'tap';
+import { SERVER_STATES } from '../../protocol/composer.ts';
+import {
+  AUTH_STATES, LIVE_STATES, LOGIN_STATES, SAVED_STATES, SYMBOLS, authLabel, liveStateLabel, loginStateLabel, savedStateLabel,
+  suggestName, toolsLabel, transportOf,
+} from '../../web/shared/labels.js';
+
+t.test('every state the API reports has its own label, tone and symbol', async (t) => {
+  for (const s of SERVER_STATES) t.ok(Object.hasOwn(LIVE_STATES, s), `live state ${s}`);
+  for (const s of ['disabled', 'error', 'needs_sign_in', 'discovered', 'configured']) t.ok(Object.hasOwn(SAVED_STATES, s), `saved state ${s}`);
+  for (const s of ['none', 'needs_sign_in', 'signed_in', 'signed_out']) t.ok(Object.hasOwn(AUTH_STATES, s), `auth state ${s}`);
+  for (const s of ['pending', 'completed', 'failed']) t.ok(Object.hasOwn(LOGIN_STATES, s), `login state ${s}`);
+  for (const table of [LIVE_STATES, SAVED_STATES, AUTH_STATES, LOGIN_STATES]) {
+    for (const l of Object.values(table)) t.equal(l.symbol, SYMBOLS[l.tone], `${l.text}: its tone's symbol`);
+  }
+  t.equal(savedStateLabel('error').tone, 'error');
+  t.equal(liveStateLabel('left_out').tone, 'error');
+  t.equal(loginStateLabel('pending').tone, 'busy');
+  t.match(savedStateLabel('something_new'), { text: 'something_new', tone: 'off' }, 'an unknown state is shown as it is, dimmed');
+  t.match(liveStateLabel('__proto__'), { text: '__proto__' }, 'no prototype key is a label');
+});
+
+t.test('auth labels: stdio, fixed credentials, the account', async (t) => {
+  t.equal(authLabel(null, 'stdio').text, '—');
+  t.equal(authLabel(null, 'http').text, 'fixed credentials');
+  t.equal(authLabel({ state: 'signed_in', account: 'alice' }, 'http').text, 'signed in as alice');
+  t.equal(authLabel({ state: 'signed_in' }, 'http').text, 'signed in');
+  t.equal(authLabel({ state: 'needs_sign_in' }, 'http').tone, 'warn');
+  t.equal(toolsLabel(null), '—');
+  t.equal(toolsLabel(1), '1 tool');
+  t.equal(toolsLabel(0), '0 tools');
+  t.equal(transportOf({ url: 'https://x' }), 'http');
+  t.equal(transportOf({ command: 'x' }), 'stdio');
+  t.equal(transportOf({ type: 'stdio', url: 'https://x' }), 'stdio');
+});
+
+t.test('the suggested name comes from the host or the package a command runs', async (t) => {
+  const cases: Array<['http' | 'stdio', string, string]> = [
+    ['http', 'https://mcp.notion.com/mcp', 'notion'],
+    ['http', 'https://api.githubcopilot.com/mcp/', 'githubcopilot'],
+    ['http', 'http://127.0.0.1:3000/mcp', '127.0.0.1'],
+    ['http', 'http://localhost:8080/', 'localhost'],
+    ['http', 'not a url', ''],
+    ['stdio', 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"', 'filesystem'],
+    ['stdio', 'npx -y @playwright/mcp@latest', 'playwright'],
+    ['stdio', 'uvx mcp-server-fetch', 'fetch'],
+    ['stdio', '/usr/local/bin/docs-mcp --root /srv', 'docs'],
+    ['stdio', 'node ./build/weather.js', 'weather'],
+    ['stdio', '   ', ''],
+  ];
+  for (const [transport, text, name] of cases) t.equal(suggestName(transport, text), name, `${transport} ${text}`);
+});
