@@ -15,11 +15,12 @@ import { fileURLToPath } from 'node:url';
 import type { Kernel, ServiceSpec } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
 import type { ModelTool, RouteEntry } from '../protocol/catalogue.ts';
-import type { Activity, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions } from '../protocol/composer.ts';
+import type { Activity, ContextCost, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions, ToolsMode } from '../protocol/composer.ts';
 import type { SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
 import { COMPOSER_TOPICS } from '../services/composer/service.ts';
 import { checkCall, planCall } from '../services/composer/plan-call.ts';
 import { DirectCalls } from './direct-calls.ts';
+import { CALL_TOOL, Deferred, SEARCH_TOOL, callArgs, defers, fixedTools, searchArgs, searchResult, type FoundTool } from './deferred.ts';
 
 const SETTINGS = fileURLToPath(new URL('../services/settings/service.ts', import.meta.url));
 const CATALOGUE = fileURLToPath(new URL('../services/catalogue/service.ts', import.meta.url));
@@ -32,6 +33,7 @@ const OPEN_TIMEOUT_MS = 10 * 60_000;
 
 export type { Activity, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions } from '../protocol/composer.ts';
 export type { ModelTool } from '../protocol/catalogue.ts';
+export type { FoundTool } from './deferred.ts';
 
 type Listener = (event: SessionEvent) => void;
 
@@ -52,19 +54,24 @@ export class AlbedoSession {
   #listeners = new Set<Listener>();
   #closed = false;
   #closing: Promise<void> | undefined;
+  #deferred: Deferred;
+  #defers = false;
 
-  /** Use albedo.sessions.open(). */
-  constructor(kernel: Kernel, direct: DirectCalls, snap: SessionSnapshot) {
+  /** Use albedo.sessions.open(). `fixed`: the deferred tools' definitions for the session's profile. */
+  constructor(kernel: Kernel, direct: DirectCalls, snap: SessionSnapshot, fixed: ModelTool[]) {
     this.id = snap.id;
     this.#kernel = kernel;
     this.#direct = direct;
     this.#snap = snap;
+    this.#deferred = new Deferred(fixed);
     this.#setView(snap.view!);
   }
 
   #setView(view: SessionView): void {
     this.#view = view;
     this.#routes = new Map(view.routes);
+    this.#deferred.setView(view);
+    this.#defers = defers(this.#snap.tools, this.#snap.contextBudget, view);
   }
 
   /** A snapshot from the composer: applied unless an older one. */
@@ -102,9 +109,55 @@ export class AlbedoSession {
     return this.#snap.profile;
   }
 
-  /** The model-facing tool definitions of the current generation (names match `^[a-zA-Z][a-zA-Z0-9_]{0,63}$`). */
+  /**
+   * The model-facing tool definitions of the current generation (names
+   * match `^[a-zA-Z][a-zA-Z0-9_]{0,63}$`): every one, or in a deferred
+   * session the fixed set (mcp_search_tools, mcp_call_tool, the alwaysLoad
+   * ones) and then the ones searches loaded, in the order found.
+   */
   tools(): ModelTool[] {
+    return this.#defers ? this.#deferred.tools() : [...this.#view.tools];
+  }
+
+  /** Every definition of the current generation, deferred or not (what `all` would advertise). */
+  allTools(): ModelTool[] {
     return [...this.#view.tools];
+  }
+
+  /** The session's `tools` option (`all`, `deferred`, `auto`) and whether the current generation defers. */
+  get toolsMode(): { option: ToolsMode; deferred: boolean; contextBudget: number } {
+    return { option: this.#snap.tools, deferred: this.#defers, contextBudget: this.#snap.contextBudget };
+  }
+
+  /**
+   * The names of the definitions `tools()` gives beyond the fixed set: in a
+   * deferred session the alwaysLoad ones and those searches found, a list
+   * that only grows within a generation (a tool that leaves the catalogue
+   * leaves it at the next); otherwise every name.
+   */
+  loaded(): string[] {
+    return this.#defers ? this.#deferred.loaded() : this.#view.tools.map((t) => t.name);
+  }
+
+  /**
+   * Searches every definition of the generation (what `mcp_search_tools`
+   * does): the best `limit` (1–20, default 5) with their full definitions,
+   * best first; in a deferred session they are loaded.
+   */
+  search(query: string, limit?: number): FoundTool[] {
+    this.#alive();
+    const a = searchArgs({ query, limit });
+    return this.#deferred.search(a.query, a.limit);
+  }
+
+  /**
+   * What the generation costs the context, in estimated tokens: every
+   * definition, the context text, each server's part, and what `tools()`
+   * gives now (`advertised`: the fixed set and the loaded ones when deferred).
+   */
+  cost(): ContextCost & { advertised: number } {
+    const all = this.#view.cost;
+    return { ...all, servers: all.servers.map((s) => ({ ...s })), advertised: this.#defers ? this.#deferred.cost(all).advertised : all.definitions };
   }
 
   /** The MCP context text of the current generation ('' when there is nothing to say). */
@@ -136,6 +189,17 @@ export class AlbedoSession {
   async call(name: string, args?: unknown, opts: SessionCallOptions = {}): Promise<unknown> {
     this.#alive();
     checkCall(name, opts);
+    if (this.#defers && name === SEARCH_TOOL) {
+      const a = searchArgs(args);
+      return searchResult(this.#deferred.search(a.query, a.limit));
+    }
+    if (this.#defers && name === CALL_TOOL) {
+      const inner = callArgs(args);
+      if (inner.name === SEARCH_TOOL || inner.name === CALL_TOOL) {
+        throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `${CALL_TOOL} calls a server's tool, not ${inner.name}`, { outcome: 'not_run' });
+      }
+      return this.call(inner.name, inner.args, opts);
+    }
     const status = this.#snap.status;
     const { route, op } = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args);
     const conn = this.#snap.connections.find((c) => c.server === route.server);
@@ -288,7 +352,7 @@ export class Sessions {
   async open(options: SessionOptions = {}): Promise<AlbedoSession> {
     this.start();
     const snap = await this.#init.kernel.call('composer', 'session/open', { owner: this.#owner, options }, { timeoutMs: OPEN_TIMEOUT_MS });
-    const session = new AlbedoSession(this.#init.kernel, this.#direct, snap);
+    const session = new AlbedoSession(this.#init.kernel, this.#direct, snap, await fixedTools(snap.profile));
     if (this.#closed) {
       await session.close().catch(() => {});
       throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
@@ -310,7 +374,7 @@ export class Sessions {
     for (const snap of snaps) {
       let s = this.#open.get(snap.id);
       if (!s) {
-        s = new AlbedoSession(this.#init.kernel, this.#direct, snap);
+        s = new AlbedoSession(this.#init.kernel, this.#direct, snap, await fixedTools(snap.profile));
         this.#open.set(s.id, s);
       }
       out.push(s);

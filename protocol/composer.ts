@@ -9,6 +9,15 @@ import { z } from 'zod';
 export const SERVER_STATES = ['ready', 'advertised', 'starting', 'left_out', 'needs_sign_in', 'disabled'] as const;
 export type ServerState = (typeof SERVER_STATES)[number];
 
+export const TOOLS_MODES = ['all', 'deferred', 'auto'] as const;
+export type ToolsMode = (typeof TOOLS_MODES)[number];
+/** `auto` defers when the definitions would take more than this share of the context budget… */
+export const DEFER_SHARE = 0.1;
+/** …or when there are more than this many (OpenAI refuses more than 128 tools in one request). */
+export const DEFER_TOOLS = 128;
+/** The context budget `auto` assumes when the session does not say (tokens). */
+export const DEFAULT_CONTEXT_BUDGET = 200_000;
+
 /** What a session chooses for itself, on top of the settings. */
 export const sessionOptionsSchema = z.strictObject({
   /** `include`: only these configured servers; `exclude`: not these. Names are the settings' server names. */
@@ -20,6 +29,16 @@ export const sessionOptionsSchema = z.strictObject({
   profile: z.string().min(1).max(64).optional(),
   /** `mcp: false` turns the MCP extension off for this session: no tools, no connections. Absent: the settings' default. */
   extensions: z.strictObject({ mcp: z.boolean().optional() }).optional(),
+  /**
+   * Which definitions the model is given: `all` (default), `deferred` (a
+   * fixed set — mcp_search_tools, mcp_call_tool, the `alwaysLoad` tools —
+   * and the tools searches found), or `auto` (deferred when the definitions
+   * would cost more than DEFER_SHARE of `contextBudget`, or number more than
+   * DEFER_TOOLS).
+   */
+  tools: z.enum(TOOLS_MODES).optional(),
+  /** The model's context size in tokens, for `auto` (default DEFAULT_CONTEXT_BUDGET). */
+  contextBudget: z.number().int().min(1_000).max(100_000_000).optional(),
 });
 export type SessionOptions = z.input<typeof sessionOptionsSchema>;
 
@@ -31,6 +50,17 @@ export const activitySchema = z.enum(['submit', 'turn_end']);
 export interface StateReason {
   code: string;
   message: string;
+}
+
+/**
+ * What a generation costs the model's context, in estimated tokens
+ * (characters / 4): every definition the session has, its MCP context text,
+ * and each server's part of both.
+ */
+export interface ContextCost {
+  definitions: number;
+  context: number;
+  servers: Array<{ name: string; tools: number; definitions: number; context: number }>;
 }
 
 /** One server of a session, as `status()` reports it. */

@@ -35,6 +35,12 @@ const hostFields = {
   enabledTools: toolNames.optional(),
   /** Never advertised (applied after `enabledTools`). */
   disabledTools: toolNames.default([]),
+  /**
+   * In a deferred session (session option `tools`), advertised from the
+   * start instead of found through `mcp_search_tools`: `true` for every tool
+   * of the server, or a list of its raw tool names. Absent: none.
+   */
+  alwaysLoad: z.union([z.boolean(), toolNames]).optional(),
 };
 
 /** A stdio server in extensions.json: env values are named secrets. */

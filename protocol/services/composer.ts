@@ -9,7 +9,7 @@
  * asks it to drain the calls it sent directly before a connection closes.
  */
 import type { ModelTool, RouteEntry } from '../catalogue.ts';
-import type { Activity, ServerStatus, SessionEvent, SessionOptions } from '../composer.ts';
+import type { Activity, ContextCost, ServerStatus, SessionEvent, SessionOptions, ToolsMode } from '../composer.ts';
 
 /** Where one server's calls go: its transport connection, and whether that connection is open now. */
 export interface SessionConnection {
@@ -29,6 +29,10 @@ export interface SessionView {
   routes: [string, RouteEntry][];
   /** The session's server names, for `server/tool` calls. */
   servers: string[];
+  /** Advertised names the settings mark `alwaysLoad` (a deferred session advertises them from the start). */
+  alwaysLoad: string[];
+  /** What the generation costs the context, in estimated tokens. */
+  cost: ContextCost;
 }
 
 /** A session's state as the composer last published it. `version` orders snapshots: an older one never replaces a newer one. */
@@ -38,6 +42,9 @@ export interface SessionSnapshot {
   version: [number, number];
   /** The provider profile its tool schemas are normalised for. */
   profile: string;
+  /** The session's `tools` option and context budget, as opened (the API applies them to the view). */
+  tools: ToolsMode;
+  contextBudget: number;
   status: ServerStatus[];
   warnings: string[];
   connections: SessionConnection[];

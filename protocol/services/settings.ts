@@ -23,6 +23,8 @@ export interface ResolvedSettingsServer {
   /** null: every tool. */
   enabledTools: string[] | null;
   disabledTools: string[];
+  /** Advertised from the start in a deferred session: every tool (true), these raw names, or none (false). */
+  alwaysLoad: boolean | string[];
 }
 
 /** One server whose settings changed, with what it resolves to now. */

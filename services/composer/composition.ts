@@ -10,12 +10,13 @@
 import type { AlbedoError } from '../../protocol/errors.ts';
 import type { Catalogue } from '../../protocol/mcp.ts';
 import type { OpenResult } from '../../protocol/services/transport.ts';
-import type { ServerState, ServerStatus, SessionEvent, StateReason } from '../../protocol/composer.ts';
+import type { ContextCost, ServerState, ServerStatus, SessionEvent, StateReason } from '../../protocol/composer.ts';
 import { sameDiscovery, type SavedCatalogue } from '../catalogue/store.ts';
 import { catalogueDefinitions, type Definitions, type ServerCatalogue } from '../catalogue/definitions.ts';
 import type { Normalise } from '../../protocol/catalogue.ts';
 import { ComeBack } from './come-back.ts';
-import { contextText, type Change, type ContextServer } from './context.ts';
+import { contextOf, type Change, type ContextServer } from './context.ts';
+import { definitionTokens, tokensOf } from '../catalogue/tokens.ts';
 import type { Clock, ComposerServer } from './ports.ts';
 import type { Upstream, UpstreamOwner } from './upstream.ts';
 
@@ -167,6 +168,8 @@ export class Composition {
   readonly warnings: PrepareWarning[];
   definitions: Definitions = { tools: [], routes: new Map(), warnings: [], leftOut: [], notes: [] };
   context = '';
+  /** What the current generation costs the context (estimated tokens). */
+  cost: ContextCost = { definitions: 0, context: 0, servers: [] };
   #byName: Map<string, ServerSlot>;
 
   constructor(init: CompositionInit) {
@@ -219,10 +222,12 @@ export class Composition {
       name: s.name, state: s.state, advertised: s.advertised !== null, tools: counts.get(s.name) ?? 0,
       instructions: s.advertised?.instructions ?? null, reason: s.reason,
     }));
-    const context = contextText(servers, signInHint);
+    const ctx = contextOf(servers, signInHint);
+    const context = ctx.text;
     const changed = context !== this.context || JSON.stringify(defs.tools) !== JSON.stringify(this.definitions.tools);
     this.definitions = defs;
     this.context = context;
+    this.cost = costOf(defs, ctx, this.slots.map((s) => s.name));
     return changed;
   }
 
@@ -236,6 +241,19 @@ export class Composition {
       return out;
     });
   }
+}
+
+/** A generation's cost: each definition by the server it routes to, each server's part of the context text. */
+function costOf(defs: Definitions, ctx: { text: string; byServer: Map<string, number> }, names: string[]): ContextCost {
+  const per = new Map(names.map((n) => [n, { name: n, tools: 0, definitions: 0, context: tokensOf(ctx.byServer.get(n) ?? 0) }]));
+  let definitions = 0;
+  for (const t of defs.tools) {
+    const n = definitionTokens(t);
+    definitions += n;
+    const s = per.get(defs.routes.get(t.name)!.server);
+    if (s) { s.tools++; s.definitions += n; }
+  }
+  return { definitions, context: tokensOf(ctx.text.length), servers: [...per.values()] };
 }
 
 /** What a generation showed of each server, to tell what a new one changed. */

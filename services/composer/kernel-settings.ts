@@ -30,6 +30,7 @@ export function resolvedServers(r: ResolveAllResult): ResolvedServers {
     fingerprint: s.fingerprint,
     server: s.server,
     filters: s.enabledTools === null ? { disabledTools: s.disabledTools } : { enabledTools: s.enabledTools, disabledTools: s.disabledTools },
+    alwaysLoad: s.alwaysLoad,
     isolate: s.isolate,
     startupTimeoutMs: s.server.startupTimeoutMs,
     callTimeoutMs: s.server.callTimeoutMs,

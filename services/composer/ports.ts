@@ -20,6 +20,8 @@ export interface ComposerServer {
   fingerprint: string;
   server: ResolvedServer;
   filters: ToolFilters;
+  /** Advertised from the start in a deferred session: every tool (true), these raw names, or none. */
+  alwaysLoad?: boolean | string[];
   isolate: boolean;
   startupTimeoutMs: number;
   callTimeoutMs: number;

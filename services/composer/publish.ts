@@ -5,7 +5,7 @@
  * status), at most once per turn of the event loop; and what it records in
  * LMDB, when the generation, the view or the connections changed.
  */
-import type { SessionEvent } from '../../protocol/composer.ts';
+import { DEFAULT_CONTEXT_BUDGET, type SessionEvent } from '../../protocol/composer.ts';
 import type { SessionSnapshot } from '../../protocol/services/composer.ts';
 import type { SessionRecord, SessionRecords } from './records.ts';
 import type { Session } from './session.ts';
@@ -42,7 +42,8 @@ export class SessionPublisher {
     const s = this.session;
     const comp = s.composition;
     const out: SessionSnapshot = {
-      id: s.id, version: this.#host.version(), profile: s.init.profile, status: s.status(), warnings: s.warnings(), connections: connectionsOf(comp),
+      id: s.id, version: this.#host.version(), profile: s.init.profile,
+      tools: s.init.options?.tools ?? 'all', contextBudget: s.init.options?.contextBudget ?? DEFAULT_CONTEXT_BUDGET, status: s.status(), warnings: s.warnings(), connections: connectionsOf(comp),
     };
     if (full || s.generation !== this.#sentGeneration) {
       out.view = viewOf(comp, s.generation);

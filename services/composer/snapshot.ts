@@ -31,7 +31,19 @@ export function viewOf(comp: Composition, generation: number): SessionView {
     context: comp.context,
     routes: [...comp.definitions.routes],
     servers: comp.slots.map((s) => s.name),
+    alwaysLoad: alwaysLoadOf(comp),
+    cost: comp.cost,
   };
+}
+
+/** The advertised names whose server's `alwaysLoad` covers them: every definition of a server with `true`, or its listed raw tools. */
+export function alwaysLoadOf(comp: Composition): string[] {
+  const out: string[] = [];
+  for (const [name, r] of comp.definitions.routes) {
+    const a = comp.slot(r.server)?.entry.alwaysLoad;
+    if (a === true || (Array.isArray(a) && r.kind === 'tool' && a.includes(r.tool))) out.push(name);
+  }
+  return out;
 }
 
 /** Where each server's calls go: its connection, open or not. A switched-off server has none. */

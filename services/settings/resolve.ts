@@ -189,5 +189,6 @@ export function resolveSettingsServer(name: string, entry: SettingsServer, ctx: 
     isolate: entry.isolate,
     enabledTools: entry.enabledTools ?? null,
     disabledTools: entry.disabledTools,
+    alwaysLoad: entry.alwaysLoad ?? false,
   };
 }
