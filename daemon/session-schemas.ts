@@ -5,7 +5,7 @@
  * document can name and describe it; the composer validates it too.
  */
 import { z } from '@hono/zod-openapi';
-import { SERVER_STATES } from '../protocol/composer.ts';
+import { SERVER_STATES, TOOLS_MODES } from '../protocol/composer.ts';
 
 const names = z.array(z.string().min(1)).max(1_000);
 
@@ -18,6 +18,12 @@ export const openBodySchema = z.strictObject({
     .openapi({ description: 'portable (default), openai, openai-strict, anthropic, gemini or bedrock', example: 'anthropic' }),
   extensions: z.strictObject({ mcp: z.boolean().optional() }).optional()
     .openapi({ description: 'mcp: false opens a session without MCP (no tools, no connections)' }),
+  tools: z.enum(TOOLS_MODES).optional().openapi({
+    description: 'all (default): every definition; deferred: mcp_search_tools, mcp_call_tool, the alwaysLoad tools and what searches loaded; '
+      + 'auto: deferred when the definitions would take more than a tenth of contextBudget, or number more than 128',
+  }),
+  contextBudget: z.number().int().min(1_000).max(100_000_000).optional()
+    .openapi({ description: 'the model\'s context in tokens, for auto (default 200000)' }),
 }).openapi('SessionOpen');
 
 const reasonSchema = z.object({ code: z.string(), message: z.string() }).openapi('StateReason');
@@ -39,6 +45,8 @@ export const sessionSchema = z.object({
   tools: z.number().int().openapi({ description: 'how many tools the current generation advertises' }),
   servers: z.array(serverStatusSchema),
   warnings: z.array(z.string()),
+  toolsOption: z.enum(TOOLS_MODES).openapi({ description: 'the tools option it was opened with' }),
+  deferred: z.boolean().openapi({ description: 'whether the current generation defers its definitions' }),
 }).openapi('Session');
 
 export const sessionListSchema = z.object({ sessions: z.array(sessionSchema) }).openapi('SessionList');
@@ -49,7 +57,31 @@ export const modelToolSchema = z.object({
   inputSchema: z.record(z.string(), z.unknown()),
 }).openapi('ModelTool');
 
-export const toolsSchema = z.object({ generation: z.number().int(), profile: z.string(), tools: z.array(modelToolSchema) }).openapi('SessionTools');
+const costSchema = z.object({
+  definitions: z.number().int().openapi({ description: 'every definition of the generation, estimated tokens (characters / 4)' }),
+  context: z.number().int().openapi({ description: 'the MCP context text' }),
+  advertised: z.number().int().openapi({ description: 'the definitions this answer gives (deferred: the fixed set and the loaded ones)' }),
+  servers: z.array(z.object({ name: z.string(), tools: z.number().int(), definitions: z.number().int(), context: z.number().int() })),
+}).openapi('ContextCost');
+
+export const toolsSchema = z.object({
+  generation: z.number().int(),
+  profile: z.string(),
+  deferred: z.boolean(),
+  tools: z.array(modelToolSchema),
+  loaded: z.array(z.string()).openapi({ description: 'deferred: the alwaysLoad names and those searches found, in order (only grows within a generation); else every name' }),
+  cost: costSchema,
+}).openapi('SessionTools');
+
+export const searchBodySchema = z.strictObject({
+  query: z.string().min(1).max(1_000).openapi({ description: 'a tool name, a server name, or words of what the tool does', example: 'read a file' }),
+  limit: z.number().int().min(1).max(20).optional().openapi({ description: 'how many matches (default 5)' }),
+}).openapi('Search');
+
+export const searchResultSchema = z.object({
+  tools: z.array(modelToolSchema.extend({ server: z.string(), score: z.number() })),
+  loaded: z.array(z.string()),
+}).openapi('SearchResult');
 export const contextSchema = z.object({ generation: z.number().int(), context: z.string() }).openapi('SessionContext');
 
 export const idParamSchema = z.object({
@@ -58,6 +90,7 @@ export const idParamSchema = z.object({
 
 export const toolsQuerySchema = z.object({
   profile: z.string().min(1).max(64).optional().openapi({ description: 'must be the session\'s own profile (the schemas are normalised for it)' }),
+  all: z.enum(['true', 'false']).optional().openapi({ description: 'true: every definition of the generation, even in a deferred session' }),
 });
 
 export const callBodySchema = z.strictObject({

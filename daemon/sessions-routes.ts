@@ -13,8 +13,8 @@ import { AlbedoError, type AlbedoErrorCode } from '../protocol/errors.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { errorSchema } from './schemas.ts';
 import {
-  activityBodySchema, callBodySchema, callResultSchema, contextSchema, generationSchema, idParamSchema, openBodySchema, sessionListSchema,
-  sessionSchema, toolsQuerySchema, toolsSchema,
+  activityBodySchema, callBodySchema, callResultSchema, contextSchema, generationSchema, idParamSchema, openBodySchema, searchBodySchema,
+  searchResultSchema, sessionListSchema, sessionSchema, toolsQuerySchema, toolsSchema,
 } from './session-schemas.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
@@ -57,6 +57,12 @@ const toolsRoute = createRoute({
   method: 'get', path: '/v1/sessions/{id}/tools', tags: ['sessions'], summary: 'The model-facing tools of the current generation',
   request: { ...id, query: toolsQuerySchema }, responses: { 200: json(toolsSchema, 'the tools'), ...BAD, ...COMMON },
 });
+const searchRoute = createRoute({
+  method: 'post', path: '/v1/sessions/{id}/search', tags: ['sessions'],
+  summary: 'Search the session\'s definitions (what mcp_search_tools does); in a deferred session the matches are loaded',
+  request: { ...id, body: body(searchBodySchema) },
+  responses: { 200: json(searchResultSchema, 'the best matches, best first, with their definitions'), ...BAD, ...COMMON },
+});
 const contextRoute = createRoute({
   method: 'get', path: '/v1/sessions/{id}/context', tags: ['sessions'], summary: 'The MCP context text of the current generation',
   request: id, responses: { 200: json(contextSchema, 'the context ("" when there is nothing to say)'), ...COMMON },
@@ -96,7 +102,11 @@ const eventsRoute = createRoute({
 
 /** What a session looks like in the API. */
 function dto(s: AlbedoSession) {
-  return { id: s.id, profile: s.profile, generation: s.generation, tools: s.tools().length, servers: s.status(), warnings: s.warnings() };
+  const mode = s.toolsMode;
+  return {
+    id: s.id, profile: s.profile, generation: s.generation, tools: s.tools().length, servers: s.status(), warnings: s.warnings(),
+    toolsOption: mode.option, deferred: mode.deferred,
+  };
 }
 
 /** A call's failure: the server's trouble is a 502; the caller's, the session's and the daemon's keep their own statuses. */
@@ -133,7 +143,19 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
       const message = `the session's schemas are normalised for ${JSON.stringify(s.profile)}; open a session with profile ${JSON.stringify(profile)} for those`;
       throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', message, { path: ['query', 'profile'] });
     }
-    return c.json({ generation: s.generation, profile: s.profile, tools: s.tools() }, 200);
+    const all = c.req.query('all') === 'true';
+    const tools = all ? s.allTools() : s.tools();
+    const cost = { ...s.cost(), ...(all ? { advertised: s.cost().definitions } : {}) };
+    return c.json({ generation: s.generation, profile: s.profile, deferred: s.toolsMode.deferred && !all, tools, loaded: s.loaded(), cost }, 200);
+  });
+  route(searchRoute, async (c) => {
+    const s = registry.get(param(c)).session;
+    const b = await c.req.json() as { query: string; limit?: number };
+    try {
+      return c.json({ tools: s.search(b.query, b.limit), loaded: s.loaded() }, 200);
+    } catch (e) {
+      throw callError(e);
+    }
   });
   route(contextRoute, (c) => {
     const s = registry.get(param(c)).session;

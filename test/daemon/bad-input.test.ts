@@ -33,6 +33,7 @@ const BASES: Record<string, Array<Record<string, unknown>>> = {
   'PATCH /v1/mcp/servers/{name}': [{}],
   'POST /v1/sessions': [{}],
   'POST /v1/sessions/{id}/calls': [{ name: 'x/y' }],
+  'POST /v1/sessions/{id}/search': [{ query: 'x' }],
   'POST /v1/sessions/{id}/activity': [{ kind: 'submit' }],
   'POST /v1/auth/logins/{login}/callback': [{ url: 'http://127.0.0.1:1/callback' }],
 };
