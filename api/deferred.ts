@@ -23,6 +23,8 @@ import { definitionsTokens } from '../services/catalogue/tokens.ts';
 
 export const SEARCH_TOOL = 'mcp_search_tools';
 export const CALL_TOOL = 'mcp_call_tool';
+/** Reads on in a result cut to its budget (api/results.ts); advertised in every session. */
+export const READ_TOOL = 'mcp_read_result';
 /** The most matches one search returns. */
 export const MAX_SEARCH_LIMIT = 20;
 export const DEFAULT_SEARCH_LIMIT = 5;
@@ -31,6 +33,18 @@ const SEARCH_DESCRIPTION = 'Find tools of this session\'s MCP servers that are n
   + 'or words of what the tool does. Returns the best matches with their names, descriptions and input schemas; call one with '
   + `${CALL_TOOL} (or directly by its name, once it is in your tool list).`;
 const CALL_DESCRIPTION = `Call a tool that ${SEARCH_TOOL} found, by its name, with arguments as its input schema describes them.`;
+const READ_DESCRIPTION = 'Read on in a tool result that Albedo cut to fit the context: the note in the result gives the id and the offset '
+  + 'to start from. Returns the next page and the offset after it.';
+
+const readSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', description: 'The kept result\'s id, from the note in the cut result.' },
+    offset: { type: 'integer', minimum: 0, description: 'Where to start, in characters (the note says where the shown part ended).' },
+  },
+  required: ['id', 'offset'],
+  additionalProperties: false,
+};
 
 const searchSchema = {
   type: 'object',
@@ -61,7 +75,7 @@ async function normalised(name: string, description: string, schema: Record<stri
   return { name, description, inputSchema: r.schema };
 }
 
-/** The two fixed definitions for `profile`, normalised (cached per profile). */
+/** The fixed definitions for `profile`, normalised (cached per profile): search, call, read. */
 export function fixedTools(profile: string): Promise<ModelTool[]> {
   let p = fixedByProfile.get(profile);
   if (!p) {
@@ -69,8 +83,9 @@ export function fixedTools(profile: string): Promise<ModelTool[]> {
       const search = await normalised(SEARCH_TOOL, SEARCH_DESCRIPTION, searchSchema, profile);
       const call = await normalised(CALL_TOOL, CALL_DESCRIPTION, callSchema(false), profile)
         ?? await normalised(CALL_TOOL, CALL_DESCRIPTION, callSchema(true), profile);
-      if (!search || !call) throw new AlbedoError('ALBEDO_INTERNAL', `the ${profile} profile refused the deferred tools' schemas`);
-      return [search, call];
+      const read = await normalised(READ_TOOL, READ_DESCRIPTION, readSchema, profile);
+      if (!search || !call || !read) throw new AlbedoError('ALBEDO_INTERNAL', `the ${profile} profile refused the deferred tools' schemas`);
+      return [search, call, read];
     })();
     fixedByProfile.set(profile, p);
     p.catch(() => fixedByProfile.delete(profile));
@@ -93,6 +108,14 @@ export function searchArgs(args: unknown): { query: string; limit: number } {
   const l = args.limit ?? DEFAULT_SEARCH_LIMIT;
   if (!(typeof l === 'number' && Number.isInteger(l) && l >= 1 && l <= MAX_SEARCH_LIMIT)) throw invalid(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
   return { query: args.query, limit: l };
+}
+
+/** mcp_read_result's arguments: the id and the offset (0 when null or absent). */
+export function readArgs(args: unknown): { id: string; offset: number } {
+  if (!isObject(args) || typeof args.id !== 'string' || !args.id) throw invalid(`${READ_TOOL} needs the id of a kept result`);
+  const offset = args.offset ?? 0;
+  if (!(typeof offset === 'number' && Number.isSafeInteger(offset) && offset >= 0)) throw invalid('offset must be a non-negative integer');
+  return { id: args.id, offset };
 }
 
 /** mcp_call_tool's arguments: the name and the tool's own arguments (`arguments`, or `arguments_json` parsed). */
@@ -144,7 +167,12 @@ export class Deferred {
     this.#loaded = this.#loaded.filter((n) => this.#byName.has(n));
   }
 
-  /** The definitions the model is given: the fixed two, the alwaysLoad ones, then the loaded ones in the order found. */
+  /** The fixed definitions (search, call, read). */
+  get fixed(): ModelTool[] {
+    return this.#fixed;
+  }
+
+  /** The definitions the model is given: the fixed three, the alwaysLoad ones, then the loaded ones in the order found. */
   tools(): ModelTool[] {
     const view = this.#view!;
     const always = new Set(view.alwaysLoad);

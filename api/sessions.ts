@@ -20,7 +20,9 @@ import type { SessionSnapshot, SessionView } from '../protocol/services/composer
 import { COMPOSER_TOPICS } from '../services/composer/service.ts';
 import { checkCall, planCall } from '../services/composer/plan-call.ts';
 import { DirectCalls } from './direct-calls.ts';
-import { CALL_TOOL, Deferred, SEARCH_TOOL, callArgs, defers, fixedTools, searchArgs, searchResult, type FoundTool } from './deferred.ts';
+import { CALL_TOOL, Deferred, READ_TOOL, SEARCH_TOOL, callArgs, defers, fixedTools, readArgs, searchArgs, searchResult, type FoundTool } from './deferred.ts';
+import { budgetResult, charsOf, pageResult, ResultStore, type ResultPage } from './results.ts';
+import { MAX_RESULT_HINT_CHARS } from '../protocol/composer.ts';
 
 const SETTINGS = fileURLToPath(new URL('../services/settings/service.ts', import.meta.url));
 const CATALOGUE = fileURLToPath(new URL('../services/catalogue/service.ts', import.meta.url));
@@ -34,6 +36,7 @@ const OPEN_TIMEOUT_MS = 10 * 60_000;
 export type { Activity, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions } from '../protocol/composer.ts';
 export type { ModelTool } from '../protocol/catalogue.ts';
 export type { FoundTool } from './deferred.ts';
+export type { ResultPage } from './results.ts';
 
 type Listener = (event: SessionEvent) => void;
 
@@ -56,13 +59,16 @@ export class AlbedoSession {
   #closing: Promise<void> | undefined;
   #deferred: Deferred;
   #defers = false;
+  #results: ResultStore;
+  #budgets = new Map<string, number>();
 
-  /** Use albedo.sessions.open(). `fixed`: the deferred tools' definitions for the session's profile. */
-  constructor(kernel: Kernel, direct: DirectCalls, snap: SessionSnapshot, fixed: ModelTool[]) {
+  /** Use albedo.sessions.open(). `fixed`: the fixed tools' definitions for the session's profile; `results`: where cut results are kept. */
+  constructor(kernel: Kernel, direct: DirectCalls, snap: SessionSnapshot, fixed: ModelTool[], results: ResultStore) {
     this.id = snap.id;
     this.#kernel = kernel;
     this.#direct = direct;
     this.#snap = snap;
+    this.#results = results;
     this.#deferred = new Deferred(fixed);
     this.#setView(snap.view!);
   }
@@ -72,6 +78,7 @@ export class AlbedoSession {
     this.#routes = new Map(view.routes);
     this.#deferred.setView(view);
     this.#defers = defers(this.#snap.tools, this.#snap.contextBudget, view);
+    this.#budgets = new Map(view.resultBudgets);
   }
 
   /** A snapshot from the composer: applied unless an older one. */
@@ -85,7 +92,10 @@ export class AlbedoSession {
 
   /** An event from the composer. */
   event(event: SessionEvent): void {
-    if (event.type === 'closed') this.#closed = true;
+    if (event.type === 'closed') {
+      this.#closed = true;
+      this.#results.drop(this.id);
+    }
     for (const fn of this.#listeners) {
       try {
         fn(event);
@@ -111,12 +121,16 @@ export class AlbedoSession {
 
   /**
    * The model-facing tool definitions of the current generation (names
-   * match `^[a-zA-Z][a-zA-Z0-9_]{0,63}$`): every one, or in a deferred
-   * session the fixed set (mcp_search_tools, mcp_call_tool, the alwaysLoad
-   * ones) and then the ones searches loaded, in the order found.
+   * match `^[a-zA-Z][a-zA-Z0-9_]{0,63}$`): every one and mcp_read_result
+   * (reads on in a result cut to its budget), or in a deferred session the
+   * fixed set (mcp_search_tools, mcp_call_tool, mcp_read_result, the
+   * alwaysLoad ones) and then the ones searches loaded, in the order found.
+   * None when the generation has no definition.
    */
   tools(): ModelTool[] {
-    return this.#defers ? this.#deferred.tools() : [...this.#view.tools];
+    // No definition at all (MCP off, no server): nothing to search or to read on in.
+    if (!this.#view.tools.length) return [];
+    return this.#defers ? this.#deferred.tools() : [...this.#view.tools, this.#deferred.fixed[2]!];
   }
 
   /** Every definition of the current generation, deferred or not (what `all` would advertise). */
@@ -189,6 +203,10 @@ export class AlbedoSession {
   async call(name: string, args?: unknown, opts: SessionCallOptions = {}): Promise<unknown> {
     this.#alive();
     checkCall(name, opts);
+    if (name === READ_TOOL) {
+      const a = readArgs(args);
+      return pageResult(this.readResult(a.id, a.offset));
+    }
     if (this.#defers && name === SEARCH_TOOL) {
       const a = searchArgs(args);
       return searchResult(this.#deferred.search(a.query, a.limit));
@@ -202,19 +220,40 @@ export class AlbedoSession {
     }
     const status = this.#snap.status;
     const { route, op } = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args);
+    const budget = (r: unknown): unknown => route.kind === 'get_prompt' ? r : budgetResult(r, {
+      chars: route.kind === 'tool' && route.maxResultChars ? Math.min(route.maxResultChars, MAX_RESULT_HINT_CHARS) : this.#budgetChars(route.server),
+      keep: (part) => this.#results.keep(this.id, part), reader: READ_TOOL,
+    });
     const conn = this.#snap.connections.find((c) => c.server === route.server);
     const timeoutMs = opts.timeoutMs ?? conn?.callTimeoutMs ?? 60_000;
     if (conn?.open) {
       try {
-        return await this.#direct.request(conn.id, op, { timeoutMs, startupTimeoutMs: conn.startupTimeoutMs, signal: opts.signal });
+        return budget(await this.#direct.request(conn.id, op, { timeoutMs, startupTimeoutMs: conn.startupTimeoutMs, signal: opts.signal }));
       } catch (err) {
         // The actor is gone (its worker was lost, or the composer closed it meanwhile): the request did not run; the composer decides.
         if (!(AlbedoError.is(err) && err.code === 'ALBEDO_NOT_FOUND' && err.outcome === 'not_run')) throw err;
       }
     }
-    const budget = timeoutMs + (conn?.startupTimeoutMs ?? 30_000) + SLACK_MS;
+    const wait = timeoutMs + (conn?.startupTimeoutMs ?? 30_000) + SLACK_MS;
     const params = opts.timeoutMs === undefined ? { id: this.id, name, args } : { id: this.id, name, args, timeoutMs: opts.timeoutMs };
-    return this.#composer(() => this.#kernel.call('composer', 'session/call', params, { timeoutMs: budget, signal: opts.signal }));
+    return budget(await this.#composer(() => this.#kernel.call('composer', 'session/call', params, { timeoutMs: wait, signal: opts.signal })));
+  }
+
+  /** A server's result budget in characters: its own setting, else the session's. */
+  #budgetChars(server: string): number {
+    return charsOf(this.#budgets.get(server) ?? this.#snap.resultBudget);
+  }
+
+  /**
+   * A page of a result part that was cut to its budget (what
+   * `mcp_read_result` returns): from `offset`, about one budget's worth
+   * (`limit` characters when given), ending at a clean boundary; `next` is
+   * where the following page starts, null at the end. ALBEDO_NOT_FOUND for
+   * an id this session does not keep.
+   */
+  readResult(id: string, offset = 0, limit?: number): ResultPage {
+    this.#alive();
+    return this.#results.read(this.id, id, offset, limit ?? charsOf(this.#snap.resultBudget));
   }
 
   /** `submit` or `turn_end`: due come-back probes run; `turn_end` first applies what waited for the end of the turn. */
@@ -296,6 +335,8 @@ export class Sessions {
   #offs: Array<() => void> = [];
   #open = new Map<string, AlbedoSession>();
   #closed = false;
+  /** Cut results' kept parts, for every session of this instance. */
+  #results = new ResultStore();
 
   /** Use albedo.sessions. */
   constructor(init: SessionsInit) {
@@ -352,7 +393,7 @@ export class Sessions {
   async open(options: SessionOptions = {}): Promise<AlbedoSession> {
     this.start();
     const snap = await this.#init.kernel.call('composer', 'session/open', { owner: this.#owner, options }, { timeoutMs: OPEN_TIMEOUT_MS });
-    const session = new AlbedoSession(this.#init.kernel, this.#direct, snap, await fixedTools(snap.profile));
+    const session = new AlbedoSession(this.#init.kernel, this.#direct, snap, await fixedTools(snap.profile), this.#results);
     if (this.#closed) {
       await session.close().catch(() => {});
       throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
@@ -374,7 +415,7 @@ export class Sessions {
     for (const snap of snaps) {
       let s = this.#open.get(snap.id);
       if (!s) {
-        s = new AlbedoSession(this.#init.kernel, this.#direct, snap, await fixedTools(snap.profile));
+        s = new AlbedoSession(this.#init.kernel, this.#direct, snap, await fixedTools(snap.profile), this.#results);
         this.#open.set(s.id, s);
       }
       out.push(s);

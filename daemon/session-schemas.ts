@@ -24,6 +24,8 @@ export const openBodySchema = z.strictObject({
   }),
   contextBudget: z.number().int().min(1_000).max(100_000_000).optional()
     .openapi({ description: 'the model\'s context in tokens, for auto (default 200000)' }),
+  resultBudget: z.number().int().min(100).max(1_000_000).optional()
+    .openapi({ description: 'the most one result puts in the context, in estimated tokens (default 25000; a server\'s own resultBudget wins)' }),
 }).openapi('SessionOpen');
 
 const reasonSchema = z.object({ code: z.string(), message: z.string() }).openapi('StateReason');
@@ -77,6 +79,27 @@ export const searchBodySchema = z.strictObject({
   query: z.string().min(1).max(1_000).openapi({ description: 'a tool name, a server name, or words of what the tool does', example: 'read a file' }),
   limit: z.number().int().min(1).max(20).optional().openapi({ description: 'how many matches (default 5)' }),
 }).openapi('Search');
+
+export const resultParamSchema = z.object({
+  id: z.string().min(1).max(200).openapi({ param: { name: 'id', in: 'path' }, description: 'the session id' }),
+  result: z.string().min(1).max(64).openapi({ param: { name: 'result', in: 'path' }, description: 'the kept result\'s id (from _meta["albedo/cut"])' }),
+});
+
+export const resultQuerySchema = z.object({
+  offset: z.string().regex(/^\d{1,15}$/).optional().openapi({ description: 'where to start, in characters (default 0)' }),
+  limit: z.string().regex(/^\d{1,15}$/).optional().openapi({ description: 'at most this many characters (default: the session\'s result budget)' }),
+});
+
+export const resultPageSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['text', 'base64', 'json']),
+  what: z.string().openapi({ description: 'text, image, audio, resource, structuredContent' }),
+  mimeType: z.string().optional(),
+  offset: z.number().int(),
+  data: z.string().openapi({ description: 'the characters from offset (base64 for images and blobs, JSON text for structured content)' }),
+  next: z.number().int().nullable().openapi({ description: 'where the next page starts; null at the end' }),
+  total: z.number().int(),
+}).openapi('ResultPage');
 
 export const searchResultSchema = z.object({
   tools: z.array(modelToolSchema.extend({ server: z.string(), score: z.number() })),

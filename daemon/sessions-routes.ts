@@ -14,7 +14,7 @@ import { ApiError, toApiError } from './errors.ts';
 import { errorSchema } from './schemas.ts';
 import {
   activityBodySchema, callBodySchema, callResultSchema, contextSchema, generationSchema, idParamSchema, openBodySchema, searchBodySchema,
-  searchResultSchema, sessionListSchema, sessionSchema, toolsQuerySchema, toolsSchema,
+  resultPageSchema, resultParamSchema, resultQuerySchema, searchResultSchema, sessionListSchema, sessionSchema, toolsQuerySchema, toolsSchema,
 } from './session-schemas.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
@@ -62,6 +62,12 @@ const searchRoute = createRoute({
   summary: 'Search the session\'s definitions (what mcp_search_tools does); in a deferred session the matches are loaded',
   request: { ...id, body: body(searchBodySchema) },
   responses: { 200: json(searchResultSchema, 'the best matches, best first, with their definitions'), ...BAD, ...COMMON },
+});
+const resultRoute = createRoute({
+  method: 'get', path: '/v1/sessions/{id}/results/{result}', tags: ['sessions'],
+  summary: 'A page of a result part that was cut to its budget (what mcp_read_result reads)',
+  request: { params: resultParamSchema, query: resultQuerySchema },
+  responses: { 200: json(resultPageSchema, 'the page'), ...BAD, ...COMMON },
 });
 const contextRoute = createRoute({
   method: 'get', path: '/v1/sessions/{id}/context', tags: ['sessions'], summary: 'The MCP context text of the current generation',
@@ -147,6 +153,16 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
     const tools = all ? s.allTools() : s.tools();
     const cost = { ...s.cost(), ...(all ? { advertised: s.cost().definitions } : {}) };
     return c.json({ generation: s.generation, profile: s.profile, deferred: s.toolsMode.deferred && !all, tools, loaded: s.loaded(), cost }, 200);
+  });
+  route(resultRoute, (c) => {
+    const s = registry.get(param(c)).session;
+    const num = (k: string): number | undefined => (c.req.query(k) === undefined ? undefined : Number(c.req.query(k)));
+    try {
+      return c.json(s.readResult(c.req.param('result') ?? '', num('offset') ?? 0, num('limit')), 200);
+    } catch (e) {
+      const api = callError(e);
+      throw api.code === 'ALBEDO_INVALID_ARGUMENT' ? new ApiError(400, api.code, api.message, { path: ['query', 'offset'] }) : api;
+    }
   });
   route(searchRoute, async (c) => {
     const s = registry.get(param(c)).session;

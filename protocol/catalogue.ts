@@ -52,10 +52,14 @@ export const argPlanSchema: z.ZodType<ArgPlan> = z.lazy(() => z.strictObject({
  * name, exactly as listed; `args`, when present, is the plan that turns the
  * model's arguments back into the server's before the call is sent.
  */
-export type RouteEntry = Identity & { args?: ArgPlan };
+/** Where an advertised name goes, how its arguments go back, and the tool's own result-size hint (characters), if it gave one. */
+export type RouteEntry = Identity & { args?: ArgPlan; maxResultChars?: number };
 
 export const routeEntrySchema = z.union([
-  z.strictObject({ server: z.string(), kind: z.literal('tool'), tool: z.string(), args: argPlanSchema.optional() }),
+  z.strictObject({
+    server: z.string(), kind: z.literal('tool'), tool: z.string(), args: argPlanSchema.optional(),
+    maxResultChars: z.number().int().positive().optional(),
+  }),
   z.strictObject({ server: z.string(), kind: z.enum(PSEUDO_OPERATIONS), args: argPlanSchema.optional() }),
 ]);
 

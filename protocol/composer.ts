@@ -17,6 +17,10 @@ export const DEFER_SHARE = 0.1;
 export const DEFER_TOOLS = 128;
 /** The context budget `auto` assumes when the session does not say (tokens). */
 export const DEFAULT_CONTEXT_BUDGET = 200_000;
+/** How much of one result goes into the context when neither the session nor the server says (estimated tokens: 100,000 characters). */
+export const DEFAULT_RESULT_BUDGET = 25_000;
+/** A tool's own `anthropic/maxResultSizeChars` is honoured up to this many characters. */
+export const MAX_RESULT_HINT_CHARS = 1_000_000;
 
 /** What a session chooses for itself, on top of the settings. */
 export const sessionOptionsSchema = z.strictObject({
@@ -39,6 +43,8 @@ export const sessionOptionsSchema = z.strictObject({
   tools: z.enum(TOOLS_MODES).optional(),
   /** The model's context size in tokens, for `auto` (default DEFAULT_CONTEXT_BUDGET). */
   contextBudget: z.number().int().min(1_000).max(100_000_000).optional(),
+  /** The most one result may put in the context, in estimated tokens (default DEFAULT_RESULT_BUDGET; a server's own setting wins). */
+  resultBudget: z.number().int().min(100).max(1_000_000).optional(),
 });
 export type SessionOptions = z.input<typeof sessionOptionsSchema>;
 

@@ -41,6 +41,8 @@ const hostFields = {
    * of the server, or a list of its raw tool names. Absent: none.
    */
   alwaysLoad: z.union([z.boolean(), toolNames]).optional(),
+  /** The most a result of this server may put in the model's context, in estimated tokens (the rest is kept to read by page). */
+  resultBudget: z.number().int().min(100).max(1_000_000).optional(),
 };
 
 /** A stdio server in extensions.json: env values are named secrets. */

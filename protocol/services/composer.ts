@@ -33,6 +33,8 @@ export interface SessionView {
   alwaysLoad: string[];
   /** What the generation costs the context, in estimated tokens. */
   cost: ContextCost;
+  /** The servers that set their own result budget (estimated tokens), as [server, budget] pairs. */
+  resultBudgets: [string, number][];
 }
 
 /** A session's state as the composer last published it. `version` orders snapshots: an older one never replaces a newer one. */
@@ -45,6 +47,8 @@ export interface SessionSnapshot {
   /** The session's `tools` option and context budget, as opened (the API applies them to the view). */
   tools: ToolsMode;
   contextBudget: number;
+  /** The session's result budget (estimated tokens). */
+  resultBudget: number;
   status: ServerStatus[];
   warnings: string[];
   connections: SessionConnection[];

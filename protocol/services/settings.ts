@@ -25,6 +25,8 @@ export interface ResolvedSettingsServer {
   disabledTools: string[];
   /** Advertised from the start in a deferred session: every tool (true), these raw names, or none (false). */
   alwaysLoad: boolean | string[];
+  /** The server's result budget in estimated tokens; null: the session's. */
+  resultBudget: number | null;
 }
 
 /** One server whose settings changed, with what it resolves to now. */

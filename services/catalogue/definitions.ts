@@ -100,6 +100,15 @@ interface Candidate {
   schema: unknown;
   /** Our own renames in `schema` (get_prompt's arguments), applied after the normaliser's plan. */
   plan?: ArgPlan;
+  /** The tool's own result-size hint (`_meta["anthropic/maxResultSizeChars"]`), when it gives a positive integer. */
+  maxResultChars?: number;
+}
+
+/** The result-size hint a tool declares in its `_meta`, if a positive integer. */
+function resultHint(tool: Tool): number | undefined {
+  const meta = (tool as { _meta?: unknown })._meta;
+  const v = meta && typeof meta === 'object' ? (meta as Record<string, unknown>)['anthropic/maxResultSizeChars'] : undefined;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined;
 }
 
 /**
@@ -130,7 +139,11 @@ function candidatesOf(entry: ServerCatalogue, out?: Definitions): Candidate[] {
     const text = tool.title && tool.description && tool.title !== tool.description
       ? `${tool.title} — ${tool.description}`
       : (tool.description ?? tool.title ?? '');
-    list.push({ id: { server, kind: 'tool', tool: tool.name }, description: frameOf(server, tool.name) + text, schema: tool.inputSchema });
+    const hint = resultHint(tool);
+    list.push({
+      id: { server, kind: 'tool', tool: tool.name }, description: frameOf(server, tool.name) + text, schema: tool.inputSchema,
+      ...(hint ? { maxResultChars: hint } : {}),
+    });
   }
   if (catalogue.resources.length || catalogue.resourceTemplates.length) {
     const description = resourcesDescription(frameOf(server), catalogue.resources, catalogue.resourceTemplates);
@@ -156,7 +169,7 @@ export function definitionSchemas(entries: readonly ServerCatalogue[]): unknown[
 function build(entry: ServerCatalogue, opts: DefinitionOptions, nameFor: (id: Identity) => string, out: Definitions): void {
   const { server } = entry;
   const profile = opts.profile ?? 'portable';
-  for (const { id, description, schema, plan } of candidatesOf(entry, out)) {
+  for (const { id, description, schema, plan, maxResultChars } of candidatesOf(entry, out)) {
     const operation = id.kind === 'tool' ? id.tool : id.kind;
     const r = opts.normalise(schema, profile);
     const what = id.kind === 'tool' ? `tool ${label(id.tool, 128)}` : id.kind;
@@ -169,7 +182,7 @@ function build(entry: ServerCatalogue, opts: DefinitionOptions, nameFor: (id: Id
     if (out.routes.has(name)) throw new AlbedoError('ALBEDO_INTERNAL', `two identities were given the name ${name}`);
     // The argument plan travels with the route: a call restores the server's property names before it is sent.
     const args = composePlans(r.args, plan);
-    out.routes.set(name, args ? { ...id, args } : id);
+    out.routes.set(name, { ...id, ...(args ? { args } : {}), ...(maxResultChars ? { maxResultChars } : {}) });
     out.tools.push({ name, description: boundText(description), inputSchema: r.schema });
     for (const note of r.notes) out.notes.push(`server ${label(server)}: ${what}: ${note}`);
   }

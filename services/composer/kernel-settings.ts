@@ -31,6 +31,7 @@ export function resolvedServers(r: ResolveAllResult): ResolvedServers {
     server: s.server,
     filters: s.enabledTools === null ? { disabledTools: s.disabledTools } : { enabledTools: s.enabledTools, disabledTools: s.disabledTools },
     alwaysLoad: s.alwaysLoad,
+    resultBudget: s.resultBudget,
     isolate: s.isolate,
     startupTimeoutMs: s.server.startupTimeoutMs,
     callTimeoutMs: s.server.callTimeoutMs,

@@ -22,6 +22,8 @@ export interface ComposerServer {
   filters: ToolFilters;
   /** Advertised from the start in a deferred session: every tool (true), these raw names, or none. */
   alwaysLoad?: boolean | string[];
+  /** The server's result budget in estimated tokens; absent or null: the session's. */
+  resultBudget?: number | null;
   isolate: boolean;
   startupTimeoutMs: number;
   callTimeoutMs: number;

@@ -5,7 +5,7 @@
  * status), at most once per turn of the event loop; and what it records in
  * LMDB, when the generation, the view or the connections changed.
  */
-import { DEFAULT_CONTEXT_BUDGET, type SessionEvent } from '../../protocol/composer.ts';
+import { DEFAULT_CONTEXT_BUDGET, DEFAULT_RESULT_BUDGET, type SessionEvent } from '../../protocol/composer.ts';
 import type { SessionSnapshot } from '../../protocol/services/composer.ts';
 import type { SessionRecord, SessionRecords } from './records.ts';
 import type { Session } from './session.ts';
@@ -43,7 +43,8 @@ export class SessionPublisher {
     const comp = s.composition;
     const out: SessionSnapshot = {
       id: s.id, version: this.#host.version(), profile: s.init.profile,
-      tools: s.init.options?.tools ?? 'all', contextBudget: s.init.options?.contextBudget ?? DEFAULT_CONTEXT_BUDGET, status: s.status(), warnings: s.warnings(), connections: connectionsOf(comp),
+      tools: s.init.options?.tools ?? 'all', contextBudget: s.init.options?.contextBudget ?? DEFAULT_CONTEXT_BUDGET,
+      resultBudget: s.init.options?.resultBudget ?? DEFAULT_RESULT_BUDGET, status: s.status(), warnings: s.warnings(), connections: connectionsOf(comp),
     };
     if (full || s.generation !== this.#sentGeneration) {
       out.view = viewOf(comp, s.generation);

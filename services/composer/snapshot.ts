@@ -33,6 +33,7 @@ export function viewOf(comp: Composition, generation: number): SessionView {
     servers: comp.slots.map((s) => s.name),
     alwaysLoad: alwaysLoadOf(comp),
     cost: comp.cost,
+    resultBudgets: comp.slots.flatMap((s) => (typeof s.entry.resultBudget === 'number' ? [[s.name, s.entry.resultBudget] as [string, number]] : [])),
   };
 }
 

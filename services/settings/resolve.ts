@@ -190,5 +190,6 @@ export function resolveSettingsServer(name: string, entry: SettingsServer, ctx: 
     enabledTools: entry.enabledTools ?? null,
     disabledTools: entry.disabledTools,
     alwaysLoad: entry.alwaysLoad ?? false,
+    resultBudget: entry.resultBudget ?? null,
   };
 }

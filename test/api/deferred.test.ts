@@ -41,7 +41,7 @@ const ending = (p: Promise<unknown>): Promise<unknown> =>
 t.test('deferred: the fixed set, search loads, mcp_call_tool matches direct calls', async (t) => {
   const albedo = await setup(t);
   const s = await albedo.sessions.open({ tools: 'deferred' });
-  t.same(names(s), ['mcp_search_tools', 'mcp_call_tool'], 'the model sees the two fixed tools only');
+  t.same(names(s), ['mcp_search_tools', 'mcp_call_tool', 'mcp_read_result'], 'the model sees the three fixed tools only');
   t.same(s.loaded(), [], 'nothing loaded yet');
   t.match(s.toolsMode, { option: 'deferred', deferred: true });
   t.ok(s.allTools().length >= 40, `${s.allTools().length} definitions behind them`);
@@ -54,7 +54,7 @@ t.test('deferred: the fixed set, search loads, mcp_call_tool matches direct call
   t.same(found.structuredContent.tools.find((x) => x.name === readText)!.inputSchema, def.inputSchema, 'with the schema the session would advertise');
   t.ok(s.loaded().includes(readText), 'and loaded it');
   const afterFirst = names(s);
-  t.same(afterFirst.slice(0, 2), ['mcp_search_tools', 'mcp_call_tool']);
+  t.same(afterFirst.slice(0, 3), ['mcp_search_tools', 'mcp_call_tool', 'mcp_read_result']);
   t.ok(afterFirst.includes(readText), 'tools() now gives its definition');
 
   // The list only grows: a second search keeps the first one's tools, in order, in front.
@@ -93,16 +93,16 @@ t.test('alwaysLoad per server and per tool; all and auto', async (t) => {
   const albedo = await setup(t, { memory: { alwaysLoad: true }, filesystem: { alwaysLoad: ['list_directory'] } });
   const d = await albedo.sessions.open({ tools: 'deferred' });
   const always = [...d.allTools().filter((x) => x.description.startsWith('[server "memory"')).map((x) => x.name), nameOf(d, 'filesystem', 'list_directory')];
-  t.same(new Set(names(d).slice(2)), new Set(always), 'the fixed two, then every memory tool and filesystem\'s list_directory');
+  t.same(new Set(names(d).slice(3)), new Set(always), 'the fixed three, then every memory tool and filesystem\'s list_directory');
   t.same(new Set(d.loaded()), new Set(always), 'loaded from the start');
   const hits = d.search('read the whole knowledge graph', 1);
   t.equal(hits[0]!.name, nameOf(d, 'memory', 'read_graph'));
-  t.same(new Set(names(d).slice(2)), new Set(always), 'finding an alwaysLoad tool adds nothing');
+  t.same(new Set(names(d).slice(3)), new Set(always), 'finding an alwaysLoad tool adds nothing');
   d.search('make line edits to a file', 3);
   t.equal(new Set(names(d)).size, names(d).length, 'no definition given twice');
 
   const all = await albedo.sessions.open();
-  t.equal(all.tools().length, all.allTools().length, 'all: every definition');
+  t.same(all.tools().map((x) => x.name), [...all.allTools().map((x) => x.name), 'mcp_read_result'], 'all: every definition, and mcp_read_result');
   t.notOk(all.tools().some((x) => x.name === 'mcp_search_tools'), 'and no search tool');
   t.match(await rejection(all.call('mcp_search_tools', { query: 'echo' })), { code: 'ALBEDO_NOT_FOUND' }, 'not advertised, not callable');
 
