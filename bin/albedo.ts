@@ -24,6 +24,7 @@ const GROUPS: Record<string, () => Promise<(parent: Command) => void>> = {
   mcp: async () => (await import('./commands/mcp.ts')).mcpCommands,
   tools: async () => (await import('./commands/tools.ts')).sessionCommands,
   call: async () => (await import('./commands/tools.ts')).sessionCommands,
+  open: async () => (await import('./commands/open.ts')).openCommand,
 };
 
 const program = new Command('albedo')

@@ -24,6 +24,8 @@ import { statusRoutes, type StatusOptions } from './status-routes.ts';
 import { sessionsRoutes } from './sessions-routes.ts';
 import type { SessionRegistry } from './session-registry.ts';
 import { parseBody } from './validate.ts';
+import { uiRoutes } from './ui/routes.ts';
+import { UiAuth } from './ui/ui-auth.ts';
 import type { SettingsWrites } from './writes.ts';
 
 /** A settings body is a few KiB; this bounds what a client can make the daemon buffer. */
@@ -68,6 +70,8 @@ export interface AppOptions {
   status: Pick<StatusOptions, 'home' | 'port' | 'startedAt' | 'token'>;
   /** The daemon's log: one line per defect (a 500 is never silent). */
   log?: (line: string) => void;
+  /** The web pane's links and cookie sessions, shared with the guard (default: a set of its own, for an app built in a test). */
+  ui?: UiAuth;
 }
 
 export function createApp(o: AppOptions): OpenAPIHono {
@@ -111,6 +115,7 @@ export function createApp(o: AppOptions): OpenAPIHono {
   settingsRoutes(app, { reader: o.reader, writes: o.writes });
   sessionsRoutes(app, o.registry);
   authRoutes(app, o.logins);
+  uiRoutes(app, o.ui ?? new UiAuth({ port: o.status.port }));
   statusRoutes(app, {
     ...o.status, kernel: o.reader.kernel, version: o.version, sessions: () => o.registry.list().length, signIns: () => o.logins.pending,
   });
@@ -125,10 +130,11 @@ export function createApp(o: AppOptions): OpenAPIHono {
     info: {
       title: 'Albedo daemon',
       version: o.version,
-      description: 'The local HTTP API of `albedo daemon`: loopback only, a bearer token (GET /v1/health aside), a loopback Host, no foreign Origin.',
+      description: 'The local HTTP API of `albedo daemon`: loopback only, a bearer token (GET /v1/health aside) or the web pane\'s cookie, '
+        + 'a loopback Host, no foreign Origin.',
     },
     servers: [{ url: 'http://127.0.0.1:{port}', variables: { port: { default: '0', description: 'the port in daemon.json' } } }],
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { cookie: [] }],
   });
 
   app.notFound((c) => send(c, new ApiError(404, 'ALBEDO_NOT_FOUND', `no route ${c.req.method} ${new URL(c.req.url).pathname}`)));

@@ -2,7 +2,8 @@
  * `albedo daemon`'s life: check the home is the user's own, take it
  * (lock.ts: one daemon per $ALBEDO_HOME), start the kernel and the host's
  * services (`createAlbedo({ home })`, `albedo.sessions.start()`), serve the HTTP API
- * on 127.0.0.1, publish `daemon.json` (info.ts), and on SIGTERM or SIGINT
+ * and the web pane (ui/) on 127.0.0.1, publish `daemon.json` (info.ts), print a
+ * one-time link to the pane, and on SIGTERM or SIGINT
  * stop: daemon.json removed first (no client is sent to a port about to be
  * free), no new connections, every session and server closed
  * (`albedo.close()` reaps every server), the lock removed.
@@ -20,13 +21,15 @@ import { createAlbedo, type Albedo } from '../api/albedo.ts';
 import { AlbedoError } from '../protocol/errors.ts';
 import { createApp, MAX_BODY_BYTES } from './app.ts';
 import { ApiError } from './errors.ts';
-import { refusal } from './guard.ts';
+import { isUiRequest, refusal } from './guard.ts';
 import { newToken, readInfo, removeInfo, writeInfo, INFO_FILE } from './info.ts';
 import { acquireHomeLock } from './lock.ts';
 import { Logins, SIGN_IN_TTL_MS } from './logins.ts';
 import { settingsView, type Reader } from './servers.ts';
 import { SettingsWrites } from './writes.ts';
 import { SessionRegistry } from './session-registry.ts';
+import { uiFiles } from './ui/static.ts';
+import { UiAuth, uiLinkTtl } from './ui/ui-auth.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -185,20 +188,29 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       signIn: (s, o) => a.signInResolved(s, o),
     });
     const writes = new SettingsWrites(reader, { eraCachePath: path.join(home, 'store'), logins });
-    const app = createApp({ reader, writes, registry, logins, version: pkg.version, status: { home, port: () => port, startedAt, token }, log });
+    // The web pane's one-time links and cookie sessions: in memory, shared by the guard, the /v1/ui routes and the login.
+    const ui = new UiAuth({ port: () => port, linkTtlMs: uiLinkTtl() });
+    const app = createApp({ reader, writes, registry, logins, ui, version: pkg.version, status: { home, port: () => port, startedAt, token }, log });
+    const pane = uiFiles({ ui, log });
     const listener = getRequestListener(app.fetch, {
       // A request @hono/node-server cannot turn into a Request (a malformed URL): the API's error body, never a stack.
       errorHandler: () => Response.json(new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the request cannot be read').body(), { status: 400 }),
     });
     // Host is the guard's to check (a missing one gets the API's 421, not Node's bare 400).
     server = http.createServer({ requireHostHeader: false }, (req, res) => {
-      const no = refusal(req, { port: () => port, token }) ?? tooLarge(req);
+      const no = refusal(req, { port: () => port, token, ui }) ?? tooLarge(req);
       if (no) return sendRefusal(req, res, no);
+      // The pane's files and login never reach the API's router (which would normalise `/ui/../v1/…` into a route).
+      if (isUiRequest(req)) return pane(req, res);
       void listener(req, res);
     });
     port = await listen(server, o.port);
     writeInfo(home, { port, token, pid: process.pid, version: pkg.version });
     log(`listening on http://127.0.0.1:${port} (pid ${process.pid}, home ${home})`);
+    // A fresh one-time link to the web pane, for the person who started the daemon (`albedo open` makes more).
+    const link = ui.mintLink().url;
+    if (o.log) o.log(`web pane: ${link}`);
+    else process.stderr.write(`albedo: web pane: ${link}\n`);
   } catch (err) {
     const why = AlbedoError.is(err) ? `${err.code}: ${err.message}` : (err as NodeJS.ErrnoException).code === 'EADDRINUSE'
       ? `port ${o.port} is in use` : (err as Error).message;

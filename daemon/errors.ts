@@ -22,6 +22,10 @@ export const HTTP_ERROR_CODES = [
   'ALBEDO_PRECONDITION_FAILED',
   /** The request body is over the limit (413). */
   'ALBEDO_TOO_LARGE',
+  /** A change by the web pane's cookie without its session's `X-Albedo-CSRF` (403). */
+  'ALBEDO_CSRF',
+  /** A method the web pane's files or its login do not answer (405). */
+  'ALBEDO_METHOD_NOT_ALLOWED',
 ] as const;
 export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
 export type ApiErrorCode = AlbedoErrorCode | HttpErrorCode;

@@ -13,35 +13,61 @@
  *    browser on another site is refused even before the token → 403.
  * 3. `Authorization: Bearer <token>`, compared in constant time → 401 —
  *    except `GET /v1/health` (exactly that path, a query aside), which says
- *    only that the daemon is up and its version. The path is compared as
- *    sent, before any normalisation, so `/v1/health/../mcp/servers` or an
- *    encoded spelling still needs the token.
+ *    only that the daemon is up and its version, and the web pane's static
+ *    files and login (`/ui`, `/ui/…`: daemon/ui/static.ts serves them
+ *    itself, never the API's router, so no spelling under /ui reaches a
+ *    route). The path is compared as sent, before any normalisation, so
+ *    `/v1/health/../mcp/servers` or an encoded spelling still needs the token.
+ * 4. Instead of a bearer token, the web pane's cookie (ui/ui-auth.ts) — only
+ *    when no `Authorization` is sent (an invalid bearer is a 401 whatever
+ *    cookie comes with it). A browser sends the cookie with requests from
+ *    other pages of the same site (SameSite does not look at ports: any
+ *    http://127.0.0.1:N page), so a cookie request that is not GET, HEAD or
+ *    OPTIONS must also carry `Origin` (the daemon's own, checked in 2) → 403
+ *    ALBEDO_BAD_ORIGIN, and its session's CSRF token in `X-Albedo-CSRF` → 403
+ *    ALBEDO_CSRF. Reads need neither: another origin cannot read the answer
+ *    (no CORS), and a cross-origin fetch carries its Origin, refused in 2.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from './errors.ts';
+import { CSRF_HEADER, uiError, type UiAuth, type UiSession } from './ui/ui-auth.ts';
 
 export const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'] as const;
 
 /** The one route served without a token. */
 export const HEALTH_PATH = '/v1/health';
 
-/** Whether `req` is `GET /v1/health`, its path exactly as sent (an absolute-form URL's path as the URL parser leaves it). */
-function isHealth(req: IncomingMessage): boolean {
-  if (req.method !== 'GET') return false;
+/** The web pane's prefix: static files and the login, served without a credential. */
+export const UI_PATH = '/ui';
+
+/** The path of `req` exactly as sent, without its query (an absolute-form URL's path as the URL parser leaves it), or null. */
+export function requestPath(req: IncomingMessage): string | null {
   const url = req.url ?? '';
-  let p: string;
-  if (url.startsWith('/')) p = url.split('?')[0]!;
-  else {
-    try { p = new URL(url).pathname; } catch { return false; }
-  }
-  return p === HEALTH_PATH;
+  if (url.startsWith('/')) return url.split('?')[0]!;
+  try { return new URL(url).pathname; } catch { return null; }
 }
+
+/** Whether `req` is `GET /v1/health`, its path exactly as sent. */
+function isHealth(req: IncomingMessage): boolean {
+  return req.method === 'GET' && requestPath(req) === HEALTH_PATH;
+}
+
+/** Whether `req` is for the web pane's files or login (`/ui`, `/ui/…`, as sent): daemon/ui/static.ts answers it, whatever the method. */
+export function isUiRequest(req: IncomingMessage): boolean {
+  const p = requestPath(req);
+  return p !== null && (p === UI_PATH || p.startsWith(`${UI_PATH}/`));
+}
+
+/** The methods that change nothing: a cookie request of another method needs Origin and the CSRF token. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface GuardOptions {
   /** The port the daemon listens on (known once it listens). */
   port(): number;
   token: string;
+  /** The web pane's cookie sessions; without it only the bearer token is taken. */
+  ui?: UiAuth;
 }
 
 function allowedHosts(port: number): Set<string> {
@@ -85,10 +111,30 @@ export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | nu
   if (origin !== undefined && !LOOPBACK_NAMES.some((n) => origin.toLowerCase() === `http://${n}:${port}`)) {
     return new ApiError(403, 'ALBEDO_BAD_ORIGIN', 'requests from a web page of another origin are refused');
   }
-  if (isHealth(req)) return null;
+  if (isHealth(req) || isUiRequest(req)) return null;
   const auth = req.headers.authorization;
+  if (auth === undefined && opts.ui) {
+    const session = opts.ui.sessionOf(req.headers.cookie);
+    if (session) return SAFE_METHODS.has(req.method ?? '') ? null : cookieWriteRefusal(req, session, opts.ui);
+  }
   const m = auth === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(auth);
-  if (!m) return new ApiError(401, 'ALBEDO_UNAUTHORIZED', 'this request needs Authorization: Bearer <token>, the token of $ALBEDO_HOME/daemon.json');
+  if (!m) {
+    return new ApiError(401, 'ALBEDO_UNAUTHORIZED',
+      'this request needs Authorization: Bearer <token>, the token of $ALBEDO_HOME/daemon.json (or the web pane\'s cookie: albedo open)');
+  }
   if (!tokenMatches(m[1]!, opts.token)) return new ApiError(401, 'ALBEDO_UNAUTHORIZED', 'the bearer token is not this daemon\'s');
+  return null;
+}
+
+/** A state-changing request by the cookie: it must say where it comes from (the daemon's own page) and echo the session's CSRF token. */
+function cookieWriteRefusal(req: IncomingMessage, session: UiSession, ui: UiAuth): ApiError | null {
+  // A foreign Origin was refused above; a missing one is refused here (a form or a script that hides it).
+  if (req.headers.origin === undefined) {
+    return new ApiError(403, 'ALBEDO_BAD_ORIGIN', 'a change made with the web pane\'s cookie must come with the Origin of the daemon\'s page');
+  }
+  const given = req.headers[CSRF_HEADER];
+  if (!ui.csrfMatches(session, typeof given === 'string' ? given : undefined)) {
+    return uiError(403, 'ALBEDO_CSRF', 'a change made with the web pane\'s cookie needs X-Albedo-CSRF: the csrf of GET /v1/ui/session');
+  }
   return null;
 }

@@ -173,9 +173,11 @@ t.test('the guard and the error bodies', async (t) => {
       'POST /v1/sessions/{id}/reload',
       'PATCH /v1/mcp', 'GET /v1/health', 'GET /v1/status',
       'PUT /v1/auth/logins/{login}', 'GET /v1/auth/logins/{login}', 'DELETE /v1/auth/logins/{login}', 'POST /v1/auth/logins/{login}/callback',
+      'POST /v1/ui/links', 'GET /v1/ui/session', 'POST /v1/ui/logout', 'POST /v1/ui/command-line',
+      'POST /v1/sessions/{id}/search', 'GET /v1/sessions/{id}/results/{result}',
     ].sort());
     t.ok(r.body.components.schemas.ServerPut && r.body.components.schemas.Error, 'the request and error schemas are named components');
-    t.same(r.body.security, [{ bearer: [] }], 'every route needs the bearer token…');
+    t.same(r.body.security, [{ bearer: [] }, { cookie: [] }], 'every route needs the bearer token or the web pane\'s cookie…');
     t.same(paths['/v1/health']!.get, { ...(paths['/v1/health']!.get as object), security: [] }, '…but GET /v1/health, which says so');
     const server = r.body.components.schemas.Server;
     t.ok(server.properties.state && server.properties.auth, 'the Server DTO has state and auth');

@@ -1,0 +1,58 @@
+/**
+ * `albedo open`: the web settings pane in the browser. Asks the daemon (found
+ * or started as for every command) for a one-time login link
+ * (`POST /v1/ui/links`), prints it, and opens it in the desktop's browser
+ * unless `ALBEDO_NO_BROWSER` is set. A browser that cannot be started is news
+ * on stderr, not a failure: the printed link is enough.
+ */
+import { spawn } from 'node:child_process';
+import type { Command } from 'commander';
+import { Client } from '../client/client.ts';
+import { emit, note, safe } from '../client/output.ts';
+
+/** The desktop's URL opener. */
+const OPENER = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
+
+/**
+ * Starts the desktop's opener on `url`, detached, no shell (the URL is one
+ * argument); resolves with whether it started. It is not waited for.
+ */
+export function openBrowser(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const cannot = (): void => {
+      note(`albedo: cannot open a browser (${OPENER}); open the URL yourself`);
+      resolve(false);
+    };
+    try {
+      const child = spawn(OPENER, [url], { detached: true, stdio: 'ignore' });
+      child.once('error', cannot);
+      child.once('spawn', () => {
+        child.unref();
+        resolve(true);
+      });
+    } catch {
+      cannot();
+    }
+  });
+}
+
+interface Link {
+  url: string;
+  expiresAt: string;
+}
+
+export function openCommand(program: Command): void {
+  program.command('open')
+    .description('open the web settings pane: a one-time login link from the daemon, in the browser unless ALBEDO_NO_BROWSER is set')
+    .option('--json', 'print one JSON object: { url, expiresAt, opened }')
+    .action(async (o: { json?: boolean }) => {
+      const { body } = await new Client().call<Link>('POST', '/v1/ui/links');
+      // The link first: whatever the browser does, the person has it.
+      if (!o.json) {
+        process.stdout.write(`${safe(body.url)}\n`);
+        note(safe(`albedo: the web pane's login link works once, until ${body.expiresAt}`));
+      }
+      const opened = process.env.ALBEDO_NO_BROWSER ? false : await openBrowser(body.url);
+      if (o.json) emit(true, { url: body.url, expiresAt: body.expiresAt, opened }, () => '');
+    });
+}
