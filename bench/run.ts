@@ -8,7 +8,7 @@
  * ratio, target, met?) and latest.svg into bench/results (or --out).
  *
  * `--only GROUP[,GROUP]` runs the named groups only (`stdio`, `http`,
- * `connect`, `memory`, `large`, `hop`, `sessions`, `catalogue`, `daemon`, `cli`), for working on one;
+ * `connect`, `memory`, `large`, `hop`, `sessions`, `catalogue`, `daemon`, `cli`, `context`), for working on one;
  * without `--out` it writes to a temporary directory, not bench/results.
  *
  * `--quick` (under a minute) runs every scenario small, so the harness never
@@ -23,6 +23,7 @@ import { sessionRows } from './sessions.ts';
 import { catalogueRows } from './catalogue.ts';
 import { daemonRows } from './daemon.ts';
 import { cliRows } from './cli.ts';
+import { contextRows } from './context.ts';
 import {
   albedoImpl, sdkImpl, servers, startHttp, sequential, concurrent, median, percentile, ROOT, NODE, type Impl, type ServerSpec, type BenchConn,
 } from './lib.ts';
@@ -298,6 +299,9 @@ try {
 
   // 10. `albedo mcp list` start-up against a running daemon (bench/cli.ts)
   if (runs('cli')) await cliRows({ quick, home, row, log });
+
+  // 11. Context economy: deferred vs all, tool search latency and recall (bench/context.ts)
+  if (runs('context')) await contextRows({ quick, row, log });
 } finally {
   await albedo.close();
   rmSync(home, { recursive: true, force: true });

@@ -18,7 +18,7 @@ t.test('bench --quick writes latest.json, latest.md and latest.svg with every sc
   const json = JSON.parse(readFileSync(path.join(out, 'latest.json'), 'utf8')) as Results;
   t.equal(json.meta.mode, 'quick');
   const groups = new Set(json.rows.map((x) => x.group));
-  t.same([...groups].sort(), ['HTTP calls', 'catalogue', 'cli', 'connect and discover', 'daemon', 'kernel hop', 'large payloads', 'memory', 'sessions', 'stdio calls']);
+  t.same([...groups].sort(), ['HTTP calls', 'catalogue', 'cli', 'connect and discover', 'context', 'daemon', 'kernel hop', 'large payloads', 'memory', 'sessions', 'stdio calls']);
   t.ok(json.rows.every((x) => Number.isFinite(x.albedo) && (x.peer === null || Number.isFinite(x.peer))), 'every measurement is a number');
   const md = readFileSync(path.join(out, 'latest.md'), 'utf8');
   t.match(md, /\| scenario \| Albedo \| peer \| ratio \| target \| met\? \|/);
