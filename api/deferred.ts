@@ -15,11 +15,10 @@
  */
 import { AlbedoError } from '../protocol/errors.ts';
 import type { ModelTool } from '../protocol/catalogue.ts';
-import { DEFER_SHARE, DEFER_TOOLS, type ContextCost, type ToolsMode } from '../protocol/composer.ts';
+import { DEFER_SHARE, DEFER_TOOLS, type ToolsMode } from '../protocol/composer.ts';
 import type { SessionView } from '../protocol/services/composer.ts';
 import { normalise, type Profile } from '../services/catalogue/schema/normalise.ts';
 import { ToolSearch, type SearchHit } from '../services/catalogue/search.ts';
-import { definitionsTokens } from '../services/catalogue/tokens.ts';
 
 export const SEARCH_TOOL = 'mcp_search_tools';
 export const CALL_TOOL = 'mcp_call_tool';
@@ -202,11 +201,6 @@ export class Deferred {
     }
     return hits.map((h) => ({ ...this.#byName.get(h.name)!, server: h.server, score: h.match === 'text' ? Math.round(h.score * 1000) / 1000 : h.score }));
   }
-
-  /** What the model is given costs this much (estimated tokens), beside what every definition would. */
-  cost(all: ContextCost): { advertised: number; all: number } {
-    return { advertised: definitionsTokens(this.tools()), all: all.definitions };
-  }
 }
 
 /** A description's first line (its first sentence when that is shorter), at most 300 characters. */
@@ -220,7 +214,7 @@ export function oneLine(text: string): string {
 export function searchResult(found: FoundTool[]): { content: Array<{ type: 'text'; text: string }>; structuredContent: Record<string, unknown> } {
   const tools = found.map((t) => ({ name: t.name, server: t.server, description: oneLine(t.description), inputSchema: t.inputSchema }));
   const text = tools.length
-    ? JSON.stringify(tools, null, 1)
+    ? JSON.stringify(tools)
     : 'No tool matched. Try a tool or server name, or other words for what the tool should do.';
   return { content: [{ type: 'text', text }], structuredContent: { tools } };
 }

@@ -23,6 +23,7 @@ import { DirectCalls } from './direct-calls.ts';
 import { CALL_TOOL, Deferred, READ_TOOL, SEARCH_TOOL, callArgs, defers, fixedTools, readArgs, searchArgs, searchResult, type FoundTool } from './deferred.ts';
 import { budgetResult, charsOf, pageResult, ResultStore, type ResultPage } from './results.ts';
 import { MAX_RESULT_HINT_CHARS } from '../protocol/composer.ts';
+import { definitionsTokens } from '../services/catalogue/tokens.ts';
 
 const SETTINGS = fileURLToPath(new URL('../services/settings/service.ts', import.meta.url));
 const CATALOGUE = fileURLToPath(new URL('../services/catalogue/service.ts', import.meta.url));
@@ -171,7 +172,7 @@ export class AlbedoSession {
    */
   cost(): ContextCost & { advertised: number } {
     const all = this.#view.cost;
-    return { ...all, servers: all.servers.map((s) => ({ ...s })), advertised: this.#defers ? this.#deferred.cost(all).advertised : all.definitions };
+    return { ...all, servers: all.servers.map((s) => ({ ...s })), advertised: definitionsTokens(this.tools()) };
   }
 
   /** The MCP context text of the current generation ('' when there is nothing to say). */
