@@ -27,6 +27,8 @@ export const READ_TOOL = 'mcp_read_result';
 /** The most matches one search returns. */
 export const MAX_SEARCH_LIMIT = 20;
 export const DEFAULT_SEARCH_LIMIT = 5;
+/** The longest query (characters): a search's cost grows with its words. */
+export const MAX_QUERY = 1_000;
 
 const SEARCH_DESCRIPTION = 'Find tools of this session\'s MCP servers that are not loaded yet. The query is a tool name, a server name, '
   + 'or words of what the tool does. Returns the best matches with their names, descriptions and input schemas; call one with '
@@ -48,7 +50,7 @@ const readSchema = {
 const searchSchema = {
   type: 'object',
   properties: {
-    query: { type: 'string', description: 'A tool name, a server name, or words of what the tool should do.' },
+    query: { type: 'string', maxLength: MAX_QUERY, description: 'A tool name, a server name, or words of what the tool should do.' },
     limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT, description: `How many matches to return (default ${DEFAULT_SEARCH_LIMIT}).` },
   },
   required: ['query'],
@@ -104,6 +106,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** mcp_search_tools' arguments: `query` (a non-empty string), `limit` (1–20; null or absent: the default). */
 export function searchArgs(args: unknown): { query: string; limit: number } {
   if (!isObject(args) || typeof args.query !== 'string' || !args.query.trim()) throw invalid(`${SEARCH_TOOL} needs a query (a non-empty string)`);
+  if (args.query.length > MAX_QUERY) throw invalid(`the query is at most ${MAX_QUERY} characters`);
   const l = args.limit ?? DEFAULT_SEARCH_LIMIT;
   if (!(typeof l === 'number' && Number.isInteger(l) && l >= 1 && l <= MAX_SEARCH_LIMIT)) throw invalid(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
   return { query: args.query, limit: l };
@@ -120,6 +123,9 @@ export function readArgs(args: unknown): { id: string; offset: number } {
 /** mcp_call_tool's arguments: the name and the tool's own arguments (`arguments`, or `arguments_json` parsed). */
 export function callArgs(args: unknown): { name: string; args: unknown } {
   if (!isObject(args) || typeof args.name !== 'string' || !args.name) throw invalid(`${CALL_TOOL} needs the name of the tool to call`);
+  if (args.arguments !== undefined && args.arguments !== null && args.arguments_json !== undefined && args.arguments_json !== null) {
+    throw invalid('give arguments or arguments_json, not both');
+  }
   if (args.arguments_json !== undefined && args.arguments_json !== null) {
     if (typeof args.arguments_json !== 'string') throw invalid('arguments_json must be a JSON object written as text');
     let parsed: unknown;
@@ -153,8 +159,10 @@ export class Deferred {
   /** Loaded advertised names, in the order they were found. */
   #loaded: string[] = [];
 
-  constructor(fixed: ModelTool[]) {
+  /** `loaded`: the names a restored session had loaded (its record's), kept in front. */
+  constructor(fixed: ModelTool[], loaded: readonly string[] = []) {
     this.#fixed = fixed;
+    this.#loaded = [...loaded];
   }
 
   /** A new generation: the index is rebuilt when next searched; loaded tools that are gone leave the list. */
@@ -187,18 +195,20 @@ export class Deferred {
     return [...always, ...this.#loaded.filter((n) => !set.has(n))];
   }
 
-  /** Searches the generation's definitions; what it finds is loaded. */
-  search(query: string, limit = DEFAULT_SEARCH_LIMIT): FoundTool[] {
+  /** Searches the generation's definitions; what it finds is loaded (`grew` says whether the list did). */
+  search(query: string, limit = DEFAULT_SEARCH_LIMIT, grew?: (loaded: string[]) => void): FoundTool[] {
     const view = this.#view!;
     this.#search ??= new ToolSearch(view.routes.map(([name, route]) => ({ tool: this.#byName.get(name)!, route })));
     const hits: SearchHit[] = this.#search.search(query, limit);
     const known = new Set(this.#loaded);
+    const before = this.#loaded.length;
     for (const h of hits) {
       if (!known.has(h.name)) {
         this.#loaded.push(h.name);
         known.add(h.name);
       }
     }
+    if (this.#loaded.length > before) grew?.([...this.#loaded]);
     return hits.map((h) => ({ ...this.#byName.get(h.name)!, server: h.server, score: h.match === 'text' ? Math.round(h.score * 1000) / 1000 : h.score }));
   }
 }

@@ -70,7 +70,7 @@ export class AlbedoSession {
     this.#direct = direct;
     this.#snap = snap;
     this.#results = results;
-    this.#deferred = new Deferred(fixed);
+    this.#deferred = new Deferred(fixed, snap.loaded);
     this.#setView(snap.view!);
   }
 
@@ -78,7 +78,8 @@ export class AlbedoSession {
     this.#view = view;
     this.#routes = new Map(view.routes);
     this.#deferred.setView(view);
-    this.#defers = defers(this.#snap.tools, this.#snap.contextBudget, view);
+    // `auto` is sticky: once deferred, a generation that would fit again stays deferred, so the fixed tools and the loaded list hold.
+    this.#defers = (this.#snap.tools === 'auto' && this.#defers) || defers(this.#snap.tools, this.#snap.contextBudget, view);
     this.#budgets = new Map(view.resultBudgets);
   }
 
@@ -162,7 +163,7 @@ export class AlbedoSession {
   search(query: string, limit?: number): FoundTool[] {
     this.#alive();
     const a = searchArgs({ query, limit });
-    return this.#deferred.search(a.query, a.limit);
+    return this.#deferred.search(a.query, a.limit, this.#grew);
   }
 
   /**
@@ -208,11 +209,13 @@ export class AlbedoSession {
       const a = readArgs(args);
       return pageResult(this.readResult(a.id, a.offset));
     }
-    if (this.#defers && name === SEARCH_TOOL) {
+    // Once a session may defer, its fixed tools answer whatever the generation does: a model that was given them can always use them.
+    const fixed = this.#snap.tools !== 'all';
+    if (fixed && name === SEARCH_TOOL) {
       const a = searchArgs(args);
-      return searchResult(this.#deferred.search(a.query, a.limit));
+      return searchResult(this.#deferred.search(a.query, a.limit, this.#grew));
     }
-    if (this.#defers && name === CALL_TOOL) {
+    if (fixed && name === CALL_TOOL) {
       const inner = callArgs(args);
       if (inner.name === SEARCH_TOOL || inner.name === CALL_TOOL) {
         throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `${CALL_TOOL} calls a server's tool, not ${inner.name}`, { outcome: 'not_run' });
@@ -221,10 +224,10 @@ export class AlbedoSession {
     }
     const status = this.#snap.status;
     const { route, op } = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args);
-    const budget = (r: unknown): unknown => route.kind === 'get_prompt' ? r : budgetResult(r, {
-      chars: route.kind === 'tool' && route.maxResultChars ? Math.min(route.maxResultChars, MAX_RESULT_HINT_CHARS) : this.#budgetChars(route.server),
-      keep: (part) => this.#results.keep(this.id, part), reader: READ_TOOL,
-    });
+    // The server's own budget (the user's setting) wins; else the tool's hint, within the hard cap; else the session's.
+    const chars = this.#budgets.has(route.server) || !(route.kind === 'tool' && route.maxResultChars)
+      ? this.#budgetChars(route.server) : Math.min(route.maxResultChars, MAX_RESULT_HINT_CHARS);
+    const budget = (r: unknown): unknown => budgetResult(r, { chars, keep: (part) => this.#results.keep(this.id, { ...part, page: chars }), reader: READ_TOOL });
     const conn = this.#snap.connections.find((c) => c.server === route.server);
     const timeoutMs = opts.timeoutMs ?? conn?.callTimeoutMs ?? 60_000;
     if (conn?.open) {
@@ -240,6 +243,16 @@ export class AlbedoSession {
     return budget(await this.#composer(() => this.#kernel.call('composer', 'session/call', params, { timeoutMs: wait, signal: opts.signal })));
   }
 
+  /** The loaded list grew: the composer records it (so a restored session keeps it); a failure costs only that. */
+  #grew = (names: string[]): void => {
+    if (this.#snap.tools === 'all') return;
+    // In order, one after the other: the composer takes only a longer list, so a late shorter one changes nothing.
+    this.#loadedWrite = this.#loadedWrite
+      .then(() => this.#kernel.call('composer', 'session/loaded', { id: this.id, names }, { timeoutMs: 60_000 }))
+      .then(() => {}, () => {});
+  };
+  #loadedWrite: Promise<void> = Promise.resolve();
+
   /** A server's result budget in characters: its own setting, else the session's. */
   #budgetChars(server: string): number {
     return charsOf(this.#budgets.get(server) ?? this.#snap.resultBudget);
@@ -247,14 +260,15 @@ export class AlbedoSession {
 
   /**
    * A page of a result part that was cut to its budget (what
-   * `mcp_read_result` returns): from `offset`, about one budget's worth
-   * (`limit` characters when given), ending at a clean boundary; `next` is
+   * `mcp_read_result` returns): from `offset`, about one budget's worth of
+   * the cut (`limit` characters when given, at least 1,000), ending at a
+   * clean boundary; `next` is
    * where the following page starts, null at the end. ALBEDO_NOT_FOUND for
    * an id this session does not keep.
    */
   readResult(id: string, offset = 0, limit?: number): ResultPage {
     this.#alive();
-    return this.#results.read(this.id, id, offset, limit ?? charsOf(this.#snap.resultBudget));
+    return this.#results.read(this.id, id, offset, limit);
   }
 
   /** `submit` or `turn_end`: due come-back probes run; `turn_end` first applies what waited for the end of the turn. */
@@ -294,6 +308,7 @@ export class AlbedoSession {
 
   /** Settles once the session's background work (dials, probes, saves, reloads the settings started) is done. */
   async idle(): Promise<void> {
+    await this.#loadedWrite;
     if (this.#closed) return;
     await this.#composer(() => this.#kernel.call('composer', 'session/idle', { id: this.id }, { timeoutMs: OPEN_TIMEOUT_MS }));
   }

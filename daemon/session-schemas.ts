@@ -87,7 +87,7 @@ export const resultParamSchema = z.object({
 
 export const resultQuerySchema = z.object({
   offset: z.string().regex(/^\d{1,15}$/).optional().openapi({ description: 'where to start, in characters (default 0)' }),
-  limit: z.string().regex(/^\d{1,15}$/).optional().openapi({ description: 'at most this many characters (default: the session\'s result budget)' }),
+  limit: z.string().regex(/^\d{1,15}$/).optional().openapi({ description: 'about this many characters, at least 1,000, ending at a clean boundary (default: the budget the cut was made under)' }),
 });
 
 export const resultPageSchema = z.object({

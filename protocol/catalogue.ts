@@ -85,6 +85,8 @@ export const modelToolSchema = z.strictObject({
 export interface ToolFilters {
   enabledTools?: readonly string[];
   disabledTools?: readonly string[];
+  /** Not a filter: the raw names the settings' `alwaysLoad` lists, checked here only so a name the server does not offer is warned of. */
+  alwaysLoad?: readonly string[];
 }
 
 /**

@@ -54,6 +54,8 @@ export interface SessionSnapshot {
   connections: SessionConnection[];
   /** Present when the generation changed since the last snapshot (always in the answers of open and snapshot). */
   view?: SessionView;
+  /** In a full snapshot: the loaded names its owner recorded (`session/loaded`), so a restored session's list does not shrink. */
+  loaded?: string[];
 }
 
 export interface ComposerMethods {
@@ -64,6 +66,8 @@ export interface ComposerMethods {
   'session/activity': { params: { id: string; kind: Activity }; result: Record<string, never> };
   'session/reload': { params: { id: string }; result: Record<string, never> };
   'session/close': { params: { id: string }; result: Record<string, never> };
+  /** The owner's loaded list of a deferred session grew: recorded, so a restored session keeps it. */
+  'session/loaded': { params: { id: string; names: string[] }; result: Record<string, never> };
   /** The session's full snapshot now (view included). */
   'session/snapshot': { params: { id: string }; result: SessionSnapshot };
   /** Settles once the session's background work (dials, probes, saves) is done: for tests and orderly shutdown. */

@@ -121,7 +121,8 @@ function candidatesOf(entry: ServerCatalogue, out?: Definitions): Candidate[] {
   const list: Candidate[] = [];
   if (out) {
     const offered = new Set(catalogue.tools.map((t) => t.name));
-    for (const [field, names] of [['enabledTools', entry.filters?.enabledTools], ['disabledTools', entry.filters?.disabledTools]] as const) {
+    const f = entry.filters;
+    for (const [field, names] of [['enabledTools', f?.enabledTools], ['disabledTools', f?.disabledTools], ['alwaysLoad', f?.alwaysLoad]] as const) {
       for (const n of names ?? []) {
         if (!offered.has(n)) out.warnings.push(`server ${label(server)}: ${field} names ${label(n, 128)}, which the server does not offer`);
       }

@@ -29,7 +29,10 @@ export function resolvedServers(r: ResolveAllResult): ResolvedServers {
     name: s.name,
     fingerprint: s.fingerprint,
     server: s.server,
-    filters: s.enabledTools === null ? { disabledTools: s.disabledTools } : { enabledTools: s.enabledTools, disabledTools: s.disabledTools },
+    filters: {
+      ...(s.enabledTools === null ? {} : { enabledTools: s.enabledTools }), disabledTools: s.disabledTools,
+      ...(Array.isArray(s.alwaysLoad) ? { alwaysLoad: s.alwaysLoad } : {}),
+    },
     alwaysLoad: s.alwaysLoad,
     resultBudget: s.resultBudget,
     isolate: s.isolate,

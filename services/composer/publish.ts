@@ -33,6 +33,9 @@ export class SessionPublisher {
   #digest: { generation: number; digest: string } | undefined;
   #closed = false;
 
+  /** A deferred session's loaded names, as its owner last said (`session/loaded`); recorded and in every full snapshot. */
+  loaded: string[] = [];
+
   constructor(session: Session, host: PublishHost) {
     this.session = session;
     this.#host = host;
@@ -46,6 +49,7 @@ export class SessionPublisher {
       tools: s.init.options?.tools ?? 'all', contextBudget: s.init.options?.contextBudget ?? DEFAULT_CONTEXT_BUDGET,
       resultBudget: s.init.options?.resultBudget ?? DEFAULT_RESULT_BUDGET, status: s.status(), warnings: s.warnings(), connections: connectionsOf(comp),
     };
+    if (full && this.loaded.length) out.loaded = [...this.loaded];
     if (full || s.generation !== this.#sentGeneration) {
       out.view = viewOf(comp, s.generation);
       this.#sentGeneration = s.generation;
@@ -67,12 +71,12 @@ export class SessionPublisher {
     const connections: SessionRecord['connections'] = comp.slots.flatMap((slot) =>
       slot.upstream && slot.upstream.state !== 'closed' ? [[slot.name, { id: slot.upstream.id, fingerprint: slot.entry.fingerprint }]] : []);
     const digest = this.#viewDigest();
-    const key = JSON.stringify([s.generation, digest, connections]);
+    const key = JSON.stringify([s.generation, digest, connections, this.loaded.length]);
     if (key === this.#recorded) return this.#writing;
     this.#recorded = key;
     const rec: SessionRecord = {
       owner: this.#host.owner, id: s.id, options: { ...(s.init.options ?? {}) }, generation: s.generation, digest,
-      shown: shownRecordOf(comp), connections, savedAt: Date.now(),
+      shown: shownRecordOf(comp), connections, savedAt: Date.now(), ...(this.loaded.length ? { loaded: [...this.loaded] } : {}),
     };
     this.#writing = this.#writing.then(() => this.#closed ? undefined : this.#host.records.put(rec)).catch(() => { this.#recorded = ''; });
     return this.#writing;

@@ -10,6 +10,9 @@ import { z } from 'zod';
 import type { SessionOptions } from '../../protocol/composer.ts';
 import type { ShownRecord } from './snapshot.ts';
 
+/** The most loaded names a record keeps (a session has at most this many definitions worth loading). */
+export const MAX_LOADED = 100_000;
+
 /** Bumped when the row's shape changes; rows of another version are dropped. */
 const ROW_VERSION = 1;
 
@@ -22,6 +25,8 @@ export interface SessionRecord {
   shown: ShownRecord[];
   /** Per server: the connection id and the fingerprint it was opened under. */
   connections: Array<[string, { id: string; fingerprint: string }]>;
+  /** A deferred session's loaded names (the owner's list, which must not shrink across a restart). */
+  loaded?: string[];
   savedAt: number;
 }
 
@@ -44,6 +49,7 @@ const rowSchema = z.object({
   digest: z.string(),
   shown: z.array(z.object({ server: z.string(), catalogue: z.string().nullable(), shown: z.string() })),
   connections: z.array(z.tuple([z.string(), z.object({ id: z.string().min(1), fingerprint: z.string() })])),
+  loaded: z.array(z.string()).max(MAX_LOADED).optional(),
   savedAt: z.number(),
 });
 

@@ -19,7 +19,7 @@ import { SettingsFollower } from './follow-settings.ts';
 import { Ledger } from './ledger.ts';
 import type { TransportEvent, TransportPort } from './ports.ts';
 import { SessionPublisher } from './publish.ts';
-import { SessionRecords, closeSessionRecords, type SessionRecord } from './records.ts';
+import { MAX_LOADED, SessionRecords, closeSessionRecords, type SessionRecord } from './records.ts';
 import type { Session } from './session.ts';
 import { TRANSPORT_TOPICS, transportEvent } from './transport-port.ts';
 import { workerPorts } from './worker-ports.ts';
@@ -111,6 +111,7 @@ async function restore(rec: SessionRecord): Promise<Entry | undefined> {
     return undefined;
   }
   const entry = adopt(session);
+  entry.pub.loaded = rec.loaded ?? [];
   // The snapshot first, then the refreshed event that explains it.
   entry.pub.flush(true);
   for (const ev of early) if (ev.type === 'refreshed') ctxRef.emit('session/event', { id: rec.id, event: ev });
@@ -212,6 +213,18 @@ export default defineService({
       await e?.pub.session.close();
       // Resolves once its record is gone too: a restart after this never brings the session back.
       await e?.pub.written();
+      return {};
+    },
+    async 'session/loaded'(p: P<'session/loaded'>) {
+      const e = await entryOf(p.id);
+      if (!Array.isArray(p.names) || p.names.length > MAX_LOADED || !p.names.every((n) => typeof n === 'string')) {
+        throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `loaded names: an array of at most ${MAX_LOADED} strings`, { outcome: 'not_run' });
+      }
+      // Only ever longer: a late, shorter list (calls crossing) is not taken.
+      if (p.names.length > e.pub.loaded.length) {
+        e.pub.loaded = [...p.names];
+        await e.pub.record();
+      }
       return {};
     },
     async 'session/snapshot'(p: P<'session/snapshot'>) {

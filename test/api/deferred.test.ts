@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { AlbedoSession } from '../../api/sessions.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { closeCatalogueStores } from '../../services/catalogue/store.ts';
-import { EVERYTHING, ROOT, albedoFor, fixture, newTag, rejection } from '../helpers.ts';
+import { EVERYTHING, ROOT, albedoFor, fixture, newTag, rejection, until } from '../helpers.ts';
 import { text } from '../fixtures/composer-ports.ts';
 import { sessionHome } from '../fixtures/session-home.ts';
 
@@ -81,6 +81,10 @@ t.test('deferred: the fixed set, search loads, mcp_call_tool matches direct call
   t.match(await rejection(s.call('mcp_call_tool', { name: 'mcp_search_tools', arguments: { query: 'x' } })), { code: 'ALBEDO_INVALID_ARGUMENT' });
   t.match(await rejection(s.call('mcp_search_tools', { query: '' })), { code: 'ALBEDO_INVALID_ARGUMENT', outcome: 'not_run' });
   t.match(await rejection(s.call('mcp_search_tools', { query: 'x', limit: 99 })), { code: 'ALBEDO_INVALID_ARGUMENT' });
+  t.match(await rejection(s.call('mcp_search_tools', { query: 'x'.repeat(1_001) })), { code: 'ALBEDO_INVALID_ARGUMENT' }, 'a query of at most 1,000 characters');
+  t.throws(() => s.search('y'.repeat(1_001)), { code: 'ALBEDO_INVALID_ARGUMENT' });
+  t.match(await rejection(s.call('mcp_call_tool', { name: 'sdk/echo', arguments: { text: 'a' }, arguments_json: '{"text":"b"}' })),
+    { code: 'ALBEDO_INVALID_ARGUMENT', outcome: 'not_run' }, 'arguments and arguments_json: which one? refused');
   t.equal(text(await s.call(readText, { path: path.join(ROOT, 'package.json'), head: 1 })), '{', 'a loaded tool is called by its name too');
 
   const cost = s.cost();
@@ -90,11 +94,12 @@ t.test('deferred: the fixed set, search loads, mcp_call_tool matches direct call
 });
 
 t.test('alwaysLoad per server and per tool; all and auto', async (t) => {
-  const albedo = await setup(t, { memory: { alwaysLoad: true }, filesystem: { alwaysLoad: ['list_directory'] } });
+  const albedo = await setup(t, { memory: { alwaysLoad: true }, filesystem: { alwaysLoad: ['list_directory', 'list_directroy'] } });
   const d = await albedo.sessions.open({ tools: 'deferred' });
   const always = [...d.allTools().filter((x) => x.description.startsWith('[server "memory"')).map((x) => x.name), nameOf(d, 'filesystem', 'list_directory')];
   t.same(new Set(names(d).slice(3)), new Set(always), 'the fixed three, then every memory tool and filesystem\'s list_directory');
   t.same(new Set(d.loaded()), new Set(always), 'loaded from the start');
+  t.ok(d.warnings().some((w) => w.includes('alwaysLoad') && w.includes('list_directroy')), 'a name the server does not offer is warned of');
   const hits = d.search('read the whole knowledge graph', 1);
   t.equal(hits[0]!.name, nameOf(d, 'memory', 'read_graph'));
   t.same(new Set(names(d).slice(3)), new Set(always), 'finding an alwaysLoad tool adds nothing');
@@ -125,4 +130,29 @@ t.test('openai-strict: mcp_call_tool takes arguments_json', async (t) => {
   t.ok((search.inputSchema.required as string[]).includes('limit'), 'strict: limit required, nullable');
   t.ok(s.search('memory', 5).length === 5);
   t.match(await s.call('mcp_search_tools', { query: 'knowledge graph', limit: null }), { structuredContent: { tools: [{}] } }, 'a null limit is the default');
+});
+
+t.test('auto stays deferred once it deferred; the fixed tools keep working across generations', async (t) => {
+  const tag = newTag();
+  const h = sessionHome(t, tag);
+  const servers = {
+    everything: h.stdio(EVERYTHING, ['stdio']),
+    filesystem: h.stdio(mod('server-filesystem'), [ROOT]),
+    sdk: h.stdio(fixture('sdk-server.ts')),
+  };
+  h.write(servers);
+  const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
+  const s = await albedo.sessions.open({ tools: 'auto', contextBudget: 30_000 });
+  t.match(s.toolsMode, { deferred: true }, `over a tenth of 30,000 tokens (${s.cost().definitions}): deferred`);
+  s.search('echo');
+  const before = names(s);
+  const generation = s.generation;
+  h.write({ sdk: servers.sdk });
+  // The settings service sees the file change and the session reloads on its own.
+  await until(() => s.generation > generation && s.status().length === 1, 60_000);
+  t.ok(s.generation > generation, 'a new generation, small enough to fit');
+  t.ok(s.cost().definitions < 3_000, `${s.cost().definitions} tokens would fit`);
+  t.match(s.toolsMode, { option: 'auto', deferred: true }, 'but the session stays deferred');
+  t.same(names(s).slice(0, 3), before.slice(0, 3), 'the fixed tools stay');
+  t.equal(text(await s.call('mcp_call_tool', { name: 'sdk/echo', arguments: { text: 'still' } })), 'still');
 });

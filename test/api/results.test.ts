@@ -19,7 +19,7 @@ t.setTimeout(180_000);
 t.teardown(closeCatalogueStores);
 
 type Result = { content: Array<Record<string, any>>; structuredContent?: unknown; isError?: boolean; _meta?: Record<string, any> };
-type Cut = { id: string; what: string; shown: number; total: number; mimeType?: string };
+type Cut = { id: string; what: string; shown: number; total: number; mimeType?: string; bytes?: number };
 
 const cutsOf = (r: Result): Cut[] => r._meta?.['albedo/cut'] ?? [];
 
@@ -105,7 +105,8 @@ t.test('images, structured content, errors', async (t) => {
   const [ic] = cutsOf(img);
   t.match(ic, { what: 'image', mimeType: 'image/png', shown: 0 }, 'an image over the budget is kept');
   t.equal(img.content.length, 1);
-  t.match(img.content[0], { type: 'text', text: /image \(image\/png\) of 1\.3 MiB/ }, 'and replaced by a note with its type and size');
+  t.match(img.content[0], { type: 'text', text: /image \(image\/png\) of 976\.6 KiB/ }, 'and replaced by a note with its type and size (decoded)');
+  t.equal(ic!.bytes, 1_000_000);
   const data = (await readAll(s, ic!.id, 0)).text;
   t.ok(Buffer.from(data, 'base64').equals(Buffer.from(Array.from({ length: 1_000_000 }, (_, i) => (i * 31 + 7) & 0xff))), 'its bytes read back');
   const tiny = await s.call('results/image', { bytes: 1_000 }) as Result;
@@ -119,7 +120,7 @@ t.test('images, structured content, errors', async (t) => {
   t.equal(st.structuredContent, undefined, 'structured content over the budget is not in the result');
   const [sc] = cutsOf(st);
   t.match(sc, { what: 'structuredContent', mimeType: 'application/json' });
-  t.match(st.content.at(-1), { type: 'text', text: /object with 2 keys \("rows", "total"\)/ }, 'a summary says what it was');
+  t.match(st.content.at(-1), { type: 'text', text: /object with 2 keys \("rows", "total"/ }, 'a summary says what it was');
   t.same(JSON.parse((await readAll(s, sc!.id, 0)).text), bigStructure(200), 'and it reads back equal');
   const fits = await s.call('results/structured', { kb: 10 }) as Result;
   t.same(fits.structuredContent, bigStructure(10), 'structured content that fits is kept whole');
@@ -147,4 +148,40 @@ t.test('a server\'s own resultBudget', async (t) => {
   t.ok(r.content[0]!.text.length <= 2_000, `the server says 500 tokens: ${r.content[0]!.text.length} characters shown`);
   const other = await s.call('filesystem/list_allowed_directories', {}) as Result;
   t.same(cutsOf(other), [], 'other servers keep the session\'s budget');
+});
+
+t.test('many small blocks: one cut, one part for the rest, never a note per block', async (t) => {
+  const { albedo } = await setup(t);
+  const s = await albedo.sessions.open({ resultBudget: 1_000 });
+  const r = await s.call('results/blocks', { n: 20_000, chars: 5 }) as Result;
+  const text = r.content.map((b) => JSON.stringify(b)).join('');
+  t.ok(text.length < 4_000 + 1_000, `what reaches the context stays within the budget and its notes: ${text.length} characters`);
+  const cuts = cutsOf(r);
+  t.ok(cuts.length <= 2, `${cuts.length} cuts`);
+  const rest = cuts.at(-1)!;
+  t.match(rest, { what: /^\d+ more content blocks$/, mimeType: 'application/json' });
+  const kept = JSON.parse((await readAll(s, rest.id, 0)).text) as Array<{ text: string }>;
+  const shownBlocks = r.content.filter((b) => !/^\[Albedo:/.test(b.text));
+  const cutBlock = cuts.length === 2 ? [(await readAll(s, cuts[0]!.id, 0)).text] : [];
+  const all = [...shownBlocks.slice(0, shownBlocks.length - (cuts.length === 2 && cuts[0]!.shown > 0 ? 1 : 0)).map((b) => b.text), ...cutBlock, ...kept.map((b) => b.text)];
+  t.same(all, Array.from({ length: 20_000 }, (_, i) => bigText(5 + (i % 3))), 'every block is there, in order, shown or kept');
+});
+
+t.test('prompts are budgeted too; the server\'s budget wins over a tool\'s hint; pages follow the cut\'s budget', async (t) => {
+  const { albedo } = await setup(t, { resultBudget: 500 });
+  const s = await albedo.sessions.open();
+  const p = await s.call(s.allTools().find((x) => /get_prompt/.test(x.name) && x.description.includes('"results"'))!.name, { name: 'long', arguments: { chars: '50000' } }) as any;
+  const cut = cutsOf(p)[0]!;
+  t.match(cut, { what: 'text', total: 50_000 });
+  t.ok(p.messages[0].content.text.length <= 2_000, 'the prompt message is cut');
+  t.match(p.messages.at(-1), { role: 'user', content: { type: 'text', text: new RegExp(cut.id) } }, 'with a note');
+  t.equal(p.messages[0].content.text + (await readAll(s, cut.id, cut.shown)).text, bigText(50_000));
+
+  const hinted = await s.call('results/hinted', { chars: 20_000 }) as Result;
+  t.ok(hinted.content[0]!.text.length <= 2_000, `the user's 500 tokens beat the tool's 5,000-character hint: ${hinted.content[0]!.text.length}`);
+  const hc = cutsOf(hinted)[0]!;
+  const page = await s.call('mcp_read_result', { id: hc.id, offset: hc.shown }) as Result;
+  t.ok(page.content[0]!.text.length <= 2_000, `a page is the cut's budget, not the session's: ${page.content[0]!.text.length}`);
+  t.throws(() => s.readResult(hc.id, 0, Number.NaN), { code: 'ALBEDO_INVALID_ARGUMENT' });
+  t.throws(() => s.readResult(hc.id, 0, 1.5), { code: 'ALBEDO_INVALID_ARGUMENT' });
 });

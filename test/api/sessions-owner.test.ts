@@ -17,11 +17,11 @@ import { sessionHome, toolOf } from '../fixtures/session-home.ts';
 t.setTimeout(180_000);
 t.teardown(closeCatalogueStores);
 
-interface Child { id: string; tools: string[]; generation: number }
+interface Child { id: string; tools: string[]; generation: number; loaded: string[] }
 
 /** Runs the child until it has printed its session, then SIGKILLs it; resolves with what it printed. */
-async function openAndKill(home: string, owner: string): Promise<Child> {
-  const child = spawn(NODE, [fixture('sessions-child.ts'), home, owner], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function openAndKill(home: string, owner: string, extra: string[] = []): Promise<Child> {
+  const child = spawn(NODE, [fixture('sessions-child.ts'), home, owner, ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`the child exited with ${code} before opening its session`)));
@@ -74,4 +74,21 @@ t.test('a killed instance with the default owner: its records are pruned, never 
   t.same(await albedo.sessions.restored(), [], 'another owner restores nothing');
   await until(() => !recordKeys(h.dir).some((k) => !k.startsWith(`pid:${process.pid}:`)), 30_000, 'the dead owner\'s rows to be pruned');
   t.pass('the dead owner\'s records and ledger were pruned');
+});
+
+t.test('a restored deferred session keeps what it had loaded: its tools do not shrink within the generation', async (t) => {
+  const tag = newTag();
+  const h = sessionHome(t, tag);
+  h.write({ sdk: h.stdio(fixture('sdk-server.ts')) });
+  const before = await openAndKill(h.dir, 'daemon-deferred', [JSON.stringify({ tools: 'deferred' }), 'add two numbers']);
+  t.ok(before.loaded.length >= 1, `the search loaded ${before.loaded.join(', ')}`);
+  t.equal(before.tools.length, 3 + before.loaded.length);
+  await waitNoLeftovers(tag);
+  const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1, owner: 'daemon-deferred' });
+  const [s] = await albedo.sessions.restored();
+  t.equal(s!.generation, before.generation);
+  t.same(s!.tools().map((x) => x.name), before.tools, 'the same tools, loaded ones included');
+  t.same(s!.loaded(), before.loaded);
+  s!.search('echo the text back');
+  t.same(s!.tools().map((x) => x.name).slice(0, before.tools.length), before.tools, 'and it grows from there');
 });
