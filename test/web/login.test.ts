@@ -1,0 +1,84 @@
+// The web pane's login, in real Chromium (issue 12 item 2): the one-time
+// link logs the browser in and shows the pane; the same link a second time,
+// in a fresh (incognito) context, is the 403 page and no pane; a browser
+// without the cookie is told to open the link `albedo open` prints. From the
+// test process: no cookie → 401; the browser's cookie with a foreign Origin
+// → 403, with the right Origin but no X-Albedo-CSRF → 403, nothing written;
+// with both → the write goes through (the refusals are about what was missing).
+// Log out: the pane says so, and the cookie no longer works.
+import t from 'tap';
+import { newTag, tempHome } from '../helpers.ts';
+import { sdkServer, srv, startDaemon } from '../daemon/harness.ts';
+import { launchChromium, openPane, paneCookie, press, settingsFiles, shown, watchErrors } from './browser-harness.ts';
+
+t.setTimeout(170_000);
+
+t.test('logging in to the pane', async (t) => {
+  const tag = newTag();
+  const home = tempHome(t);
+  const d = await startDaemon(t, home, { tag });
+  const chromium = await launchChromium(t);
+  const origin = `http://127.0.0.1:${d.info.port}`;
+
+  const { page, errors, link } = await openPane(chromium.browser, d);
+  t.equal(new URL(page.url()).pathname, '/ui/', 'the link redirects to the pane');
+  t.match(await shown(page), /Servers[\s\S]*MCP sign-ins[\s\S]*Sessions/, 'the pane shows its sections');
+  t.match(await shown(page), /No server is configured yet/);
+
+  t.test('the same link again, in a fresh browser context, is refused', async (t) => {
+    const context = await chromium.browser.createBrowserContext();
+    t.teardown(() => context.close());
+    const other = await context.newPage();
+    const r = await other.goto(link);
+    t.equal(r?.status(), 403, 'the spent link is a 403');
+    t.equal(await other.$('nav[aria-label="Sections"]'), null, 'no pane');
+    t.match(await shown(other), /albedo open/, 'the page says how to get a new link');
+    t.same((await context.cookies()).map((c) => c.name), [], 'no cookie was set');
+
+    const blank = watchErrors(other);
+    await other.goto(`${origin}/ui/`);
+    await other.waitForSelector('main.logged-out');
+    t.match(await shown(other), /Open the link albedo open prints/, 'without a cookie the pane says only how to log in');
+    t.equal(await other.$('nav'), null, 'and shows nothing else');
+    t.same(blank, [], 'nothing failed on that page');
+  });
+
+  t.test('the API refuses a request without the cookie, a foreign Origin and a missing CSRF token', async (t) => {
+    const cookie = await paneCookie(page, d.info.port);
+    const before = settingsFiles(home);
+    const none = await d.call('GET', '/v1/mcp/servers', { token: null });
+    t.match(none, { status: 401, body: { error: { code: 'ALBEDO_UNAUTHORIZED' } } }, 'no cookie, no token: 401');
+    const read = await d.call('GET', '/v1/mcp/servers', { token: null, headers: { cookie } });
+    t.equal(read.status, 200, 'the cookie alone reads');
+
+    const entry = sdkServer();
+    const foreign = await d.call('PUT', srv('sdk'), { token: null, body: entry, headers: { cookie, origin: 'http://evil.example' } });
+    t.match(foreign, { status: 403, body: { error: { code: 'ALBEDO_BAD_ORIGIN' } } }, 'a foreign Origin: 403');
+    const noCsrf = await d.call('PUT', srv('sdk'), { token: null, body: entry, headers: { cookie, origin } });
+    t.match(noCsrf, { status: 403, body: { error: { code: 'ALBEDO_CSRF' } } }, 'the right Origin, no X-Albedo-CSRF: 403');
+    t.same(settingsFiles(home), before, 'nothing was written');
+
+    const csrf = (await d.call('GET', '/v1/ui/session', { token: null, headers: { cookie } })).body.csrf;
+    const ok = await d.call('PUT', srv('sdk'), { token: null, body: entry, headers: { cookie, origin, 'x-albedo-csrf': csrf } });
+    t.equal(ok.status, 201, 'with both, the write goes through');
+    await page.reload();
+    await page.waitForSelector('li[data-server="sdk"]');
+    t.pass('the pane lists it');
+  });
+
+  t.test('log out', async (t) => {
+    const cookie = await paneCookie(page, d.info.port);
+    await press(page, 'Log out');
+    await page.waitForSelector('main.logged-out');
+    t.match(await shown(page), /Open the link albedo open prints/, 'the pane says how to log in again');
+    t.match(await d.call('GET', '/v1/mcp/servers', { token: null, headers: { cookie } }), { status: 401 }, 'the old cookie no longer works');
+    await page.reload();
+    await page.waitForSelector('main.logged-out');
+    t.equal(await page.$('nav'), null, 'a reload does not bring the pane back');
+  });
+
+  t.test('the pane ran clean', async (t) => {
+    t.same(errors, [], 'no console error (a CSP refusal is one) and no exception');
+    t.same(await chromium.close(), [], 'no chromium process outlives the test');
+  });
+});

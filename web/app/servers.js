@@ -1,0 +1,129 @@
+/// <reference lib="dom" />
+// The servers view: every configured server (GET /v1/mcp/servers) with its
+// saved state, tool count, sign-in state and last error, in the labels the
+// terminal screen uses too (web/shared/labels.js), and its actions: edit
+// (the form), enable (tried first: the strict save), disable, delete (after
+// a confirmation) and, for one that needs it, sign in.
+
+import { api, problemOf, serverPath } from './api.js';
+import { html, useRef, useState } from './vendor.js';
+import { authLabel, savedStateLabel, toolsLabel, transportOf } from '../shared/labels.js';
+import { joinCommand } from './form-model.js';
+import { Alert, Badge, Busy, Confirm, Hidden, asText, useFocusOnShow } from './ui.js';
+
+/** What a write's `check` says, in words. @param {any} check */
+export function checkText(check) {
+  if (!check) return '';
+  if (check.tried) return check.result === 'needs_sign_in' ? 'it needs a sign-in' : 'connected';
+  return check.reason === 'disabled' ? 'disabled, so not tried' : 'not tried';
+}
+
+/** Where a server is: its URL, or its command line. @param {any} s */
+const whereOf = (s) => (transportOf(s.config) === 'http' ? s.config.url : joinCommand(s.config.command ?? '', s.config.args ?? []));
+
+/** Whether a server can be signed in to from the list: http, needing a sign-in. @param {any} s */
+export const needsSignIn = (s) => !!s.auth && (s.auth.state === 'needs_sign_in' || s.auth.state === 'signed_out');
+
+/**
+ * @typedef {object} ServersProps
+ * @property {any[] | null} servers null while the first read is under way
+ * @property {{ code: string, message: string } | null} loadError
+ * @property {any} invalid the broken file's issues, when extensions.json is broken
+ * @property {() => Promise<void>} refresh
+ * @property {(m: { text: string, tone: string, signIn?: string }) => void} say
+ * @property {(name: string) => void} signIn
+ */
+
+/** @param {{ server: any, busy: string | null, act: (s: any, what: 'enable' | 'disable') => void, ask: (s: any) => void, signIn: (n: string) => void }} p */
+function ServerCard({ server: s, busy, act, ask, signIn }) {
+  const transport = transportOf(s.config);
+  const hide = (/** @type {string} */ verb) => html`${verb}<${Hidden} text=${` ${s.name}`} />`;
+  return html`<li class="card" data-server=${s.name}>
+    <div class="card-head">
+      <h2 class="card-title">${s.name}</h2>
+      <span class="transport">${transport}</span>
+    </div>
+    <dl class="facts">
+      <div><dt>State</dt><dd><${Badge} label=${savedStateLabel(s.state)} /></dd></div>
+      <div><dt>Tools</dt><dd class="tools">${toolsLabel(s.tools)}</dd></div>
+      <div><dt>Sign-in</dt><dd><${Badge} label=${authLabel(s.auth, transport)} /></dd></div>
+    </dl>
+    <p class="where"><code>${asText(whereOf(s))}</code></p>
+    ${s.description ? html`<p class="description">${asText(s.description)}</p>` : null}
+    ${s.lastError ? html`<div class="last-error"><p><strong>Last error</strong> <code>${asText(s.lastError.code)}</code></p>
+      <p class="message">${asText(s.lastError.message)}</p></div>` : null}
+    ${busy ? html`<${Busy} text=${busy} />` : null}
+    <div class="actions">
+      <a class="button" href=${`#/servers/${encodeURIComponent(s.name)}`}>${hide('Edit')}</a>
+      ${s.enabled
+        ? html`<button type="button" disabled=${!!busy} onClick=${() => act(s, 'disable')}>${hide('Disable')}</button>`
+        : html`<button type="button" disabled=${!!busy} onClick=${() => act(s, 'enable')}>${hide('Enable')}</button>`}
+      ${needsSignIn(s) && s.enabled ? html`<button type="button" onClick=${() => signIn(s.name)}>Sign in<${Hidden} text=${` to ${s.name}`} /></button>` : null}
+      <button type="button" class="danger" disabled=${!!busy} onClick=${() => ask(s)}>${hide('Delete')}</button>
+    </div>
+  </li>`;
+}
+
+/** The servers view. @param {ServersProps} p */
+export function ServersView({ servers, loadError, invalid, refresh, say, signIn }) {
+  /** @type {{ current: HTMLHeadingElement | null }} */
+  const heading = useRef(null);
+  useFocusOnShow(heading);
+  const [busy, setBusy] = useState(/** @type {Record<string, string>} */ ({}));
+  const [problem, setProblem] = useState(/** @type {{ code: string, message: string } | null} */ (null));
+  const [asking, setAsking] = useState(/** @type {any} */ (null));
+  /** @param {string} name @param {string | null} text */
+  const mark = (name, text) => setBusy((b) => {
+    const next = { ...b };
+    if (text) next[name] = text;
+    else delete next[name];
+    return next;
+  });
+
+  /** @param {any} s @param {'enable' | 'disable'} what */
+  const act = async (s, what) => {
+    setProblem(null);
+    mark(s.name, what === 'enable' ? 'Trying the server…' : 'Disabling…');
+    try {
+      const r = await api('POST', serverPath(s.name, `/${what}`));
+      say({ text: `${what === 'enable' ? 'Enabled' : 'Disabled'} ${s.name}: ${checkText(r.body.check)}.`, tone: 'ok' });
+    } catch (err) {
+      setProblem(problemOf(err));
+    } finally {
+      mark(s.name, null);
+      await refresh();
+    }
+  };
+  const remove = async () => {
+    const s = asking;
+    setAsking(null);
+    setProblem(null);
+    mark(s.name, 'Deleting…');
+    try {
+      await api('DELETE', serverPath(s.name));
+      say({ text: `Deleted ${s.name} and its stored credentials.`, tone: 'ok' });
+    } catch (err) {
+      setProblem(problemOf(err));
+    } finally {
+      mark(s.name, null);
+      await refresh();
+    }
+  };
+
+  return html`<section aria-labelledby="servers-title">
+    <div class="view-head">
+      <h1 id="servers-title" ref=${heading} tabindex="-1">Servers</h1>
+      <a class="button primary" href="#/new">Add a server</a>
+    </div>
+    ${invalid ? html`<${Alert} title="extensions.json is broken: the servers shown are the last valid ones"
+      problem=${{ code: 'ALBEDO_INVALID_CONFIG', message: JSON.stringify(invalid) }} />` : null}
+    <${Alert} problem=${problem ?? loadError} />
+    ${servers === null ? (loadError ? null : html`<${Busy} text="Loading…" />`)
+      : servers.length === 0 ? html`<p class="empty">No server is configured yet. Add one.</p>`
+      : html`<ul class="cards">${servers.map((s) => html`<${ServerCard} key=${s.name} server=${s} busy=${busy[s.name] ?? null}
+          act=${act} ask=${setAsking} signIn=${signIn} />`)}</ul>`}
+    ${asking ? html`<${Confirm} title=${`Delete ${asking.name}?`}
+      text=${`${asking.name} is removed from extensions.json, and everything creds.json holds for it (typed secrets, its sign-in) is deleted.`}
+      confirm=${`Delete ${asking.name}`} onConfirm=${remove} onCancel=${() => setAsking(null)} />` : null}
+  </section>`;
+}

@@ -1,0 +1,170 @@
+/// <reference lib="dom" />
+// The daemon's sessions (GET /v1/sessions) and one session as a model
+// would see it: its servers' live states, its advertised tools (name,
+// description, input schema) and its MCP context text, kept up to date
+// from the session's event stream (SSE: server_state, capabilities_changed,
+// …). A user can open a session for a profile to look, and close it.
+
+import { api, problemOf, sessionPath } from './api.js';
+import { html, useEffect, useRef, useState } from './vendor.js';
+import { liveStateLabel } from '../shared/labels.js';
+import { Alert, Badge, Busy, Hidden, asText, useFocusOnShow } from './ui.js';
+
+/** The provider profiles the daemon shapes tool schemas for (services/catalogue/schema/profiles.ts). */
+export const PROFILES = ['portable', 'anthropic', 'openai', 'openai-strict', 'gemini', 'bedrock'];
+
+/** The events that change what the session shows (the rest are only listed). */
+const RELOADING = ['server_state', 'capabilities_changed', 'catalogue_refreshed', 'warning'];
+
+/** @param {{ servers: any[] }} p */
+function LiveServers({ servers }) {
+  if (!servers.length) return html`<p class="empty">No server is in this session.</p>`;
+  return html`<ul class="live">${servers.map((s) => html`<li key=${s.name}>
+    <span class="live-name">${s.name}</span> <${Badge} label=${liveStateLabel(s.state)} />
+    ${s.reason ? html` <span class="reason">${asText(s.reason)}</span>` : null}
+  </li>`)}</ul>`;
+}
+
+/** The sessions view: the list, and a form that opens one. @param {{ go: (hash: string) => void, say: (m: any) => void }} p */
+export function SessionsView({ go, say }) {
+  /** @type {{ current: HTMLHeadingElement | null }} */
+  const heading = useRef(null);
+  useFocusOnShow(heading);
+  const [sessions, setSessions] = useState(/** @type {any[] | null} */ (null));
+  const [profile, setProfile] = useState('portable');
+  const [problem, setProblem] = useState(/** @type {{ code: string, message: string } | null} */ (null));
+  const [opening, setOpening] = useState(false);
+  const load = () => api('GET', '/v1/sessions').then((r) => setSessions(r.body.sessions), (err) => setProblem(problemOf(err)));
+  useEffect(() => { load(); }, []);
+
+  /** @param {Event} e */
+  const open = async (e) => {
+    e.preventDefault();
+    setProblem(null);
+    setOpening(true);
+    try {
+      const r = await api('POST', '/v1/sessions', { body: { profile } });
+      go(`#/sessions/${encodeURIComponent(r.body.id)}`);
+    } catch (err) {
+      setProblem(problemOf(err));
+    } finally {
+      setOpening(false);
+    }
+  };
+  /** @param {string} id */
+  const close = async (id) => {
+    setProblem(null);
+    try {
+      await api('DELETE', sessionPath(id));
+      say({ text: 'The session was closed.', tone: 'ok' });
+    } catch (err) {
+      setProblem(problemOf(err));
+    }
+    await load();
+  };
+
+  return html`<section aria-labelledby="sessions-title">
+    <h1 id="sessions-title" ref=${heading} tabindex="-1">Sessions</h1>
+    <p class="lead">A session is what a model sees: the tools of the servers it could reach, and their context.</p>
+    <form class="inline" onSubmit=${open} aria-busy=${opening ? 'true' : 'false'}>
+      <label for="profile">Profile</label>
+      <select id="profile" value=${profile} onChange=${(/** @type {Event} */ e) => setProfile(/** @type {HTMLSelectElement} */ (e.currentTarget).value)}>
+        ${PROFILES.map((p) => html`<option value=${p}>${p}</option>`)}
+      </select>
+      <button type="submit" class="primary" disabled=${opening}>Open a session</button>
+    </form>
+    ${opening ? html`<${Busy} text="Opening a session: connecting its servers…" />` : null}
+    <${Alert} problem=${problem} />
+    ${sessions === null ? (problem ? null : html`<${Busy} text="Loading…" />`)
+      : sessions.length === 0 ? html`<p class="empty">No session is open.</p>`
+      : html`<ul class="cards">${sessions.map((s) => html`<li class="card" key=${s.id} data-session=${s.id}>
+          <h2 class="card-title"><a href=${`#/sessions/${encodeURIComponent(s.id)}`}>Session ${s.id.slice(0, 8)}<${Hidden} text=${s.id.slice(8)} /></a></h2>
+          <p>Profile <code>${s.profile}</code>, generation ${s.generation}, ${s.tools === 1 ? '1 tool' : `${s.tools} tools`}</p>
+          <${LiveServers} servers=${s.servers} />
+          <div class="actions"><button type="button" onClick=${() => close(s.id)}>Close<${Hidden} text=${` session ${s.id.slice(0, 8)}`} /></button></div>
+        </li>`)}</ul>`}
+  </section>`;
+}
+
+/** @param {{ tool: any }} p */
+function Tool({ tool }) {
+  return html`<li class="tool">
+    <h3 class="tool-name"><code>${asText(tool.name)}</code></h3>
+    <p class="description">${asText(tool.description)}</p>
+    <details>
+      <summary>Input schema<${Hidden} text=${` of ${tool.name}`} /></summary>
+      <pre class="schema" tabindex="0">${JSON.stringify(tool.inputSchema, null, 2)}</pre>
+    </details>
+  </li>`;
+}
+
+/** One session: servers, tools, context, live. @param {{ id: string, go: (hash: string) => void, say: (m: any) => void }} p */
+export function SessionView({ id, go, say }) {
+  /** @type {{ current: HTMLHeadingElement | null }} */
+  const heading = useRef(null);
+  useFocusOnShow(heading);
+  const [view, setView] = useState(/** @type {{ session: any, tools: any, context: any } | null} */ (null));
+  const [problem, setProblem] = useState(/** @type {{ code: string, message: string } | null} */ (null));
+  const [events, setEvents] = useState(/** @type {Array<{ id: string, name: string, data: string }>} */ ([]));
+  const [closed, setClosed] = useState(false);
+
+  const load = async () => {
+    try {
+      const [session, tools, context] = await Promise.all(['', '/tools', '/context'].map((s) => api('GET', sessionPath(id, s))));
+      setView({ session: session.body, tools: tools.body, context: context.body });
+      setProblem(null);
+    } catch (err) {
+      setProblem(problemOf(err));
+    }
+  };
+  useEffect(() => {
+    load();
+    // The browser sends the cookie with a same-origin EventSource; it reconnects by itself with Last-Event-ID.
+    const es = new EventSource(sessionPath(id, '/events'));
+    /** @param {string} name */
+    const on = (name) => es.addEventListener(name, (e) => {
+      const m = /** @type {MessageEvent} */ (e);
+      setEvents((old) => [{ id: m.lastEventId, name, data: String(m.data) }, ...old].slice(0, 20));
+      if (name === 'session_closed') {
+        es.close();
+        setClosed(true);
+      } else if (RELOADING.includes(name)) load();
+    });
+    for (const name of [...RELOADING, 'server_probed', 'session_closed']) on(name);
+    return () => es.close();
+  }, [id]);
+
+  const close = async () => {
+    try {
+      await api('DELETE', sessionPath(id));
+      go('#/sessions');
+      say({ text: 'The session was closed.', tone: 'ok' });
+    } catch (err) {
+      setProblem(problemOf(err));
+    }
+  };
+
+  const s = view?.session;
+  return html`<section aria-labelledby="session-title">
+    <h1 id="session-title" ref=${heading} tabindex="-1">Session ${id.slice(0, 8)}<${Hidden} text=${id.slice(8)} /></h1>
+    <p><a href="#/sessions">All sessions</a></p>
+    <${Alert} problem=${problem} />
+    ${closed ? html`<p class="notice" role="status">This session was closed.</p>` : null}
+    ${!view ? (problem ? null : html`<${Busy} text="Loading…" />`) : html`
+      <p>Profile <code>${s.profile}</code>, generation ${s.generation}, ${s.tools === 1 ? '1 tool' : `${s.tools} tools`}.</p>
+      ${closed ? null : html`<div class="actions"><button type="button" onClick=${close}>Close this session</button></div>`}
+      <h2>Servers</h2>
+      <${LiveServers} servers=${s.servers} />
+      ${s.warnings?.length ? html`<h2>Warnings</h2><ul class="warnings">${s.warnings.map((/** @type {any} */ w) => html`<li>${asText(w)}</li>`)}</ul>` : null}
+      <h2>Tools</h2>
+      ${view.tools.tools.length
+        ? html`<ul class="tools-list">${view.tools.tools.map((/** @type {any} */ t) => html`<${Tool} key=${t.name} tool=${t} />`)}</ul>`
+        : html`<p class="empty">No tool is advertised.</p>`}
+      <h2>MCP context</h2>
+      <pre class="context" tabindex="0">${asText(view.context.context)}</pre>
+      <h2>Recent events</h2>
+      ${events.length
+        ? html`<ol class="events">${events.map((e) => html`<li key=${e.id}><code>${e.name}</code> <span class="data">${e.data}</span></li>`)}</ol>`
+        : html`<p class="empty">None since this page opened.</p>`}`}
+  </section>`;
+}
