@@ -50,6 +50,7 @@ t.test('the suggested name comes from the host or the package a command runs', a
     ['stdio', 'uvx mcp-server-fetch', 'fetch'],
     ['stdio', '/usr/local/bin/docs-mcp --root /srv', 'docs'],
     ['stdio', 'node ./build/weather.js', 'weather'],
+    ['stdio', '/usr/local/bin/node /srv/mcp/tickets-server.ts', 'tickets'],
     ['stdio', '   ', ''],
   ];
   for (const [transport, text, name] of cases) t.equal(suggestName(transport, text), name, `${transport} ${text}`);

@@ -146,6 +146,9 @@ export function suggestName(transport, text) {
     return (labels.length > 1 ? labels[labels.length - 2] : labels[0] ?? host).toLowerCase();
   }
   const words = t.split(/\s+/).map((w) => w.replace(/^['"]|['"]$/g, ''));
-  const word = words.find((w, i) => !(w.startsWith('-') || /^[A-Za-z_]\w*=/.test(w) || (RUNNERS.has(w.toLowerCase()) && i < words.length - 1)));
+  // A runner is known by its last path segment too (`/usr/bin/node server.js`).
+  /** @param {string} w */
+  const runner = (w) => RUNNERS.has((w.split('/').pop() ?? w).toLowerCase());
+  const word = words.find((w, i) => !(w.startsWith('-') || /^[A-Za-z_]\w*=/.test(w) || (runner(w) && i < words.length - 1)));
   return word ? nameOfWord(word) : '';
 }
