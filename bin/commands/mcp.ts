@@ -54,7 +54,8 @@ type AddOptions = EntryOptions & { disabled?: boolean; replace?: boolean; dryRun
 type EditOptions = EntryOptions & { unsetEnv?: string[]; unsetHeader?: string[]; dryRun?: boolean; json?: boolean };
 
 export function mcpCommands(program: Command): void {
-  const mcp = program.command('mcp').description('the MCP servers of the daemon: list, add, edit, remove, enable, disable, sign in, import');
+  const mcp = program.command('mcp').description('the MCP servers of the daemon: list, add, edit, remove, enable, disable, sign in, import; '
+    + 'with no subcommand on a terminal, the /mcp screen');
 
   mcp.command('list')
     .description('every configured server, in file order')
@@ -145,4 +146,14 @@ export function mcpCommands(program: Command): void {
 
   signInCommands(mcp);
   importCommand(mcp);
+
+  // Bare `albedo mcp`: the /mcp screen (bin/screen/, loaded only now). Set after every subcommand is declared, as commander
+  // copies allowExcessArguments into the subcommands declared after it; words that are not a subcommand reach the action.
+  mcp.allowExcessArguments().action(async () => {
+    // `albedo mcp bogus`: the unknown command it always was.
+    if (mcp.args.length) return (mcp as unknown as { unknownCommand(): never }).unknownCommand();
+    // Not a terminal (a pipe, a script): the help on stderr and exit 2, as `albedo mcp` has always done there.
+    if (!process.stdin.isTTY || !process.stdout.isTTY) return mcp.help({ error: true });
+    process.exitCode = await (await import('../screen/app.ts')).openScreen();
+  });
 }

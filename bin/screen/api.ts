@@ -1,0 +1,128 @@
+/**
+ * What the `/mcp` screen asks the daemon, through the CLI's own client
+ * (bin/client/client.ts: it finds the daemon of $ALBEDO_HOME, has it prove
+ * it holds daemon.json's token, and starts one when none runs). The screen
+ * is a client of the HTTP API and nothing else (docs/api.md "HTTP API
+ * (daemon)"): every change is a request, and the daemon's strict save tries
+ * a server before it is saved.
+ */
+import { Client } from '../client/client.ts';
+import { CliError } from '../client/errors.ts';
+import { seg } from '../client/http.ts';
+
+/** A configured server as `GET /v1/mcp/servers` reports it (the fields the screen reads). */
+export interface Server {
+  name: string;
+  enabled: boolean;
+  config: Record<string, any>;
+  secrets: { bearer: boolean; header: string | null; env: string[]; oauth_client: boolean };
+  tools: number | null;
+  description: string;
+  lastError: { code: string; message: string; path?: Array<string | number>; reason?: string } | null;
+  state: string;
+  auth: { state: string; account?: string; reason?: string } | null;
+}
+
+/** The answer of a write: `{ saved, created, check, server }`. */
+export interface SaveResult {
+  saved: boolean;
+  created: boolean;
+  check: { tried: true; result: 'connected' | 'needs_sign_in' } | { tried: false; reason: string };
+  server: Server;
+}
+
+/** A sign-in as `GET /v1/auth/logins/mcp:{name}` reports it. */
+export interface Login {
+  login: string;
+  server: string;
+  state: 'pending' | 'completed' | 'failed';
+  authorizationUrl: string | null;
+  auth: { state?: string; account?: string } | null;
+  error: { code: string; message: string; reason?: string } | null;
+}
+
+/** A refusal as the screen shows it: the API's stable code, its message, the field it names. */
+export interface Problem {
+  code: string;
+  message: string;
+  path?: Array<string | number>;
+}
+
+/** Any error as a Problem: the API's (a CliError), else a defect's message (never a stack). */
+export function problemOf(err: unknown): Problem {
+  if (err instanceof CliError) return { code: err.code, message: err.message, ...(err.path ? { path: err.path } : {}) };
+  return { code: 'ALBEDO_INTERNAL', message: err instanceof Error ? err.message : String(err) };
+}
+
+const srv = (name: string, suffix = ''): string => `/v1/mcp/servers/${seg(name)}${suffix}`;
+const login = (name: string, suffix = ''): string => `/v1/auth/logins/mcp:${seg(name)}${suffix}`;
+const MERGE = { 'content-type': 'application/merge-patch+json' };
+
+/** The daemon's settings and sign-in routes, as the screen uses them. Every method throws a CliError when refused. */
+export class ScreenApi {
+  #client: Client;
+
+  /** `say`: where the client's news goes (a daemon it started) — the screen's status line, not stderr under Ink. */
+  constructor(say: (line: string) => void) {
+    this.#client = new Client({ say });
+  }
+
+  /** Every configured server, in file order; `broken` when extensions.json does not parse (the servers are the last valid ones). */
+  async servers(): Promise<{ servers: Server[]; broken: boolean }> {
+    const { body } = await this.#client.call('GET', '/v1/mcp/servers');
+    return { servers: body.servers, broken: Array.isArray(body.invalid) && body.invalid.length > 0 };
+  }
+
+  /** One server and the ETag of what was read (for the edit's `If-Match`). */
+  async server(name: string): Promise<{ server: Server; etag: string | null }> {
+    const r = await this.#client.call<Server>('GET', srv(name));
+    return { server: r.body, etag: typeof r.headers.etag === 'string' ? r.headers.etag : null };
+  }
+
+  /** A new server: `PUT` with `If-None-Match: *` (an existing name is a 412), the entry and its secrets together; strict save. */
+  async create(name: string, body: Record<string, unknown>): Promise<SaveResult> {
+    return (await this.#client.call<SaveResult>('PUT', srv(name), { body, headers: { 'if-none-match': '*' } })).body;
+  }
+
+  /** A change: a JSON merge patch of the entry plus secrets, `If-Match` of the version the form was filled from; strict save. */
+  async patch(name: string, body: Record<string, unknown>, etag: string | null): Promise<SaveResult> {
+    const headers: Record<string, string> = { ...MERGE, ...(etag ? { 'if-match': etag } : {}) };
+    return (await this.#client.call<SaveResult>('PATCH', srv(name), { body, headers })).body;
+  }
+
+  /** The server and everything stored for it (typed secrets, sign-in, saved catalogue). */
+  async remove(name: string): Promise<void> {
+    await this.#client.call('DELETE', srv(name));
+  }
+
+  /** `enable` (tried first: strict save) or `disable` (not tried). */
+  async toggle(name: string, on: boolean): Promise<SaveResult> {
+    return (await this.#client.call<SaveResult>('POST', srv(name, on ? '/enable' : '/disable'))).body;
+  }
+
+  /** Starts a sign-in (or answers the one pending). */
+  async signIn(name: string): Promise<Login> {
+    return (await this.#client.call<Login>('PUT', login(name))).body;
+  }
+
+  /** The sign-in's progress; null when the daemon knows none (cancelled, forgotten). */
+  async login(name: string): Promise<Login | null> {
+    const r = await this.#client.call<Login>('GET', login(name), { accept: [404] });
+    return r.status === 404 ? null : r.body;
+  }
+
+  /** A callback URL pasted by the user; answers the completed sign-in (400 when it is not this sign-in's redirect). */
+  async paste(name: string, url: string): Promise<Login> {
+    return (await this.#client.call<Login>('POST', login(name, '/callback'), { body: { url } })).body;
+  }
+
+  /** Cancels a pending sign-in (its callback listener closes); nothing pending is not an error. */
+  async cancel(name: string): Promise<void> {
+    await this.#client.call('DELETE', login(name), { accept: [404] });
+  }
+
+  /** Forgets the server's OAuth tokens (`secrets: { oauth: null }`); the client registration stays. */
+  async signOut(name: string): Promise<SaveResult> {
+    return (await this.#client.call<SaveResult>('PATCH', srv(name), { body: { secrets: { oauth: null } }, headers: MERGE })).body;
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * `albedo mcp` on a terminal: the `/mcp` screen (seed 000 "Add servers from
+ * albedo", "Sign in with OAuth"; docs/cli.md "albedo mcp (the /mcp
+ * screen)"). A client of the daemon's HTTP API like every other command
+ * (api.ts), drawn with Ink.
+ *
+ * Why Ink: it is the ecosystem's choice for terminal UIs in TypeScript —
+ * Claude Code, Gemini CLI and Codex's TypeScript CLI are built on it — so
+ * its behaviour in real terminals is well trodden; it is maintained; it
+ * gives React's model (state in, screen out, re-rendered on change), which
+ * keeps a form with a spinner, a poll and a sign-in in flight simple; and it
+ * handles raw mode (so ctrl+s reaches the screen: raw mode turns off
+ * XON/XOFF), escape-sequence parsing (a lone esc told from an arrow key),
+ * bracketed paste, resizing, and restoring the terminal on exit.
+ *
+ * Ink and React are loaded only here, and this module only when the screen
+ * opens (bin/commands/mcp.ts imports it on demand): `albedo mcp list` and the
+ * other commands do not pay for them.
+ */
+import React, { useCallback, useEffect, useRef, useState } from 'react';
+import { render, useApp, useWindowSize } from 'ink';
+import { problemOf, ScreenApi, type Problem, type Server } from './api.ts';
+import { Form } from './form.ts';
+import type { FormState } from './form-state.ts';
+import { List } from './list.ts';
+import { SignIn } from './sign-in.ts';
+import { h, useKeys, type Status } from './ui.ts';
+
+/** The list is read again this often, so a change made elsewhere (a sign-in in a browser, another client) shows. */
+const POLL_MS = 2_000;
+
+type Mode = { kind: 'list' } | { kind: 'form'; form: FormState } | { kind: 'sign-in'; name: string };
+
+/** What the screen's owner reaches into the running app with: the client's news in, a quit (on a signal) out. */
+interface Control {
+  say(line: string): void;
+  quit(): void;
+}
+
+function App({ api, control }: { api: ScreenApi; control: Control }): React.ReactElement {
+  const { exit } = useApp();
+  const { columns, rows } = useWindowSize();
+  const [servers, setServers] = useState<Server[] | null>(null);
+  const [broken, setBroken] = useState(false);
+  const [loadError, setLoadError] = useState<Problem | null>(null);
+  const [selectedName, setSelectedName] = useState<string | null>(null);
+  const [mode, setMode] = useState<Mode>({ kind: 'list' });
+  const [status, setStatus] = useState<Status | null>(null);
+  const pending = useRef<string | null>(null);
+  const quitting = useRef(false);
+  const reading = useRef<Promise<void> | null>(null);
+  const lastIndex = useRef(0);
+
+  useEffect(() => {
+    // The client's own news (a daemon it had to start) goes to the status line: stderr would tear Ink's frame.
+    control.say = (line) => setStatus({ tone: 'off', text: line.replace(/^albedo: /, '') });
+    control.quit = quit;
+  }, [control]);
+
+  /** Reads the list; a read asked for while one is in flight starts after it (that one may predate the action just done). */
+  const refresh = useCallback((): Promise<void> => {
+    const read = (reading.current ?? Promise.resolve()).then(() => api.servers()).then(({ servers: list, broken: b }) => {
+      setServers(list);
+      setBroken(b);
+      setLoadError(null);
+    }, (err: unknown) => setLoadError(problemOf(err)));
+    reading.current = read;
+    void read.finally(() => { if (reading.current === read) reading.current = null; });
+    return read;
+  }, [api]);
+
+  useEffect(() => {
+    void refresh();
+    // The poll skips a beat while a read is in flight, so a slow daemon is not asked more and more.
+    const t = setInterval(() => { if (!reading.current) void refresh(); }, POLL_MS);
+    return () => clearInterval(t);
+  }, [refresh]);
+
+  const quit = (): void => {
+    if (quitting.current) return;
+    quitting.current = true;
+    // A sign-in in flight is cancelled first, so its callback listener does not outlive the screen.
+    const name = pending.current;
+    void (name ? api.cancel(name).catch(() => undefined) : Promise.resolve()).then(() => exit());
+  };
+  useKeys((input, key) => {
+    if (key.ctrl && input === 'c') quit();
+  });
+
+  const list = servers ?? [];
+  // The selection follows its server by name; when that one is gone (deleted), the row where it was.
+  let selected = list.findIndex((s) => s.name === selectedName);
+  if (selected < 0) selected = Math.max(0, Math.min(list.length - 1, lastIndex.current));
+  lastIndex.current = selected;
+  const move = (by: 1 | -1): void => {
+    const i = Math.max(0, Math.min(list.length - 1, lastIndex.current + by));
+    lastIndex.current = i;
+    setSelectedName(list[i]?.name ?? null);
+  };
+  const back = (name: string | null, s: Status, saved?: Server): void => {
+    if (name !== null) setSelectedName(name);
+    // The server as the save answered it, at once (the list is read again right after).
+    if (saved) {
+      setServers((cur) => (cur?.some((x) => x.name === saved.name)
+        ? cur.map((x) => (x.name === saved.name ? saved : x)) : [...(cur ?? []), saved]));
+    }
+    setStatus(s);
+    setMode({ kind: 'list' });
+    void refresh();
+  };
+
+  const width = Math.max(40, columns || 80);
+  const height = Math.max(12, rows || 24);
+  if (mode.kind === 'form') {
+    return h(Form, {
+      api, initial: mode.form, width, height, onSaved: (name, s, saved) => back(name, s, saved), onCancel: () => setMode({ kind: 'list' }),
+    });
+  }
+  if (mode.kind === 'sign-in') {
+    const setPending = (n: string | null): void => {
+      pending.current = n;
+    };
+    return h(SignIn, { api, name: mode.name, width, height, onDone: (s) => back(mode.name, s), setPending });
+  }
+  return h(List, {
+    api, servers, broken, loadError, selected, selectedNow: () => lastIndex.current, move, status, setStatus, refresh, width, height,
+    openForm: (form) => { setStatus(null); setMode({ kind: 'form', form }); },
+    openSignIn: (name) => setMode({ kind: 'sign-in', name }),
+    quit,
+  });
+}
+
+const SIGNALS = { SIGTERM: 143, SIGHUP: 129 } as const;
+
+/**
+ * Runs the screen until the user quits (`q`, ctrl+c), on the alternate
+ * screen (the terminal's own content is back afterwards); resolves with the
+ * exit status: 0, or 143 / 129 when SIGTERM / SIGHUP ended it (a sign-in in
+ * flight cancelled first, as on quit).
+ */
+export async function openScreen(): Promise<number> {
+  let status = 0;
+  const control: Control = { say: () => undefined, quit: () => undefined };
+  const api = new ScreenApi((line) => control.say(line));
+  const ink = render(h(App, { api, control }), { exitOnCtrlC: false, alternateScreen: true });
+  const handlers = Object.entries(SIGNALS).map(([sig, code]) => {
+    const on = (): void => {
+      status = code;
+      control.quit();
+    };
+    process.on(sig, on);
+    return () => process.off(sig, on);
+  });
+  try {
+    await ink.waitUntilExit();
+  } finally {
+    for (const off of handlers) off();
+  }
+  return status;
+}

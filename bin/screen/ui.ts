@@ -1,0 +1,113 @@
+/**
+ * Small pieces the `/mcp` screen's views share: `h` (React.createElement:
+ * the sources are type-stripped TypeScript, so no JSX), a colour per label
+ * tone (the symbol is always shown too, so the screen reads without
+ * colour), the spinner, the status line, and keys as one event per key.
+ *
+ * Everything a server, the daemon or a file chose (names, URLs, messages)
+ * reaches the terminal through `safe()`: a control character is shown as
+ * `\xHH`, never obeyed (docs/cli.md "What servers say is shown, not obeyed").
+ */
+import React, { useCallback, useEffect, useRef, useState } from 'react';
+import { Text, useInput, type Key } from 'ink';
+import { SYMBOLS, toolsLabel } from '../../web/shared/labels.js';
+import { safe } from '../client/output.ts';
+import type { SaveResult } from './api.ts';
+import { splitKeys, type KeyInfo } from './text-input.ts';
+
+export const h = React.createElement;
+
+export type Tone = 'ok' | 'warn' | 'error' | 'off' | 'busy';
+
+/** The colour of each tone; `off` is dim. */
+export const COLOR: Record<Tone, string> = { ok: 'green', warn: 'yellow', error: 'red', off: 'gray', busy: 'cyan' };
+
+/** A one-line result of the last action, with its tone. */
+export interface Status {
+  tone: Tone;
+  text: string;
+}
+
+/**
+ * `text` (made safe) cut into at most `max` lines of at most `width`
+ * characters, at spaces where it can be (a word longer than a line is cut
+ * where the line ends); the last line ends in `…` when text was left out.
+ */
+export function wrapLines(text: string, width: number, max: number): string[] {
+  const w = Math.max(10, width);
+  const out: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    let rest = [...safe(line)];
+    if (!rest.length) out.push('');
+    while (rest.length) {
+      if (rest.length <= w) {
+        out.push(rest.join(''));
+        break;
+      }
+      const space = rest.lastIndexOf(' ', w);
+      const cut = space > w / 3 ? space : w;
+      out.push(rest.slice(0, cut).join('').trimEnd());
+      rest = [...rest.slice(cut).join('').trimStart()];
+    }
+  }
+  if (out.length <= max) return out;
+  const kept = out.slice(0, max);
+  kept[max - 1] = `${[...kept[max - 1]!].slice(0, w - 1).join('')}…`;
+  return kept;
+}
+
+/** Lines of text in one tone, each on its own row (never wrapped by Ink: wrapLines already cut them). */
+export function Lines({ lines, tone, bold }: { lines: string[]; tone?: Tone; bold?: boolean }): React.ReactElement {
+  return h(React.Fragment, null, ...lines.map((l, i) => h(Text, { key: i, color: tone ? COLOR[tone] : undefined, bold, wrap: 'truncate-end' }, l)));
+}
+
+/** The status line: the tone's symbol and the text, made safe, cut to fit its lines. */
+export function StatusLine({ status, width, max = 3 }: { status: Status | null; width: number; max?: number }): React.ReactElement | null {
+  if (!status) return null;
+  return h(Lines, { lines: wrapLines(`${SYMBOLS[status.tone]} ${status.text}`, width, max), tone: status.tone });
+}
+
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/** A spinner and what is being waited for ("trying the server…"), made safe (it may name a server). */
+export function Spinner({ text }: { text: string }): React.ReactElement {
+  const [i, setI] = useState(0);
+  useEffect(() => {
+    const t = setInterval(() => setI((n) => (n + 1) % FRAMES.length), 100);
+    return () => clearInterval(t);
+  }, []);
+  return h(Text, { color: COLOR.busy, wrap: 'truncate-end' }, `${FRAMES[i]} ${safe(text)}`);
+}
+
+/** Ink's useInput, one call per key: several keys delivered in one read ("abc\r") are cut apart (text-input.ts splitKeys). */
+export function useKeys(handler: (input: string, key: KeyInfo) => void, isActive = true): void {
+  useInput((input: string, key: Key) => {
+    for (const k of splitKeys(input, key)) handler(k.input, k.key);
+  }, { isActive });
+}
+
+/** Whether this is ctrl+`letter`. */
+export const ctrl = (input: string, key: KeyInfo, letter: string): boolean => key.ctrl && input === letter;
+
+/** A strict save's outcome in words (`check` of the API's save result), with what to do next. */
+export function resultStatus(name: string, r: SaveResult, verb?: string): Status {
+  const did = verb ?? (r.created ? 'added' : 'saved');
+  const tools = typeof r.server?.tools === 'number' ? ` (${toolsLabel(r.server.tools)})` : '';
+  if (!r.check.tried) return { tone: 'off', text: `${did} ${name}: switched off, so not tried` };
+  if (r.check.result === 'needs_sign_in') return { tone: 'warn', text: `${did} ${name}: it needs a sign-in — press ctrl+l` };
+  return { tone: 'ok', text: `${did} ${name}: connected${tools}` };
+}
+
+/**
+ * State whose latest value key handlers read: several keys can arrive in one read (and so in one event), and
+ * each must see what the key before it did, not the value of the last render.
+ */
+export function useLatest<T>(initial: T): [T, (v: T) => void, { readonly current: T }] {
+  const ref = useRef(initial);
+  const [value, setValue] = useState(initial);
+  const set = useCallback((v: T): void => {
+    ref.current = v;
+    setValue(v);
+  }, []);
+  return [value, set, ref];
+}
