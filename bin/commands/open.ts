@@ -5,35 +5,16 @@
  * unless `ALBEDO_NO_BROWSER` is set. A browser that cannot be started is news
  * on stderr, not a failure: the printed link is enough.
  */
-import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
+import { OPENER, openBrowser } from '../client/browser.ts';
 import { Client } from '../client/client.ts';
 import { emit, note, safe } from '../client/output.ts';
 
-/** The desktop's URL opener. */
-const OPENER = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
-
-/**
- * Starts the desktop's opener on `url`, detached, no shell (the URL is one
- * argument); resolves with whether it started. It is not waited for.
- */
-export function openBrowser(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const cannot = (): void => {
-      note(`albedo: cannot open a browser (${OPENER}); open the URL yourself`);
-      resolve(false);
-    };
-    try {
-      const child = spawn(OPENER, [url], { detached: true, stdio: 'ignore' });
-      child.once('error', cannot);
-      child.once('spawn', () => {
-        child.unref();
-        resolve(true);
-      });
-    } catch {
-      cannot();
-    }
-  });
+/** Opens `url`, or says on stderr that it could not. */
+async function openOrSay(url: string): Promise<boolean> {
+  const opened = await openBrowser(url);
+  if (!opened) note(`albedo: cannot open a browser (${OPENER}); open the URL yourself`);
+  return opened;
 }
 
 interface Link {
@@ -52,7 +33,7 @@ export function openCommand(program: Command): void {
         process.stdout.write(`${safe(body.url)}\n`);
         note(safe(`albedo: the web pane's login link works once, until ${body.expiresAt}`));
       }
-      const opened = process.env.ALBEDO_NO_BROWSER ? false : await openBrowser(body.url);
+      const opened = process.env.ALBEDO_NO_BROWSER ? false : await openOrSay(body.url);
       if (o.json) emit(true, { url: body.url, expiresAt: body.expiresAt, opened }, () => '');
     });
 }

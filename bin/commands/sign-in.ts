@@ -10,9 +10,9 @@
  * callback, or a callback URL pasted here on a terminal), polling `GET`;
  * Ctrl-C cancels the pending sign-in (`DELETE`).
  */
-import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
+import { OPENER, openBrowser } from '../client/browser.ts';
 import { Client } from '../client/client.ts';
 import { CliError, EXIT, errorLine, usage } from '../client/errors.ts';
 import { seg } from '../client/http.ts';
@@ -25,15 +25,8 @@ const DEFAULT_WAIT_S = 600;
 const POLL_MS = 1_000;
 
 /** Opens `url` in the desktop's browser, detached; a failure to open is only news. */
-function openBrowser(url: string): void {
-  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
-  try {
-    const child = spawn(cmd, [url], { detached: true, stdio: 'ignore' });
-    child.on('error', () => note(`albedo: cannot open a browser (${cmd}); open the URL yourself`));
-    child.unref();
-  } catch {
-    note(`albedo: cannot open a browser (${cmd}); open the URL yourself`);
-  }
+function openUrl(url: string): void {
+  void openBrowser(url).then((ok) => { if (!ok) note(`albedo: cannot open a browser (${OPENER}); open the URL yourself`); });
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -88,7 +81,7 @@ export function signInCommands(mcp: Command): void {
       // With --json stdout gets one object at the end; the person at the terminal still needs the URL now.
       const show = o.json ? note : (l: string) => process.stdout.write(l + '\n');
       show(`sign in to ${safe(name)} by opening this URL in a browser:\n\n  ${safe(url)}\n`);
-      if (o.open) openBrowser(url);
+      if (o.open) openUrl(url);
       const stop: { done: Login | null } = { done: null };
       // Ctrl-C: the pending sign-in is cancelled (its loopback listener closes) before the command exits.
       const cancel = (): void => {

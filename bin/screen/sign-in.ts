@@ -8,30 +8,15 @@
  * (`POST …/callback`: one that is not this sign-in's is refused and the
  * sign-in keeps waiting). esc cancels the sign-in in flight (`DELETE`).
  */
-import { spawn } from 'node:child_process';
 import React, { useEffect, useRef, useState } from 'react';
 import { Box, Text, usePaste } from 'ink';
 import { safe } from '../client/output.ts';
+import { openBrowser } from '../client/browser.ts';
 import { problemOf, type Login, type ScreenApi } from './api.ts';
 import { editText, printable, textAt, view, type TextState } from './text-input.ts';
 import { COLOR, h, Lines, Spinner, useKeys, useLatest, wrapLines, type Status } from './ui.ts';
 
 const POLL_MS = 1_000;
-
-/** Opens `url` in the desktop's browser, detached, without a shell; resolves false when there is no opener to run. */
-export function openBrowser(url: string): Promise<boolean> {
-  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
-  return new Promise((resolve) => {
-    try {
-      const child = spawn(cmd, [url], { detached: true, stdio: 'ignore' });
-      child.once('error', () => resolve(false));
-      child.once('spawn', () => resolve(true));
-      child.unref();
-    } catch {
-      resolve(false);
-    }
-  });
-}
 
 export interface SignInProps {
   api: ScreenApi;
