@@ -207,10 +207,15 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     port = await listen(server, o.port);
     writeInfo(home, { port, token, pid: process.pid, version: pkg.version });
     log(`listening on http://127.0.0.1:${port} (pid ${process.pid}, home ${home})`);
-    // A fresh one-time link to the web pane, for the person who started the daemon (`albedo open` makes more).
-    const link = ui.mintLink().url;
-    if (o.log) o.log(`web pane: ${link}`);
-    else process.stderr.write(`albedo: web pane: ${link}\n`);
+    // A fresh one-time link to the web pane, for the person who started the daemon (`albedo open` makes more) — not when its
+    // stderr is a log file (ALBEDO_NO_PANE_LINK, set by the CLI's auto-start): a secret does not go to a log.
+    if (process.env.ALBEDO_NO_PANE_LINK) {
+      if (!o.log) process.stderr.write('albedo: web pane: run `albedo open` for a login link\n');
+    } else {
+      const link = ui.mintLink().url;
+      if (o.log) o.log(`web pane: ${link}`);
+      else process.stderr.write(`albedo: web pane: ${link}\n`);
+    }
   } catch (err) {
     const why = AlbedoError.is(err) ? `${err.code}: ${err.message}` : (err as NodeJS.ErrnoException).code === 'EADDRINUSE'
       ? `port ${o.port} is in use` : (err as Error).message;

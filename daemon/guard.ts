@@ -20,13 +20,13 @@
  *    `/v1/health/../mcp/servers` or an encoded spelling still needs the token.
  * 4. Instead of a bearer token, the web pane's cookie (ui/ui-auth.ts) — only
  *    when no `Authorization` is sent (an invalid bearer is a 401 whatever
- *    cookie comes with it). A browser sends the cookie with requests from
- *    other pages of the same site (SameSite does not look at ports: any
- *    http://127.0.0.1:N page), so a cookie request that is not GET, HEAD or
- *    OPTIONS must also carry `Origin` (the daemon's own, checked in 2) → 403
- *    ALBEDO_BAD_ORIGIN, and its session's CSRF token in `X-Albedo-CSRF` → 403
- *    ALBEDO_CSRF. Reads need neither: another origin cannot read the answer
- *    (no CORS), and a cross-origin fetch carries its Origin, refused in 2.
+ *    cookie comes with it) — with its session's CSRF token in
+ *    `X-Albedo-CSRF` on every request, reads included → 403 ALBEDO_CSRF: a
+ *    browser sends the cookie to every port of 127.0.0.1 (SameSite and
+ *    cookies ignore ports), so another local web server may hold it, and the
+ *    token, given only to the daemon's own page, is what proves the page. A
+ *    request that is not GET, HEAD or OPTIONS must also carry `Origin` (the
+ *    daemon's own, checked in 2) → 403 ALBEDO_BAD_ORIGIN.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -115,7 +115,7 @@ export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | nu
   const auth = req.headers.authorization;
   if (auth === undefined && opts.ui) {
     const session = opts.ui.sessionOf(req.headers.cookie);
-    if (session) return SAFE_METHODS.has(req.method ?? '') ? null : cookieWriteRefusal(req, session, opts.ui);
+    if (session) return cookieRefusal(req, session, opts.ui);
   }
   const m = auth === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(auth);
   if (!m) {
@@ -126,15 +126,33 @@ export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | nu
   return null;
 }
 
-/** A state-changing request by the cookie: it must say where it comes from (the daemon's own page) and echo the session's CSRF token. */
-function cookieWriteRefusal(req: IncomingMessage, session: UiSession, ui: UiAuth): ApiError | null {
-  // A foreign Origin was refused above; a missing one is refused here (a form or a script that hides it).
-  if (req.headers.origin === undefined) {
+/**
+ * A request by the cookie. Browsers send the cookie to every port of
+ * 127.0.0.1 (cookies are not scoped by port), so another local web server
+ * can receive it: the cookie alone opens nothing. Every request must echo
+ * the session's CSRF token — which reached only the daemon's own page, in
+ * the login redirect's fragment — in `X-Albedo-CSRF` (or, for an
+ * EventSource, which cannot send headers, `?csrf=` on a GET of a session's
+ * events); a change must also say where it comes from (the daemon's Origin).
+ */
+function cookieRefusal(req: IncomingMessage, session: UiSession, ui: UiAuth): ApiError | null {
+  // A foreign Origin was refused above; a missing one is refused here for a change (a form or a script that hides it).
+  if (!SAFE_METHODS.has(req.method ?? '') && req.headers.origin === undefined) {
     return new ApiError(403, 'ALBEDO_BAD_ORIGIN', 'a change made with the web pane\'s cookie must come with the Origin of the daemon\'s page');
   }
-  const given = req.headers[CSRF_HEADER];
-  if (!ui.csrfMatches(session, typeof given === 'string' ? given : undefined)) {
-    return uiError(403, 'ALBEDO_CSRF', 'a change made with the web pane\'s cookie needs X-Albedo-CSRF: the csrf of GET /v1/ui/session');
+  const header = req.headers[CSRF_HEADER];
+  const given = typeof header === 'string' ? header : eventsToken(req);
+  if (!ui.csrfMatches(session, given)) {
+    return uiError(403, 'ALBEDO_CSRF', 'a request made with the web pane\'s cookie needs X-Albedo-CSRF: the token the login gave the page');
   }
   return null;
+}
+
+/** `?csrf=` of `GET /v1/sessions/{id}/events` (an EventSource sends no header), else undefined. */
+function eventsToken(req: IncomingMessage): string | undefined {
+  if (req.method !== 'GET') return undefined;
+  const p = requestPath(req);
+  if (p === null || !/^\/v1\/sessions\/[^/]+\/events$/.test(p)) return undefined;
+  const query = (req.url ?? '').split('?').slice(1).join('?');
+  return new URLSearchParams(query).get('csrf') ?? undefined;
 }

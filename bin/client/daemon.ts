@@ -258,7 +258,9 @@ function spawnDetached(home: string, logFile: string): () => number | null | und
   let exit: number | null | undefined;
   try {
     const child = spawn(process.execPath, [BIN, 'daemon'], {
-      cwd: home, detached: true, stdio: ['ignore', 'ignore', log], env: { ...process.env, ALBEDO_HOME: home },
+      cwd: home, detached: true, stdio: ['ignore', 'ignore', log],
+      // Its stderr is a log file: a login link there would outlive its use (`albedo open` makes one when it is wanted).
+      env: { ...process.env, ALBEDO_HOME: home, ALBEDO_NO_PANE_LINK: '1' },
     });
     child.once('exit', (code) => { exit = code; });
     child.once('error', () => { exit = EXIT.failed; });

@@ -11,12 +11,18 @@
  * the JSON way (toJson).
  */
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-const hex = (c: string): string => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+// C0, DEL, C1, and the bidirectional controls (U+061C, U+200E–F, U+202A–E, U+2066–9), which reorder what follows them:
+// a server's `…$ \u202Egnp.exe` must not read as something else.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const hex = (c: string): string => {
+  const n = c.charCodeAt(0);
+  return n > 0xff ? `\\u${n.toString(16).padStart(4, '0')}` : `\\x${n.toString(16).padStart(2, '0')}`;
+};
 
 /**
- * `s` with every C0 and C1 control character and DEL shown as `\xHH`;
+ * `s` with every C0 and C1 control character and DEL shown as `\xHH`, and
+ * every bidirectional control as `\uHHHH`;
  * `lines`: line feeds and tabs are kept (a multi-line text meant as such).
  */
 export function safe(s: string, lines = false): string {

@@ -142,7 +142,7 @@ export async function openScreen(): Promise<number> {
   let status = 0;
   const control: Control = { say: () => undefined, quit: () => undefined };
   const api = new ScreenApi((line) => control.say(line));
-  const ink = render(h(App, { api, control }), { exitOnCtrlC: false, alternateScreen: true });
+  const ink = render(h(App, { api, control }), { exitOnCtrlC: false, alternateScreen: true, interactive: true });
   const handlers = Object.entries(SIGNALS).map(([sig, code]) => {
     const on = (): void => {
       status = code;

@@ -4,15 +4,15 @@
  *
  * - `POST /v1/ui/links` — a one-time login link; the bearer token only (a
  *   cookie cannot mint more of itself).
- * - `GET /v1/ui/session` — the request's cookie session: its CSRF token and
- *   when it ends unless used.
+ * - `GET /v1/ui/session` — the request's cookie session (which had to send
+ *   its CSRF token to be let in): when it ends unless used.
  * - `POST /v1/ui/logout` — ends the cookie session and clears the cookie.
  * - `POST /v1/ui/command-line` — a command line split as the CLI splits it
  *   (protocol/command-line.ts), so the pane's form has the CLI's parser and
  *   refusals.
  *
  * The guard (guard.ts) has admitted the request by the bearer token or the
- * cookie (and, for a change by the cookie, its Origin and CSRF token); an
+ * cookie with its CSRF token (and, for a change, its Origin); an
  * `Authorization` header that reaches a route is the valid bearer token.
  */
 import { createRoute, z, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
@@ -42,7 +42,7 @@ export const uiLinkSchema = z.object({
 }).openapi('UiLink');
 
 export const uiSessionSchema = z.object({
-  csrf: z.string().openapi({ description: 'send it as X-Albedo-CSRF with every request by the cookie that is not GET, HEAD or OPTIONS' }),
+  csrf: z.string().openapi({ description: 'the token every request by the cookie sends as X-Albedo-CSRF (the login gave it to the page in the fragment of its redirect)' }),
   expiresAt: z.string().openapi({ description: 'ISO 8601: when the session ends unless it is used again (12 hours idle)' }),
 }).openapi('UiSession');
 

@@ -13,7 +13,7 @@
  * - `GET /ui/vendor/preact-htm.js` → htm's preact standalone build (Preact,
  *   its hooks and htm in one ES module) from node_modules.
  * - `GET /ui/login?code=…` → a one-time code exchanged for the cookie
- *   (ui-auth.ts), 303 to /ui/; a code unknown, used or expired → 403 and a
+ *   (ui-auth.ts), 303 to /ui/#k=<the session's CSRF token>; a code unknown, used or expired → 403 and a
  *   page that says to run `albedo open`.
  *
  * GET and HEAD only (the login: GET only, so a HEAD cannot spend a code);
@@ -160,7 +160,11 @@ export function uiFiles(o: UiFilesOptions): (req: IncomingMessage, res: ServerRe
     // A browser that logs in again drops the session it had: one live session per browser.
     const old = o.ui.sessionOf(req.headers.cookie);
     if (old) o.ui.forget(old);
-    return { status: 303, headers: { ...noStore, location: `${UI_PATH}/`, 'set-cookie': o.ui.setCookie(value) } };
+    // The CSRF token goes to the page in the fragment (never sent to a server, read by the pane into its origin's storage):
+    // browsers send the cookie to every port of 127.0.0.1, so the cookie alone must open nothing.
+    const session = o.ui.sessionOf(`${o.ui.cookieName}=${value}`)!;
+    const location = `${UI_PATH}/#k=${encodeURIComponent(session.csrf)}`;
+    return { status: 303, headers: { ...noStore, location, 'set-cookie': o.ui.setCookie(value) } };
   };
 
   const route = async (req: IncomingMessage): Promise<Answer> => {

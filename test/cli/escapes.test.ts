@@ -74,3 +74,11 @@ t.test('descriptions, instructions, results and errors from a server are shown e
   t.notMatch(failed.out, CONTROL, 'the error line: none');
   t.equal(failed.out.trim().split('\n').length, 1, 'and it is one line');
 });
+
+t.test('bidirectional controls are shown, not obeyed (a reversed "exe.png" stays visible)', async (t) => {
+  const { safe } = await import('../../bin/client/output.ts');
+  t.equal(safe('FAKE $ \u202egnp.exe'), 'FAKE $ \\u202egnp.exe');
+  for (const c of ['\u061c', '\u200e', '\u200f', '\u202a', '\u202d', '\u2066', '\u2069']) t.notOk(safe(`a${c}b`).includes(c), `U+${c.charCodeAt(0).toString(16)}`);
+  t.equal(safe('line\nnext\tcol', true), 'line\nnext\tcol', 'line feeds and tabs kept where lines are meant');
+  t.equal(safe('é 𝄞 ü'), 'é 𝄞 ü', 'other characters as they are');
+});

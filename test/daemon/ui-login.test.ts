@@ -19,12 +19,14 @@ t.setTimeout(170_000);
 const COOKIE = (port: number): RegExp => new RegExp(`^albedo_ui_${port}=([A-Za-z0-9_-]{43}); HttpOnly; SameSite=Strict; Path=/$`);
 
 /** Follows a login link as a browser would (one GET, no redirect followed): the answer, and the cookie it set. */
-async function visit(d: Daemon, url: string): Promise<Reply & { cookie: string | null }> {
+async function visit(d: Daemon, url: string): Promise<Reply & { cookie: string | null; csrf: string | null }> {
   const u = new URL(url);
   const r = await d.call('GET', `${u.pathname}${u.search}`, { token: null });
   const set = r.headers['set-cookie'];
   const m = typeof set === 'string' ? COOKIE(d.info.port).exec(set) : null;
-  return { ...r, cookie: m ? `albedo_ui_${d.info.port}=${m[1]}` : null };
+  // The page's token comes in the redirect's fragment, which only the daemon's own page reads.
+  const k = /^\/ui\/#k=([A-Za-z0-9_-]{43})$/.exec(String(r.headers.location ?? ''));
+  return { ...r, cookie: m ? `albedo_ui_${d.info.port}=${m[1]}` : null, csrf: k ? k[1]! : null };
 }
 
 const mint = async (d: Daemon): Promise<{ url: string; expiresAt: string }> => {
@@ -66,7 +68,7 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     secrets.push(new URL(link.url).searchParams.get('code')!);
     const first = await visit(d, link.url);
     t.equal(first.status, 303);
-    t.equal(first.headers.location, '/ui/');
+    t.match(first.headers.location, /^\/ui\/#k=[A-Za-z0-9_-]{43}$/, 'to the pane, its CSRF token in the fragment');
     t.match(first.headers['set-cookie'], COOKIE(port), 'HttpOnly; SameSite=Strict; Path=/; named with the port');
     t.equal(first.headers['cache-control'], 'no-store');
     t.match(first.headers['content-security-policy'], /default-src 'none'/);
@@ -87,8 +89,14 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
   t.test('the cookie stands for the token; a change needs Origin and the CSRF token', async (t) => {
     const a = await visit(d, (await mint(d)).url);
     const cookie = a.cookie!;
-    secrets.push(cookie.split('=')[1]!);
-    t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie } })).status, 200, 'a read by the cookie');
+    const csrf = a.csrf!;
+    secrets.push(cookie.split('=')[1]!, csrf);
+    // Browsers send the cookie to every port of 127.0.0.1: another local server holding it must get nothing with it alone.
+    const alone = await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie } });
+    t.equal(alone.status, 403, 'the cookie alone, even for a read: 403');
+    t.equal(alone.body.error.code, 'ALBEDO_CSRF');
+    t.equal((await call('GET', '/v1/ui/session', { token: null, headers: { cookie } })).status, 403, 'nor its session (no token oracle)');
+    t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie, 'x-albedo-csrf': csrf } })).status, 200, 'a read by the cookie and its token');
     t.equal((await call('GET', '/v1/mcp/servers', { token: null })).status, 401, 'neither cookie nor token: 401');
     t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie: `albedo_ui_${port + 1}=${cookie.split('=')[1]}` } })).status, 401,
       'the value under another port\'s name: 401');
@@ -96,13 +104,11 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie, origin: 'http://evil.example' } })).body.error.code,
       'ALBEDO_BAD_ORIGIN', 'a foreign Origin: refused');
 
-    const session = await call('GET', '/v1/ui/session', { token: null, headers: { cookie } });
+    const session = await call('GET', '/v1/ui/session', { token: null, headers: { cookie, 'x-albedo-csrf': csrf } });
     t.equal(session.status, 200);
-    t.match(session.body, { csrf: /^[A-Za-z0-9_-]{43}$/, expiresAt: String });
+    t.match(session.body, { csrf, expiresAt: String });
     const idle = Date.parse(session.body.expiresAt) - Date.now();
     t.ok(idle > 11 * 3_600_000 && idle <= 12 * 3_600_000, 'it ends after 12 hours unused');
-    const csrf = session.body.csrf as string;
-    secrets.push(csrf);
     t.equal((await call('GET', '/v1/ui/session')).status, 404, 'the bearer token has no cookie session: 404');
 
     // A server saved with the token first, so both files exist to be compared byte for byte.
@@ -127,7 +133,7 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
       t.equal((await call('DELETE', srv('kept'), { token: null, headers })).status, 403, `${what}: a DELETE neither`);
     }
     const other = await visit(d, (await mint(d)).url);
-    const otherCsrf = (await call('GET', '/v1/ui/session', { token: null, headers: { cookie: other.cookie! } })).body.csrf as string;
+    const otherCsrf = other.csrf!;
     t.not(otherCsrf, csrf, 'each session has its own token');
     const crossed = await call('PUT', srv('by-cookie'), { token: null, headers: { cookie, origin, 'x-albedo-csrf': otherCsrf }, body });
     t.equal(crossed.body?.error?.code, 'ALBEDO_CSRF', 'another session\'s token is refused');
@@ -145,8 +151,11 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     // The event stream by the cookie (EventSource sends it): it ends with session_closed when the session is closed.
     const opened = await call('POST', '/v1/sessions', { token: null, headers: { cookie, origin, 'x-albedo-csrf': csrf }, body: {} });
     t.equal(opened.status, 201, 'a session opened by the cookie');
-    const stream = await request(`${origin}/v1/sessions/${opened.body.id}/events`, { headers: { cookie } });
-    t.equal(stream.statusCode, 200, 'the event stream by the cookie');
+    const bare = await request(`${origin}/v1/sessions/${opened.body.id}/events`, { headers: { cookie } });
+    t.equal(bare.statusCode, 403, 'the event stream by the cookie alone: 403');
+    await bare.body.dump();
+    const stream = await request(`${origin}/v1/sessions/${opened.body.id}/events?csrf=${csrf}`, { headers: { cookie } });
+    t.equal(stream.statusCode, 200, 'the event stream by the cookie, its token in the query (an EventSource sends no header)');
     t.match(stream.headers['content-type'], /^text\/event-stream/);
     t.equal((await call('DELETE', `/v1/sessions/${opened.body.id}`, { token: null, headers: { cookie, origin, 'x-albedo-csrf': csrf } })).status, 204);
     t.match(await stream.body.text(), /event: session_closed/, 'the stream saw the session close');
@@ -158,14 +167,15 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     t.equal(logout.headers['set-cookie'], `albedo_ui_${port}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`, 'the cookie cleared');
     t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie } })).status, 401, 'the cookie no longer works');
     t.equal((await call('GET', '/v1/ui/session', { token: null, headers: { cookie } })).status, 401, 'not even for its session');
-    t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie: other.cookie! } })).status, 200, 'the other session lives on');
+    t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie: other.cookie!, 'x-albedo-csrf': otherCsrf } })).status, 200,
+      'the other session lives on');
     secrets.push(other.cookie!.split('=')[1]!, otherCsrf);
   });
 
   t.test('POST /v1/ui/command-line splits as the CLI does, and refuses what only a shell would do', async (t) => {
     const a = await visit(d, (await mint(d)).url);
     const cookie = a.cookie!;
-    const csrf = (await call('GET', '/v1/ui/session', { token: null, headers: { cookie } })).body.csrf as string;
+    const csrf = a.csrf!;
     const byCookie = { token: null, headers: { cookie, origin, 'x-albedo-csrf': csrf } };
     const split = await call('POST', '/v1/ui/command-line', { ...byCookie, body: { line: `npx -y pkg "/srv/my docs" 'it''s'` } });
     t.equal(split.status, 200);

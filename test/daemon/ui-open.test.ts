@@ -13,17 +13,18 @@ import { startDaemon } from './harness.ts';
 
 t.setTimeout(170_000);
 
-/** Visits a login link (one GET, as a browser's first step): its status and the cookie it set. */
-async function logIn(url: string): Promise<{ status: number; cookie: string | undefined }> {
+/** Visits a login link (one GET, as a browser's first step): its status, the cookie it set and the token the redirect carries. */
+async function logIn(url: string): Promise<{ status: number; cookie: string | undefined; csrf: string }> {
   const r = await request(url);
   await r.body.text();
   const set = r.headers['set-cookie'];
-  return { status: r.statusCode, cookie: typeof set === 'string' ? set.split(';')[0] : undefined };
+  const csrf = /#k=([A-Za-z0-9_-]+)$/.exec(String(r.headers.location ?? ''))?.[1] ?? '';
+  return { status: r.statusCode, cookie: typeof set === 'string' ? set.split(';')[0] : undefined, csrf };
 }
 
-/** Whether a cookie works: a read of the API by it alone. */
-async function works(url: string, cookie: string): Promise<boolean> {
-  const r = await request(new URL('/v1/mcp/servers', url), { headers: { cookie } });
+/** Whether a login works: a read of the API by its cookie and token. */
+async function works(url: string, login: { cookie?: string; csrf: string }): Promise<boolean> {
+  const r = await request(new URL('/v1/mcp/servers', url), { headers: { cookie: login.cookie ?? '', 'x-albedo-csrf': login.csrf } });
   await r.body.text();
   return r.statusCode === 200;
 }
@@ -47,7 +48,10 @@ t.test('with ALBEDO_NO_BROWSER and no daemon running: one is started, and the li
   t.match(r.stderr, /started one/, 'the daemon was started (news on stderr)');
   const login = await logIn(lines[0]!);
   t.equal(login.status, 303, 'it logs in');
-  t.ok(login.cookie && (await works(lines[0]!, login.cookie)), 'and the cookie works');
+  t.ok(login.cookie && (await works(lines[0]!, login)), 'and the cookie works');
+  const log = readFileSync(path.join(e.home, 'daemon.log'), 'utf8');
+  t.match(log, /web pane: run `albedo open`/, 'the started daemon says how to get a link…');
+  t.notMatch(log, /code=/, '…and writes none to its log');
   t.equal((await logIn(lines[0]!)).status, 403, 'once');
 
   const j = await piped(e, ['open', '--json']);

@@ -49,7 +49,10 @@ t.test('logging in to the pane', async (t) => {
     const none = await d.call('GET', '/v1/mcp/servers', { token: null });
     t.match(none, { status: 401, body: { error: { code: 'ALBEDO_UNAUTHORIZED' } } }, 'no cookie, no token: 401');
     const read = await d.call('GET', '/v1/mcp/servers', { token: null, headers: { cookie } });
-    t.equal(read.status, 200, 'the cookie alone reads');
+    t.match(read, { status: 403, body: { error: { code: 'ALBEDO_CSRF' } } }, 'the cookie alone reads nothing (another local server may hold it)');
+    const csrf = (await page.evaluate(() => localStorage.getItem('albedo.csrf'))) ?? '';
+    t.match(csrf, /^[A-Za-z0-9_-]{43}$/, 'the page keeps its token in its origin\'s storage');
+    t.notMatch(page.url(), /#k=/, 'and not in the address bar');
 
     const entry = sdkServer();
     const foreign = await d.call('PUT', srv('sdk'), { token: null, body: entry, headers: { cookie, origin: 'http://evil.example' } });
@@ -58,7 +61,6 @@ t.test('logging in to the pane', async (t) => {
     t.match(noCsrf, { status: 403, body: { error: { code: 'ALBEDO_CSRF' } } }, 'the right Origin, no X-Albedo-CSRF: 403');
     t.same(settingsFiles(home), before, 'nothing was written');
 
-    const csrf = (await d.call('GET', '/v1/ui/session', { token: null, headers: { cookie } })).body.csrf;
     const ok = await d.call('PUT', srv('sdk'), { token: null, body: entry, headers: { cookie, origin, 'x-albedo-csrf': csrf } });
     t.equal(ok.status, 201, 'with both, the write goes through');
     await page.reload();

@@ -1,9 +1,11 @@
 /// <reference lib="dom" />
 // The pane's only way to the daemon: its HTTP API (docs/api.md "HTTP API
 // (daemon)"), by the HttpOnly cookie the one-time login link set. Every
-// request that is not a GET carries the session's CSRF token; the browser
-// adds Origin itself. Nothing here keeps a secret: values typed into the
-// form pass through one request body and are dropped.
+// request carries the session's CSRF token too: browsers send the cookie to
+// every port of 127.0.0.1, so the daemon lets the cookie in only with the
+// token, which the login gave this page alone (the redirect's fragment,
+// kept in this origin's storage). The browser adds Origin itself. Nothing
+// else is kept: values typed into the form pass through one request body.
 
 /** @typedef {{ code: string, message: string, path?: Array<string | number>, outcome?: string, reason?: string }} ErrorBody */
 
@@ -19,8 +21,20 @@ export class ApiError extends Error {
   }
 }
 
-/** @type {string | null} The session's CSRF token, from GET /v1/ui/session. */
-let csrf = null;
+const TOKEN_KEY = 'albedo.csrf';
+
+/** The token the login redirect put in the fragment (`#k=…`), taken out of the address bar at once. */
+function takeToken() {
+  const m = /^#k=([^&]+)$/.exec(location.hash);
+  if (!m) return null;
+  const token = decodeURIComponent(m[1] ?? '');
+  history.replaceState(null, '', `${location.pathname}#/servers`);
+  try { localStorage.setItem(TOKEN_KEY, token); } catch { /* storage off: the token lives while the page does */ }
+  return token;
+}
+
+/** @type {string | null} The session's CSRF token: from the login's fragment, else kept from an earlier page of this origin. */
+let csrf = takeToken() ?? (() => { try { return localStorage.getItem(TOKEN_KEY); } catch { return null; } })();
 /** @type {Array<() => void>} Who wants to know that the cookie no longer works. */
 const onLoggedOut = [];
 
@@ -41,7 +55,7 @@ export function whenLoggedOut(fn) {
 export async function api(method, path, o = {}) {
   /** @type {Record<string, string>} */
   const headers = { accept: 'application/json', ...o.headers };
-  if (method !== 'GET' && csrf) headers['x-albedo-csrf'] = csrf;
+  if (csrf) headers['x-albedo-csrf'] = csrf;
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   const r = await fetch(path, {
     method,
@@ -55,7 +69,9 @@ export async function api(method, path, o = {}) {
   let body = null;
   try { body = text ? JSON.parse(text) : null; } catch { body = null; }
   if (!r.ok) {
-    if (r.status === 401) for (const fn of onLoggedOut) fn();
+    const e0 = body && typeof body.error === 'object' && body.error ? body.error : null;
+    // No cookie session, or one this page holds no token for: the same to the user (open a new link).
+    if (r.status === 401 || (r.status === 403 && e0?.code === 'ALBEDO_CSRF')) for (const fn of onLoggedOut) fn();
     const e = body && typeof body.error === 'object' && body.error ? body.error : { code: `HTTP_${r.status}`, message: r.statusText || 'the daemon refused' };
     throw new ApiError(r.status, e);
   }
@@ -68,12 +84,13 @@ export async function api(method, path, o = {}) {
  * @returns {Promise<boolean>}
  */
 export async function startSession() {
+  if (!csrf) return false;
   try {
     const r = await api('GET', '/v1/ui/session');
     csrf = r.body.csrf;
     return true;
   } catch (err) {
-    if (err instanceof ApiError && (err.status === 401 || err.status === 404)) return false;
+    if (err instanceof ApiError && (err.status === 401 || err.status === 403 || err.status === 404)) return false;
     throw err;
   }
 }
@@ -84,6 +101,7 @@ export async function logout() {
     await api('POST', '/v1/ui/logout');
   } finally {
     csrf = null;
+    try { localStorage.removeItem(TOKEN_KEY); } catch { /* nothing kept */ }
     for (const fn of onLoggedOut) fn();
   }
 }
@@ -93,6 +111,9 @@ export const serverPath = (name, suffix = '') => `/v1/mcp/servers/${encodeURICom
 
 /** `/v1/auth/logins/mcp:<name>`. @param {string} name */
 export const loginPath = (name) => `/v1/auth/logins/mcp:${encodeURIComponent(name)}`;
+
+/** A session's event stream: an EventSource sends no header, so the token rides in the query (same origin, no referrer). @param {string} id */
+export const eventsUrl = (id) => `/v1/sessions/${encodeURIComponent(id)}/events${csrf ? `?csrf=${encodeURIComponent(csrf)}` : ''}`;
 
 /** `/v1/sessions/<id>` plus `suffix`. @param {string} id @param {string} [suffix] */
 export const sessionPath = (id, suffix = '') => `/v1/sessions/${encodeURIComponent(id)}${suffix}`;

@@ -5,7 +5,7 @@
 // from the session's event stream (SSE: server_state, capabilities_changed,
 // …). A user can open a session for a profile to look, and close it.
 
-import { api, problemOf, sessionPath } from './api.js';
+import { api, eventsUrl, problemOf, sessionPath } from './api.js';
 import { html, useEffect, useRef, useState } from './vendor.js';
 import { liveStateLabel } from '../shared/labels.js';
 import { Alert, Badge, Busy, Hidden, asText, useFocusOnShow } from './ui.js';
@@ -120,7 +120,7 @@ export function SessionView({ id, go, say }) {
   useEffect(() => {
     load();
     // The browser sends the cookie with a same-origin EventSource; it reconnects by itself with Last-Event-ID.
-    const es = new EventSource(sessionPath(id, '/events'));
+    const es = new EventSource(eventsUrl(id));
     /** @param {string} name */
     const on = (name) => es.addEventListener(name, (e) => {
       const m = /** @type {MessageEvent} */ (e);

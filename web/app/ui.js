@@ -9,6 +9,9 @@ import { html, useEffect, useRef } from './vendor.js';
 
 /** @typedef {import('../shared/labels.js').Label} Label */
 
+/** Bidirectional controls, which reorder the text after them: shown as \uHHHH so a server's text reads as it is. */
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
 /**
  * Any value of an answer as words to show. Preact would take an object
  * child for an element to render (or fail on it), so what the daemon or a
@@ -18,7 +21,7 @@ import { html, useEffect, useRef } from './vendor.js';
  */
 export function asText(v) {
   if (v === null || v === undefined) return '';
-  if (typeof v === 'string') return v;
+  if (typeof v === 'string') return v.replace(BIDI, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   const o = /** @type {Record<string, unknown>} */ (v);
   if (typeof o.message === 'string') return typeof o.code === 'string' ? `${o.code}: ${o.message}` : o.message;
