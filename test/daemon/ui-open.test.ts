@@ -3,7 +3,8 @@
 // with the desktop's opener unless ALBEDO_NO_BROWSER is set; an opener that
 // cannot start is news, not a failure. The link it prints logs a browser in.
 import t from 'tap';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
@@ -79,15 +80,22 @@ t.test('without ALBEDO_NO_BROWSER: the desktop opener gets the link; one that ca
   const out = JSON.parse(r.stdout);
   t.match(out, { url: LINK, opened: true });
   await until(() => existsSync(got), 30_000, 'the opener to run');
-  t.equal(readFileSync(got, 'utf8'), `${out.url}\n`, 'the opener got the link, as one argument');
-  t.equal((await logIn(out.url)).status, 303, 'and the link it got logs in');
+  // Not the link itself (a login code in an argument vector is readable by every user in /proc): a page of the user's own.
+  const arg = readFileSync(got, 'utf8').trim();
+  t.match(arg, /^file:\/\/\/.*\/ui-open\/[0-9a-f]{24}\.html$/, 'the opener got one argument: a file:// page in the home');
+  t.notMatch(arg, /code=/, 'no login code in its arguments');
+  const page = fileURLToPath(arg);
+  t.equal(statSync(page).mode & 0o777, 0o600, 'the page is the user\'s alone');
+  const html = readFileSync(page, 'utf8');
+  t.ok(html.includes(`content="0;url=${out.url}"`), 'it sends the browser on to the link');
+  t.equal((await logIn(out.url)).status, 303, 'and the link logs in');
 
   rmSync(got);
   const text = await piped(e, ['open']);
   t.equal(text.code, 0);
   t.match(text.stdout.trim(), LINK, 'the link is printed as well');
   await until(() => existsSync(got), 30_000, 'the opener to run');
-  t.equal(readFileSync(got, 'utf8'), `${text.stdout.trim()}\n`, 'the same link opened');
+  t.ok(readFileSync(fileURLToPath(readFileSync(got, 'utf8').trim()), 'utf8').includes(text.stdout.trim()), 'the printed link is the one opened');
 
   const none = await piped({ ...e, env: { ALBEDO_NO_BROWSER: '', PATH: tempDir(t, 'albedo-empty-') } }, ['open', '--json']);
   t.equal(none.code, 0, 'no opener: not a failure');
