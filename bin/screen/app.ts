@@ -18,7 +18,7 @@
  * other commands do not pay for them.
  */
 import React, { useCallback, useEffect, useRef, useState } from 'react';
-import { render, useApp, useWindowSize } from 'ink';
+import { Text, render, useApp, useWindowSize } from 'ink';
 import { problemOf, ScreenApi, type Problem, type Server } from './api.ts';
 import { Form } from './form.ts';
 import type { FormState } from './form-state.ts';
@@ -35,6 +35,18 @@ type Mode = { kind: 'list' } | { kind: 'form'; form: FormState } | { kind: 'sign
 interface Control {
   say(line: string): void;
   quit(): void;
+}
+
+/** The smallest terminal the screen draws in. */
+const MIN_COLUMNS = 40;
+const MIN_ROWS = 12;
+
+/** What a too-small terminal shows; q quits (ctrl+c too, as everywhere: App's own key). */
+function TooSmall({ quit }: { quit: () => void }): React.ReactElement {
+  useKeys((input) => { if (input === 'q') quit(); });
+  return h(React.Fragment, null,
+    h(Text, { wrap: 'truncate-end' }, 'terminal too small'),
+    h(Text, { wrap: 'truncate-end' }, `needs ${MIN_COLUMNS}×${MIN_ROWS} · q quits`));
 }
 
 function App({ api, control }: { api: ScreenApi; control: Control }): React.ReactElement {
@@ -109,8 +121,10 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
     void refresh();
   };
 
-  const width = Math.max(40, columns || 80);
-  const height = Math.max(12, rows || 24);
+  // A terminal too small to show the list or the form says so, rather than showing only the key hints (it redraws on resize).
+  if ((columns && columns < MIN_COLUMNS) || (rows && rows < MIN_ROWS)) return h(TooSmall, { quit });
+  const width = Math.max(MIN_COLUMNS, columns || 80);
+  const height = Math.max(MIN_ROWS, rows || 24);
   if (mode.kind === 'form') {
     return h(Form, {
       api, initial: mode.form, width, height, onSaved: (name, s, saved) => back(name, s, saved), onCancel: () => setMode({ kind: 'list' }),
