@@ -26,7 +26,9 @@ t.test('edit: blank keeps a stored secret, - removes it, KEY=- removes one env e
   t.equal((await d.call('PUT', srv('web'), { body: { url: web.url, secrets } })).status, 201);
   t.equal((await d.call('PUT', srv('sdk'), { body: sdkServer({ secrets: { env: { API_KEY: 'key-one-1a', OTHER: 'key-two-2b' } } }) })).status, 201);
   const creds = (): string => readFileSync(path.join(home, 'creds.json'), 'utf8');
-  const s = openScreen(t, { home });
+  // Wide enough for the whole command line wherever the clone lives (a field shows a window of a longer text).
+  const commandLine = `${sdkServer().command} ${fixture('sdk-server.ts')}`;
+  const s = openScreen(t, { home, cols: Math.max(100, commandLine.length + 40) });
   await s.waitFor(/^ › web /m);
 
   s.press('enter');
@@ -65,7 +67,7 @@ t.test('edit: blank keeps a stored secret, - removes it, KEY=- removes one env e
   await s.waitFor(/^ › sdk /m);
   s.press('enter');
   await s.waitFor('Edit sdk');
-  t.equal(fieldText(s.lines(), 'command'), `${sdkServer().command} ${fixture('sdk-server.ts')}`);
+  t.equal(fieldText(s.lines(), 'command'), commandLine, 'the command line is filled in');
   t.match(fieldText(s.lines(), 'env'), /^blank keeps · KEY=- removes one · - removes all · set: API_KEY, OTHER, ALBEDO_TES/);
   s.press('tab');
   s.type('API_KEY=-');
