@@ -1,8 +1,9 @@
 /**
  * What a service module exports, and what its handlers get. A service file
  * `export default defineService({...})`; the kernel starts it in a worker
- * thread by path (it never imports it) and delivers calls one envelope at a
- * time. Handlers may be async: a service that must not interleave work for
+ * thread by path (it never imports it) and delivers calls in batches (the
+ * envelopes of one turn, in order), each handler started as its envelope is
+ * read. Handlers may be async: a service that must not interleave work for
  * one actor serialises it itself (the transport's connection actors do).
  */
 

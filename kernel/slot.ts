@@ -4,6 +4,12 @@
  * and an intensity limit, a retry after a cool-down once the limit is
  * passed), the calls in flight on it, and the calls its worker made to other
  * services. A reply or event from an older incarnation is dropped.
+ *
+ * Envelopes are batched: everything posted to the worker in one turn of the
+ * event loop goes as one `postMessage` (an array, in order), flushed in a
+ * microtask, and the worker batches its side the same way. A call queued
+ * but not yet flushed is not sent: abandoning it then sends no cancel, and
+ * a worker lost before the flush leaves it to the next incarnation.
  */
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +52,14 @@ export interface SlotOptions {
   onLifecycle(slot: Slot, what: 'lost' | 'restarted' | 'failed', reason: string, cause?: LostCause): void;
 }
 
+/** How many envelopes crossed, in how many messages (each way), for tests and the bench. */
+export interface WireStats {
+  messagesOut: number;
+  envelopesOut: number;
+  messagesIn: number;
+  envelopesIn: number;
+}
+
 export interface Pending {
   id: number;
   method: string;
@@ -53,6 +67,7 @@ export interface Pending {
   deadline: number;
   resolve(value: unknown): void;
   reject(err: unknown): void;
+  /** Posted to the worker (the batch it was in was flushed). */
   sent: boolean;
 }
 
@@ -79,6 +94,11 @@ export class Slot {
   #lastError = '';
   #lastCause: LostCause = 'exit';
   #stopping: Promise<void> | undefined;
+  /** Envelopes posted this turn, flushed as one message in a microtask. */
+  #queue: ToWorker[] = [];
+  #flushing = false;
+  readonly #flush = (): void => this.#flushNow();
+  readonly wire: WireStats = { messagesOut: 0, envelopesOut: 0, messagesIn: 0, envelopesIn: 0 };
 
   constructor(opts: SlotOptions) {
     this.opts = opts;
@@ -108,9 +128,14 @@ export class Slot {
     const inc = this.incarnation;
     this.#lastError = '';
     this.#lastCause = 'exit';
-    w.on('message', (m: FromWorker) => {
-      if (m.inc !== this.incarnation || w !== this.#worker) return; // stale incarnation: dropped
-      this.#onMessage(m);
+    w.on('message', (batch: FromWorker[]) => {
+      if (w !== this.#worker) return;
+      this.wire.messagesIn++;
+      this.wire.envelopesIn += batch.length;
+      for (const m of batch) {
+        // A stale incarnation's envelope is dropped; one handled may have stopped or replaced the worker.
+        if (m.inc === this.incarnation && w === this.#worker) this.#onMessage(m);
+      }
     });
     w.on('error', (err) => {
       // A `fatal` envelope said it better already.
@@ -224,6 +249,7 @@ export class Slot {
     clearInterval(this.#heartbeat);
     clearTimeout(this.#startTimer);
     this.#worker = undefined;
+    this.#queue = [];
     if (this.state === 'stopped') return;
     const reason = this.#lastError || `worker exited with code ${code}`;
     const { service, instance } = this.opts;
@@ -282,8 +308,64 @@ export class Slot {
     if (this.state === 'ready') this.post({ kind: 'forwarded', inc: this.incarnation, topic, payload });
   }
 
+  /** Queues an envelope for the worker; the turn's envelopes go as one message. */
   post(m: ToWorker): void {
-    this.#worker?.postMessage(m);
+    if (!this.#worker) return;
+    this.#queue.push(m);
+    if (!this.#flushing) {
+      this.#flushing = true;
+      queueMicrotask(this.#flush);
+    }
+  }
+
+  #flushNow(): void {
+    this.#flushing = false;
+    const w = this.#worker;
+    let batch = this.#queue;
+    this.#queue = [];
+    if (!w || batch.length === 0) return;
+    // A call abandoned while it waited here is never sent (its caller already has its answer).
+    batch = batch.filter((m) => m.kind !== 'call' || this.#inflight.has(m.id));
+    if (batch.length === 0) return;
+    try {
+      w.postMessage(batch);
+      this.#sent(batch);
+    } catch {
+      // One envelope that cannot be cloned (a function in a call's params) must not take the others down.
+      for (const m of batch) {
+        try {
+          w.postMessage([m]);
+          this.#sent([m]);
+        } catch (err) {
+          this.#unsendable(m, err);
+        }
+      }
+    }
+  }
+
+  #sent(batch: ToWorker[]): void {
+    this.wire.messagesOut++;
+    this.wire.envelopesOut += batch.length;
+    for (const m of batch) {
+      if (m.kind === 'call') {
+        const p = this.#inflight.get(m.id);
+        if (p) p.sent = true;
+      }
+    }
+  }
+
+  /** An envelope that could not be cloned: its call fails as not run; an answer to the worker becomes an error answer. */
+  #unsendable(m: ToWorker, err: unknown): void {
+    const why = err instanceof Error ? err.message : String(err);
+    if (m.kind === 'call') {
+      const p = this.#inflight.get(m.id);
+      this.#inflight.delete(m.id);
+      p?.reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', `${this.opts.service} ${m.method}: its params could not cross threads: ${why}`, { outcome: 'not_run' }));
+    } else if (m.kind === 'outbound-reply' && m.ok) {
+      const error = serializeError(new AlbedoError('ALBEDO_INTERNAL', `the reply could not cross threads: ${why}`, { outcome: 'unknown' }));
+      this.post({ kind: 'outbound-reply', id: m.id, inc: m.inc, ok: false, error });
+    }
+    // A forwarded event that cannot cross is dropped: events are news.
   }
 
   /** Queues or sends a call. The caller owns the deadline timer. */
@@ -302,7 +384,6 @@ export class Slot {
   }
 
   #send(p: Pending): void {
-    p.sent = true;
     this.post({ kind: 'call', id: p.id, inc: this.incarnation, method: p.method, params: p.params, deadline: p.deadline });
   }
 
@@ -340,8 +421,11 @@ export class Slot {
     if (!w) return;
     const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
     // A worker still starting has no service to stop gracefully: terminate it outright.
-    if (wasReady) w.postMessage({ kind: 'stop', inc: this.incarnation } satisfies ToWorker);
-    else void w.terminate();
+    // What was queued goes first (a cancel, a reply to the worker's own call), then the stop.
+    if (wasReady) {
+      this.post({ kind: 'stop', inc: this.incarnation });
+      this.#flushNow();
+    } else void w.terminate();
     const timer = setTimeout(() => void w.terminate(), graceMs);
     await exited;
     clearTimeout(timer);

@@ -2,6 +2,11 @@
  * The entry of every service worker: loads the service module named in
  * workerData, answers the kernel's envelopes, and reports ready. It owns no
  * service logic.
+ *
+ * Envelopes are batched both ways: the kernel's arrive as arrays (one
+ * message per turn of its loop), and everything this worker posts in one
+ * turn goes as one message, flushed in a microtask — in order, so a reply
+ * never overtakes an event emitted before it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
@@ -13,7 +18,35 @@ import type { CallContext, ServiceContext, ServiceDefinition } from './service.t
 const boot = workerData as WorkerBoot;
 const port = parentPort!;
 const inc = boot.inc;
-const post = (m: FromWorker): void => port.postMessage(m);
+
+let queue: FromWorker[] = [];
+let flushing = false;
+/** Queues an envelope; the turn's envelopes go as one message. */
+function post(m: FromWorker): void {
+  queue.push(m);
+  if (!flushing) {
+    flushing = true;
+    queueMicrotask(flush);
+  }
+}
+function flush(): void {
+  flushing = false;
+  const batch = queue;
+  queue = [];
+  if (batch.length === 0) return;
+  try {
+    port.postMessage(batch);
+  } catch {
+    // One envelope that cannot be cloned must not take the others down: each goes alone, and that one is answered for.
+    for (const m of batch) {
+      try {
+        port.postMessage([m]);
+      } catch (err) {
+        unsendable(m, err);
+      }
+    }
+  }
+}
 
 /**
  * Whether a value can cross to the kernel's thread. Structured clone
@@ -25,6 +58,24 @@ const crosses = (value: unknown): boolean => depthOf(value, MAX_ENVELOPE_DEPTH) 
 const tooDeep = (what: string): AlbedoError =>
   new AlbedoError('ALBEDO_INVALID_RESPONSE', `${what} nests deeper than ${MAX_ENVELOPE_DEPTH} levels and cannot cross threads`, { outcome: 'unknown' });
 
+/**
+ * What becomes of an envelope whose clone failed: a reply becomes a small
+ * error reply, an outbound call fails as not run, an event is dropped
+ * (events are news, and a defect there must not fail the caller).
+ */
+function unsendable(m: FromWorker, err: unknown): void {
+  if (m.kind === 'reply') {
+    const why = `the reply could not cross threads: ${describe(err)}`;
+    const error = serializeError(new AlbedoError('ALBEDO_INTERNAL', why, { outcome: 'unknown' }));
+    port.postMessage([{ kind: 'reply', id: m.id, inc, ok: false, error } satisfies FromWorker]);
+  } else if (m.kind === 'outbound') {
+    const p = outbound.get(m.id);
+    outbound.delete(m.id);
+    const why = `${m.service} ${m.method}: its params could not cross threads: ${describe(err)}`;
+    p?.reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, { outcome: 'not_run' }));
+  }
+}
+
 /** Posts a reply; one that cannot cross (too deep, or the clone fails) becomes a small error reply instead. */
 function reply(id: number, ok: boolean, value: unknown, error?: SerializedError): void {
   let m: FromWorker = ok ? { kind: 'reply', id, inc, ok: true, value } : { kind: 'reply', id, inc, ok: false, error };
@@ -34,12 +85,7 @@ function reply(id: number, ok: boolean, value: unknown, error?: SerializedError)
       ? { kind: 'reply', id, inc, ok: false, error: serializeError(tooDeep('the result')) }
       : { kind: 'reply', id, inc, ok: false, error: { name: 'AlbedoError', code: error.code, message: error.message, outcome: error.outcome } };
   }
-  try {
-    post(m);
-  } catch (err) {
-    const why = `the reply could not cross threads: ${describe(err)}`;
-    post({ kind: 'reply', id, inc, ok: false, error: serializeError(new AlbedoError('ALBEDO_INTERNAL', why, { outcome: 'unknown' })) });
-  }
+  post(m);
 }
 
 // A defect in the service (a throw nobody caught, a rejection nobody handled)
@@ -52,7 +98,9 @@ function fatal(reason: string, cause: 'uncaught_exception' | 'unhandled_rejectio
   if (dying) return;
   dying = true;
   try {
-    post({ kind: 'fatal', inc, reason, cause });
+    // What this worker already answered goes first; the kernel then learns why it is going.
+    flush();
+    port.postMessage([{ kind: 'fatal', inc, reason, cause } satisfies FromWorker]);
   } finally {
     process.exit(1);
   }
@@ -71,11 +119,7 @@ const base: ServiceContext = {
   emit(name, payload) {
     // An event that cannot cross is dropped: events are news, and a defect here must not fail the caller.
     if (!crosses(payload)) return;
-    try {
-      post({ kind: 'event', inc, name, payload });
-    } catch {
-      // as above
-    }
+    post({ kind: 'event', inc, name, payload });
   },
   call(service, method, params, opts = {}) {
     const { signal } = opts;
@@ -104,15 +148,10 @@ const base: ServiceContext = {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
       };
-      try {
-        post({ kind: 'outbound', id, inc, service, method, params, deadline, ...placement });
-      } catch (err) {
-        done();
-        const why = `${service} ${method}: its params could not cross threads: ${describe(err)}`;
-        return reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, { outcome: 'not_run' }));
-      }
+      // Set before it is posted: params that cannot be cloned fail it at the flush (unsendable).
       outbound.set(id, { resolve: (v) => { done(); resolve(v); }, reject: (e) => { done(); reject(e); } });
       signal?.addEventListener('abort', onAbort, { once: true });
+      post({ kind: 'outbound', id, inc, service, method, params, deadline, ...placement });
     });
   },
   release(service, key) {
@@ -141,7 +180,11 @@ async function runCall(id: number, method: string, params: unknown, deadline: nu
   }
 }
 
-port.on('message', (m: ToWorker) => {
+port.on('message', (batch: ToWorker[]) => {
+  for (const m of batch) onEnvelope(m);
+});
+
+function onEnvelope(m: ToWorker): void {
   switch (m.kind) {
     case 'call':
       void runCall(m.id, m.method, m.params, m.deadline);
@@ -170,7 +213,10 @@ port.on('message', (m: ToWorker) => {
       post({ kind: 'pong', seq: m.seq, inc });
       break;
     case 'stop':
-      void Promise.resolve(def.stop?.()).finally(() => process.exit(0));
+      void Promise.resolve(def.stop?.()).finally(() => {
+        flush();
+        process.exit(0);
+      });
       break;
     case 'fault':
       if (m.fault === 'crash') setImmediate(() => { throw new Error('injected crash'); });
@@ -178,7 +224,7 @@ port.on('message', (m: ToWorker) => {
       else for (;;) { /* hang */ }
       break;
   }
-});
+}
 
 await def.start?.(base);
 post({ kind: 'ready', inc });
