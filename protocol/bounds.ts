@@ -44,6 +44,45 @@ export function depthOf(value: unknown, limit = MAX_DEPTH): number {
 /** Nesting any value may have to cross a thread boundary (structured clone recurses, and past a few thousand levels drops or throws). */
 export const MAX_ENVELOPE_DEPTH = 256;
 
+/** How deeply a value nests and how many string characters it holds. */
+export interface Shape {
+  depth: number;
+  chars: number;
+}
+
+/**
+ * `depthOf` and the total length of the strings in `value` (property names
+ * aside), in one iterative walk that stops once `limit` is passed (depth
+ * `limit + 1` then). For what crosses threads: the depth decides whether it
+ * can, the characters whether it is large.
+ */
+export function shapeOf(value: unknown, limit = MAX_ENVELOPE_DEPTH): Shape {
+  if (typeof value === 'string') return { depth: 0, chars: value.length };
+  if (value === null || typeof value !== 'object') return { depth: 0, chars: 0 };
+  let depth = 0;
+  let chars = 0;
+  // Two stacks rather than one of pairs: no allocation per object visited.
+  const values: object[] = [value];
+  const depths: number[] = [1];
+  while (values.length) {
+    const v = values.pop()!;
+    const d = depths.pop()!;
+    if (d > depth) {
+      depth = d;
+      if (depth > limit) return { depth: limit + 1, chars };
+    }
+    const items: unknown[] = Array.isArray(v) ? v : Object.values(v);
+    for (const x of items) {
+      if (typeof x === 'string') chars += x.length;
+      else if (x !== null && typeof x === 'object') {
+        values.push(x);
+        depths.push(d + 1);
+      }
+    }
+  }
+  return { depth, chars };
+}
+
 /**
  * A copy of `value` whose objects nest at most `limit` levels; anything
  * deeper is replaced by the string "[nested too deep]". For server data
