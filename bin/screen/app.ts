@@ -24,7 +24,7 @@ import { Form } from './form.ts';
 import type { FormState } from './form-state.ts';
 import { List } from './list.ts';
 import { SignIn } from './sign-in.ts';
-import { h, useKeys, type Status } from './ui.ts';
+import { h, KeyRouteProvider, useKeyRoute, useKeys, type Status } from './ui.ts';
 
 /** The list is read again this often, so a change made elsewhere (a sign-in in a browser, another client) shows. */
 const POLL_MS = 2_000;
@@ -95,9 +95,13 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
     const name = pending.current;
     void (name ? api.cancel(name).catch(() => undefined) : Promise.resolve()).then(() => exit());
   };
-  useKeys((input, key) => {
-    if (key.ctrl && input === 'c') quit();
+  // ctrl+c quits from every view; every other key goes to the view on screen.
+  const route = useKeyRoute((input, key) => {
+    if (!(key.ctrl && input === 'c')) return false;
+    quit();
+    return true;
   });
+  const routed = (view: React.ReactElement): React.ReactElement => h(KeyRouteProvider, { value: route }, view);
 
   const list = servers ?? [];
   // The selection follows its server by name; when that one is gone (deleted), the row where it was.
@@ -122,26 +126,26 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
   };
 
   // A terminal too small to show the list or the form says so, rather than showing only the key hints (it redraws on resize).
-  if ((columns && columns < MIN_COLUMNS) || (rows && rows < MIN_ROWS)) return h(TooSmall, { quit });
+  if ((columns && columns < MIN_COLUMNS) || (rows && rows < MIN_ROWS)) return routed(h(TooSmall, { quit }));
   const width = Math.max(MIN_COLUMNS, columns || 80);
   const height = Math.max(MIN_ROWS, rows || 24);
   if (mode.kind === 'form') {
-    return h(Form, {
+    return routed(h(Form, {
       api, initial: mode.form, width, height, onSaved: (name, s, saved) => back(name, s, saved), onCancel: () => setMode({ kind: 'list' }),
-    });
+    }));
   }
   if (mode.kind === 'sign-in') {
     const setPending = (n: string | null): void => {
       pending.current = n;
     };
-    return h(SignIn, { api, name: mode.name, width, height, onDone: (s) => back(mode.name, s), setPending });
+    return routed(h(SignIn, { api, name: mode.name, width, height, onDone: (s) => back(mode.name, s), setPending }));
   }
-  return h(List, {
+  return routed(h(List, {
     api, servers, broken, loadError, selected, selectedNow: () => lastIndex.current, move, status, setStatus, refresh, width, height,
     openForm: (form) => { setStatus(null); setMode({ kind: 'form', form }); },
     openSignIn: (name) => setMode({ kind: 'sign-in', name }),
     quit,
-  });
+  }));
 }
 
 const SIGNALS = { SIGTERM: 143, SIGHUP: 129 } as const;

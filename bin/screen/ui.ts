@@ -8,7 +8,7 @@
  * reaches the terminal through `safe()`: a control character is shown as
  * `\xHH`, never obeyed (docs/cli.md "What servers say is shown, not obeyed").
  */
-import React, { useCallback, useEffect, useRef, useState } from 'react';
+import React, { useCallback, useContext, useEffect, useRef, useState } from 'react';
 import { Text, useInput, type Key } from 'ink';
 import { SYMBOLS, toolsLabel } from '../../web/shared/labels.js';
 import { safe } from '../client/output.ts';
@@ -79,11 +79,38 @@ export function Spinner({ text }: { text: string }): React.ReactElement {
   return h(Text, { color: COLOR.busy, wrap: 'truncate-end' }, `${FRAMES[i]} ${safe(text)}`);
 }
 
-/** Ink's useInput, one call per key: several keys delivered in one read ("abc\r") are cut apart (text-input.ts splitKeys). */
-export function useKeys(handler: (input: string, key: KeyInfo) => void, isActive = true): void {
+export type KeyHandler = (input: string, key: KeyInfo) => void;
+
+/**
+ * Which view has the keys. Ink subscribes a `useInput` in an effect, which
+ * runs after the view's first frame is on the terminal: a key typed the
+ * moment a view appears (the list after a save, under load) reached nobody.
+ * So the app listens once, for good (`useKeyRoute`), and a view takes the
+ * keys while it renders, before its frame is written.
+ */
+const KeyRoute = React.createContext<{ current: KeyHandler | null } | null>(null);
+export const KeyRouteProvider = KeyRoute.Provider;
+
+/** The app's one listener: each key (cut apart by splitKeys) goes to `first`, then, unless it returns true, to the current view. */
+export function useKeyRoute(first: (input: string, key: KeyInfo) => boolean): { current: KeyHandler | null } {
+  const route = useRef<KeyHandler | null>(null);
+  useInput((input: string, key: Key) => {
+    for (const k of splitKeys(input, key)) if (!first(k.input, k.key)) route.current?.(k.input, k.key);
+  });
+  return route;
+}
+
+/**
+ * A view's keys, one call per key: several keys delivered in one read
+ * ("abc\r") are cut apart (text-input.ts splitKeys). Inside the app they
+ * come through its route; outside it (a view rendered alone), from Ink.
+ */
+export function useKeys(handler: KeyHandler, isActive = true): void {
+  const route = useContext(KeyRoute);
+  if (route && isActive) route.current = handler;
   useInput((input: string, key: Key) => {
     for (const k of splitKeys(input, key)) handler(k.input, k.key);
-  }, { isActive });
+  }, { isActive: isActive && !route });
 }
 
 /** Whether this is ctrl+`letter`. */
