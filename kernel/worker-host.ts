@@ -5,7 +5,8 @@
  *
  * Envelopes are batched both ways: the kernel's arrive as arrays (one
  * message per turn of its loop), and everything this worker posts in one
- * turn goes as one message, flushed in a microtask — in order, so a reply
+ * turn goes as one message, flushed after the loop's I/O phase (kernel/slot.ts
+ * says why not in a microtask) — in order, so a reply
  * never overtakes an event emitted before it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -28,7 +29,7 @@ function post(m: FromWorker): void {
   queue.push(m);
   if (!flushing) {
     flushing = true;
-    queueMicrotask(flush);
+    setImmediate(flush);
   }
 }
 function flush(): void {

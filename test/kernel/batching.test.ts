@@ -24,6 +24,15 @@ t.test('the calls made in one turn cross as one message, and their replies as on
   t.equal(wire.messagesIn - before.messagesIn, 1, 'one message back');
   t.equal(wire.envelopesIn - before.envelopesIn, 32, 'holding the 32 replies');
 
+  // Pipelined: 32 callers each making their next call when the last is answered; each round is one message each way.
+  const piped = { ...wire };
+  await Promise.all(Array.from({ length: 32 }, async (_, c) => {
+    for (let r = 0; r < 10; r++) await K.call('test', 'echo', c * 100 + r);
+  }));
+  t.equal(wire.envelopesOut - piped.envelopesOut, 320, '320 calls');
+  t.equal(wire.messagesOut - piped.messagesOut, 10, 'in 10 messages: the calls each round of replies led to went together');
+  t.equal(wire.messagesIn - piped.messagesIn, 10, 'and their replies in 10');
+
   // Calls made in different turns are different messages.
   const spread = { ...wire };
   for (let i = 0; i < 3; i++) await K.call('test', 'echo', i);
