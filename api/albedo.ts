@@ -15,9 +15,7 @@ import type { ServerConfigInput } from '../protocol/config.ts';
 import type { Implementation } from '../protocol/mcp.ts';
 import { parseServerConfig, resolveServer } from './resolve.ts';
 import type { ResolvedHttpServer, ServerConfig } from '../protocol/config.ts';
-import { credsStore, FileCredsStore } from '../services/oauth/store.ts';
-import { statusOf, signOut as signOutFlow, type AuthStatus } from '../services/oauth/sign-in.ts';
-import { openAuthorizationUrl } from './browser.ts';
+import type { AuthStatus } from '../services/oauth/sign-in.ts';
 import { capabilitiesFor, INPUT_METHODS, type ClientHandlers } from '../protocol/client-input.ts';
 import { Connection } from './connection.ts';
 import { Sessions } from './sessions.ts';
@@ -25,6 +23,11 @@ import { Sessions } from './sessions.ts';
 const TRANSPORT = fileURLToPath(new URL('../services/transport/service.ts', import.meta.url));
 const OAUTH = fileURLToPath(new URL('../services/oauth/service.ts', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+// OAuth is loaded at its first use, not with the API: its modules (undici, jose, the lock file code) cost a
+// short-lived stdio-only process tens of milliseconds and megabytes it never uses.
+const oauthStore = (): Promise<typeof import('../services/oauth/store.ts')> => import('../services/oauth/store.ts');
+const oauthSignIn = (): Promise<typeof import('../services/oauth/sign-in.ts')> => import('../services/oauth/sign-in.ts');
 
 export interface AlbedoOptions {
   /** State directory ($ALBEDO_HOME, default ~/.albedo); null keeps nothing on disk (no era cache). */
@@ -130,7 +133,7 @@ export class Albedo {
         return result;
       },
       'client/authorize': async (p: { server: string; url: string }, ctx: { signal: AbortSignal }) => {
-        const handler = this.#authorizeByServer.get(p.server) ?? this.#authorize ?? openAuthorizationUrl;
+        const handler = this.#authorizeByServer.get(p.server) ?? this.#authorize ?? (await import('./browser.ts')).openAuthorizationUrl;
         const done = this.#signIns.get(p.server)?.signal;
         const signal = done ? AbortSignal.any([ctx.signal, done]) : ctx.signal;
         const stopped = new Promise<never>((_, reject) => {
@@ -276,11 +279,13 @@ export class Albedo {
   /** A server's auth state (none, needs_sign_in, signed_in, signed_out) with account, expiry, scope, step-up, reason and client; never a token. */
   async authStatus(config: ServerConfigInput, opts: { name?: string } = {}): Promise<AuthStatus> {
     const { server, name } = this.#httpServer(config, opts.name);
+    const [{ credsStore }, { statusOf }] = await Promise.all([oauthStore(), oauthSignIn()]);
     return statusOf(name, server.url, await credsStore(this.credsPath).get(name, server.url));
   }
 
   /** The auth status of every server with OAuth state in creds.json, by name; never a token. */
   async authStatuses(): Promise<AuthStatus[]> {
+    const [{ credsStore, FileCredsStore }, { statusOf }] = await Promise.all([oauthStore(), oauthSignIn()]);
     const store = credsStore(this.credsPath);
     if (!(store instanceof FileCredsStore)) return [];
     return Object.entries(await store.all()).map(([name, rec]) => statusOf(name, rec.url, rec));
@@ -289,6 +294,7 @@ export class Albedo {
   /** Forgets the server's tokens (the client registration stays); its state becomes signed_out. */
   async signOut(config: ServerConfigInput, opts: { name?: string } = {}): Promise<AuthStatus> {
     const { server } = this.#httpServer(config, opts.name);
+    const [{ credsStore }, { signOut: signOutFlow }] = await Promise.all([oauthStore(), oauthSignIn()]);
     return signOutFlow({ auth: server.auth!, serverUrl: server.url, store: credsStore(this.credsPath) });
   }
 

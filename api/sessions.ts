@@ -17,7 +17,7 @@ import { AlbedoError } from '../protocol/errors.ts';
 import type { ModelTool, RouteEntry } from '../protocol/catalogue.ts';
 import type { Activity, ContextCost, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions, ToolsMode } from '../protocol/composer.ts';
 import type { SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
-import { COMPOSER_TOPICS } from '../services/composer/service.ts';
+import { COMPOSER_TOPICS } from '../services/composer/transport-port.ts';
 import { checkCall, planCall } from '../services/composer/plan-call.ts';
 import { DirectCalls } from './direct-calls.ts';
 import { CALL_TOOL, Deferred, READ_TOOL, SEARCH_TOOL, callArgs, defers, fixedTools, readArgs, searchArgs, searchResult, type FoundTool } from './deferred.ts';

@@ -80,7 +80,10 @@ const DEFAULT_RESTART: RestartPolicy = { intensity: 5, periodMs: 30_000, backoff
 
 interface Service {
   spec: ServiceSpec;
+  /** The shared slots started so far, by instance; up to `size` of them, started as placement first needs each one. */
   shared: Slot[];
+  size: number;
+  /** Shared slots (by instance) first, then dedicated ones. */
   slots: Slot[];
   byKey: Map<string, Slot>;
   rr: number;
@@ -99,23 +102,36 @@ export class Kernel {
     this.#dispatch = this.#compose();
   }
 
-  /** Starts a service's shared pool. Workers start in the background; calls queue until ready. */
+  /**
+   * Starts a service's shared pool. Its first worker starts now, in the
+   * background (calls queue until it is ready); each further one when
+   * placement first needs it (see #slotFor), so a process that uses one
+   * connection pays for one worker's start-up and memory, not the pool's.
+   */
   start(spec: ServiceSpec): void {
     if (this.#stopped) throw new AlbedoError('ALBEDO_CLOSED', 'the kernel is stopped');
     if (this.#services.has(spec.name)) {
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${spec.name} is already started`);
     }
-    const svc: Service = { spec, shared: [], slots: [], byKey: new Map(), rr: 0 };
+    const svc: Service = { spec, shared: [], size: spec.instances ?? 1, slots: [], byKey: new Map(), rr: 0 };
     this.#services.set(spec.name, svc);
-    for (let i = 0; i < (spec.instances ?? 1); i++) svc.shared.push(this.#newSlot(svc, false));
+    if (svc.size > 0) this.#newShared(svc);
   }
 
-  #newSlot(svc: Service, dedicated: boolean): Slot {
+  /** The next shared slot: instance numbers 0…size−1 are the pool's, whenever each starts; dedicated slots come after. */
+  #newShared(svc: Service): Slot {
+    const slot = this.#newSlot(svc, false, svc.shared.length);
+    svc.slots.splice(svc.shared.length, 0, slot);
+    svc.shared.push(slot);
+    return slot;
+  }
+
+  #newSlot(svc: Service, dedicated: boolean, instance = svc.size + svc.slots.length - svc.shared.length): Slot {
     const spec = svc.spec;
     const slot = new Slot({
       service: spec.name,
       module: spec.module,
-      instance: svc.slots.length,
+      instance,
       options: spec.options,
       restart: { ...DEFAULT_RESTART, ...spec.restart },
       heartbeat: spec.heartbeat ?? { intervalMs: 1_000, timeoutMs: 10_000 },
@@ -136,7 +152,7 @@ export class Kernel {
         this.#emit(`kernel:service/${what}`, ev);
       },
     });
-    svc.slots.push(slot);
+    if (dedicated) svc.slots.push(slot);
     return slot;
   }
 
@@ -175,18 +191,24 @@ export class Kernel {
    */
   #slotFor(svc: Service, opts: CallOptions): Slot {
     const healthy = svc.shared.filter((s) => s.healthy);
+    // A shared slot not started yet counts as a healthy one holding no keys: placement is as if the whole pool ran.
+    const unstarted = svc.size - svc.shared.length;
     if (opts.key !== undefined) {
       const pinned = svc.byKey.get(opts.key);
-      if (pinned && (pinned.healthy || pinned.opts.dedicated || healthy.length === 0)) return pinned;
+      if (pinned && (pinned.healthy || pinned.opts.dedicated || (healthy.length === 0 && unstarted === 0))) return pinned;
       if (!pinned && opts.isolate) return this.#pin(svc, opts.key, this.#newSlot(svc, true));
       pinned?.keys.delete(opts.key);
+      const fewest = healthy.length ? fewestKeys(healthy) : undefined;
+      if (unstarted > 0 && (!fewest || fewest.keys.size > 0)) return this.#pin(svc, opts.key, this.#newShared(svc));
       // With no healthy slot a new key still gets one: a failed slot refuses the call at once, a retry queues it.
-      return this.#pin(svc, opts.key, fewestKeys(healthy.length ? healthy : svc.shared));
+      return this.#pin(svc, opts.key, fewest ?? fewestKeys(svc.shared));
     }
-    const pool = healthy.length ? healthy : svc.shared;
-    const slot = pool[svc.rr % pool.length];
+    // Round robin over the healthy slots and the ones not started yet; a turn that falls on the latter starts one.
+    const n = healthy.length + unstarted;
+    const turn = n ? svc.rr % n : svc.rr % svc.shared.length;
     svc.rr++;
-    return slot;
+    if (turn >= healthy.length && unstarted > 0) return this.#newShared(svc);
+    return n ? healthy[turn] : svc.shared[turn];
   }
 
   #pin(svc: Service, key: string, slot: Slot): Slot {

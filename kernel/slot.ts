@@ -17,11 +17,12 @@
  * a worker lost before the flush leaves it to the next incarnation.
  */
 import { Worker } from 'node:worker_threads';
-import { fileURLToPath } from 'node:url';
 import { AlbedoError, deserializeError, serializeError, type SerializedError } from '../protocol/errors.ts';
 import type { FromWorker, ToWorker, WorkerBoot, LostCause } from '../protocol/services/envelope.ts';
+import { workerEntry } from './compile-cache.ts';
 
-const HOST = fileURLToPath(new URL('./worker-host.ts', import.meta.url));
+// Each worker starts with the compile caches on, so the host and its service load stripped already (kernel/compile-cache.ts).
+const HOST = workerEntry(new URL('./worker-host.ts', import.meta.url));
 
 export interface RestartPolicy {
   /** At most this many restarts… */

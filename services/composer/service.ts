@@ -21,7 +21,7 @@ import type { TransportEvent, TransportPort } from './ports.ts';
 import { SessionPublisher } from './publish.ts';
 import { MAX_LOADED, SessionRecords, closeSessionRecords, type SessionRecord } from './records.ts';
 import type { Session } from './session.ts';
-import { TRANSPORT_TOPICS, transportEvent } from './transport-port.ts';
+import { COMPOSER_TOPICS, TRANSPORT_TOPICS, transportEvent } from './transport-port.ts';
 import { workerPorts } from './worker-ports.ts';
 
 export interface ComposerServiceOptions {
@@ -32,8 +32,7 @@ export interface ComposerServiceOptions {
   capabilities: Record<string, unknown>;
 }
 
-/** The topics the composer's spec subscribes to. */
-export const COMPOSER_TOPICS = [...TRANSPORT_TOPICS, 'settings:settings/changed', 'settings:settings/invalid'];
+export { COMPOSER_TOPICS };
 
 type P<M extends keyof ComposerMethods> = ComposerMethods[M]['params'];
 

@@ -38,6 +38,9 @@ export const TRANSPORT_TOPICS = [
   'transport:connection/dropped', 'transport:connection/catalogue-changed', 'transport:connection/warned', 'kernel:service/lost',
 ] as const;
 
+/** The topics the composer's spec subscribes to (here, not in service.ts, so the API names them without loading the composer). */
+export const COMPOSER_TOPICS = [...TRANSPORT_TOPICS, 'settings:settings/changed', 'settings:settings/invalid'];
+
 /** A forwarded event as the composer's TransportEvent; null for one that is not about transport connections. */
 export function transportEvent(topic: string, payload: any): TransportEvent | null {
   switch (topic) {

@@ -10,7 +10,7 @@ import { defineService, type ServiceContext } from '../../kernel/service.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { Implementation } from '../../protocol/mcp.ts';
 import type { OpenResult, TransportMethods } from '../../protocol/services/transport.ts';
-import { EraCache, closeEraCaches } from '../negotiation/era-cache.ts';
+import type { EraCache } from '../negotiation/era-cache.ts';
 import { Connection } from './connection.ts';
 
 type P<M extends keyof TransportMethods> = TransportMethods[M]['params'];
@@ -30,6 +30,14 @@ function collectGarbage(): void {
 }
 let ctx: ServiceContext;
 
+/**
+ * The era cache's module, loaded by the first connection that has a state
+ * directory: it brings LMDB (native code and tens of modules), which an
+ * instance without a home never needs.
+ */
+let eraCaches: Promise<typeof import('../negotiation/era-cache.ts')> | undefined;
+const eraCacheModule = (): Promise<typeof import('../negotiation/era-cache.ts')> => (eraCaches ??= import('../negotiation/era-cache.ts'));
+
 function get(id: string): Connection {
   const c = connections.get(id);
   if (!c) throw new AlbedoError('ALBEDO_NOT_FOUND', `no open connection ${id} on this worker`, { outcome: 'not_run' });
@@ -42,6 +50,8 @@ export default defineService({
   },
   handlers: {
     async 'connection/open'(p: P<'connection/open'>, call) {
+      // First, so that from the check of an old actor to the new one's registration nothing else waits.
+      const eraCache = p.eraCachePath ? await eraCacheModule() : null;
       const old = connections.get(p.id);
       if (old) {
         connections.delete(p.id);
@@ -54,7 +64,7 @@ export default defineService({
         ask: (method: string, params: unknown, timeoutMs: number, signal?: AbortSignal) =>
           ctx.call('client', 'client/input', { id: p.id, method, params }, { timeoutMs, signal }) as Promise<Record<string, unknown>>,
       };
-      const cache = p.eraCachePath ? new EraCache(p.eraCachePath) : null;
+      const cache: EraCache | null = eraCache && p.eraCachePath ? new eraCache.EraCache(p.eraCachePath) : null;
       const conn = new Connection(p.id, p.server, clientInfo, cache, (name, payload) => ctx.emit(name, payload), client, p.name);
       connections.set(p.id, conn);
       try {
@@ -100,6 +110,6 @@ export default defineService({
     const all = [...connections.values()];
     connections.clear();
     await Promise.allSettled(all.map((c) => c.close()));
-    await closeEraCaches();
+    if (eraCaches) await (await eraCaches).closeEraCaches();
   },
 });
