@@ -3,9 +3,13 @@
  * client's alone: `node --expose-gc bench/child.ts SCENARIO IMPL [N]`,
  * printing one JSON line.
  *
- *   memory IMPL N     marginal RSS per open stdio connection (N connections to
- *                     the raw echo server; server processes excluded; Albedo's
- *                     launchers reported separately, as PSS)
+ *   memory IMPL LO HI SERVER_JS
+ *                     marginal memory per open stdio connection between LO and
+ *                     HI connections to the compiled raw echo server SERVER_JS:
+ *                     this process's RSS (worker heaps included) and, apart,
+ *                     Albedo's launchers as PSS; servers excluded. Each point is
+ *                     taken after forced GC in every isolate until RSS stops
+ *                     falling (see settled)
  *   big IMPL          a 16 MiB tool result end to end: ms, peak RSS
  *   sessions albedo S marginal RSS per open session of 10 raw echo servers (S
  *                     sessions, after a first one; launchers as PSS)
@@ -17,20 +21,18 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { albedoImpl, sdkImpl, servers, RAW_ECHO, NODE, type Impl } from './lib.ts';
+import { albedoImpl, sdkImpl, servers, RAW_ECHO, NODE, type BenchConn, type Impl } from './lib.ts';
+import type { Albedo } from '../api/albedo.ts';
 import { MAX_MESSAGE_BYTES } from '../protocol/framing.ts';
 import { allReady, manyOf, writeServers } from './sessions.ts';
 
-const [scenario, implName, nArg] = process.argv.slice(2);
-const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+const [scenario, implName, nArg, ...rest] = process.argv.slice(2);
+const exposedGc = (globalThis as { gc?: (o?: unknown) => void }).gc ?? (() => {});
+// The last-resort flavour (several passes, as under memory pressure) also shrinks the young generation and returns pooled pages:
+// after a plain gc() RSS still swings by 10–30 MB with V8's new-space sizing and its memory reducer, more than the 10 → 100 signal.
+const gc = (): void => exposedGc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 const rssMb = (): number => process.memoryUsage().rss / 2 ** 20;
 const peakMb = (): number => process.resourceUsage().maxRSS / 1024;
-const settle = async (): Promise<void> => {
-  for (let i = 0; i < 3; i++) {
-    gc();
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 /** PSS (MB) of this process's children running the stdio launcher. */
 function launcherPssMb(): number {
@@ -53,6 +55,39 @@ function launcherPssMb(): number {
 
 async function impl(): Promise<Impl> {
   return implName === 'albedo' ? albedoImpl(null) : sdkImpl();
+}
+
+interface Settled { rssMb: number; heapMb: number; launchersMb: number; workerHeapMb: number | null; rounds: number }
+
+/**
+ * This process's memory at rest: last-resort GCs on the main thread and,
+ * through the transport service's `worker/stats`, full GCs in each
+ * transport worker that holds a connection (a call keyed by one of its
+ * keys, from the kernel's `slots()`, reaches that worker alone and starts
+ * none), summing their heaps; repeated until RSS stops falling (freed pages
+ * go back to the OS over several collections), at least three times.
+ */
+async function settled(kernel: Albedo['kernel'] | undefined): Promise<Settled> {
+  let prev = Infinity;
+  let workerHeapMb: number | null = null;
+  let rounds = 0;
+  for (; rounds < 15; rounds++) {
+    gc();
+    gc();
+    if (kernel) {
+      const keys = kernel.slots('transport').flatMap((s) => s.keys.slice(0, 1));
+      const stats = [];
+      for (const key of keys) stats.push(await kernel.call('transport', 'worker/stats', { gc: true }, { key }));
+      workerHeapMb = stats.reduce((n, s) => n + s.heapUsed, 0) / 2 ** 20;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    gc();
+    const rss = rssMb();
+    if (rounds >= 2 && prev - rss < 0.25) break;
+    prev = Math.min(prev, rss);
+  }
+  const m = process.memoryUsage();
+  return { rssMb: m.rss / 2 ** 20, heapMb: m.heapTotal / 2 ** 20, launchersMb: launcherPssMb(), workerHeapMb, rounds: rounds + 1 };
 }
 
 /** The wire time of a catalogue: spawn, handshake and every tools/list page, parsed and nothing more. */
@@ -84,22 +119,33 @@ async function wireCatalogue(): Promise<number> {
 let out: Record<string, unknown>;
 switch (scenario) {
   case 'memory': {
-    const n = Number(nArg ?? 10);
+    const [lo, hi] = [Number(nArg), Number(rest[0])];
+    const serverJs = rest[1]!;
+    if (!(lo >= 1 && hi > lo) || !serverJs) throw new Error('usage: child.ts memory IMPL LO HI SERVER_JS');
     const i = await impl();
-    // One connection first, so that one-time costs (workers, modules) are not counted per connection.
-    const first = await i.connect(servers.rawStdio('modern'));
-    await first.call('echo', { text: 'warm' });
-    await settle();
-    const before = rssMb();
-    const launchersBefore = launcherPssMb();
-    const conns = [];
-    for (let k = 0; k < n; k++) conns.push(await i.connect(servers.rawStdio('modern')));
-    await Promise.all(conns.map((c) => c.call('echo', { text: 'x' })));
-    await settle();
-    const after = rssMb();
-    const launchers = launcherPssMb() - launchersBefore;
-    out = { n, rssBeforeMb: before, rssAfterMb: after, perConnMb: (after - before) / n, launcherPerConnMb: implName === 'albedo' ? launchers / n : 0 };
-    await Promise.all([first, ...conns].map((c) => c.close()));
+    const kernel = (i as Partial<Awaited<ReturnType<typeof albedoImpl>>>).albedo?.kernel;
+    const conns: BenchConn[] = [];
+    // Ten at a time (a server's start dominates a connect), then a call on each, so every connection is fully set up.
+    const openTo = async (n: number): Promise<void> => {
+      while (conns.length < n) {
+        const batch = Math.min(10, n - conns.length);
+        conns.push(...await Promise.all(Array.from({ length: batch }, () => i.connect(servers.rawJs(serverJs)))));
+      }
+      await Promise.all(conns.map((c) => c.call('echo', { text: 'x' })));
+    };
+    await openTo(lo);
+    const a = await settled(kernel);
+    await openTo(hi);
+    const b = await settled(kernel);
+    const per = (x: number, y: number): number => (y - x) / (hi - lo);
+    out = {
+      lo, hi, rssLoMb: a.rssMb, rssHiMb: b.rssMb, heapTotalLoMb: a.heapMb, heapTotalHiMb: b.heapMb,
+      settleRounds: Math.max(a.rounds, b.rounds),
+      perConnMb: per(a.rssMb, b.rssMb),
+      launcherPerConnMb: implName === 'albedo' ? per(a.launchersMb, b.launchersMb) : 0,
+      ...(a.workerHeapMb !== null && b.workerHeapMb !== null ? { workerHeapPerConnMb: per(a.workerHeapMb, b.workerHeapMb) } : {}),
+    };
+    await Promise.all(conns.map((c) => c.close()));
     await i.close();
     break;
   }
@@ -113,18 +159,17 @@ switch (scenario) {
       // A first session (it also saves the catalogues), so that one-time costs (the settings worker, LMDB) are not counted.
       const open = [await albedo.sessions.open()];
       await allReady(open[0]!, Object.keys(specs));
-      await settle();
-      const before = rssMb();
-      const launchersBefore = launcherPssMb();
+      const a = await settled(albedo.kernel);
       for (let k = 0; k < m; k++) {
         const s = await albedo.sessions.open();
         await allReady(s, Object.keys(specs));
         open.push(s);
       }
-      await settle();
-      const after = rssMb();
-      const launchers = launcherPssMb() - launchersBefore;
-      out = { m, rssBeforeMb: before, rssAfterMb: after, perSessionMb: (after - before) / m, launcherPerSessionMb: launchers / m };
+      const b = await settled(albedo.kernel);
+      out = {
+        m, rssBeforeMb: a.rssMb, rssAfterMb: b.rssMb,
+        perSessionMb: (b.rssMb - a.rssMb) / m, launcherPerSessionMb: (b.launchersMb - a.launchersMb) / m,
+      };
       await albedo.close();
     } finally {
       rmSync(home, { recursive: true, force: true });

@@ -4,7 +4,8 @@
  * @modelcontextprotocol/client 2.4.0), the servers they are measured
  * against, and statistics.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +21,21 @@ export const RAW_ECHO = path.join(ROOT, 'bench', 'servers', 'raw-echo.ts');
 
 export type Era = 'modern' | 'legacy';
 
+/**
+ * Writes the raw echo server as plain JavaScript (`DIR/raw-echo.mjs`, types
+ * stripped) and returns its path: the start-up and memory rows launch many
+ * servers, and a compiled server does not load the type stripper in each.
+ */
+export function writeRawEchoJs(dir: string): string {
+  const file = path.join(dir, 'raw-echo.mjs');
+  // In a child with --no-warnings: Node 22 flags stripTypeScriptTypes as experimental, and the bench's output is its table.
+  const strip = "process.stdout.write(require('node:module').stripTypeScriptTypes(require('node:fs').readFileSync(process.argv[1], 'utf8')))";
+  const r = spawnSync(NODE, ['--no-warnings', '-e', strip, RAW_ECHO], { encoding: 'utf8' });
+  if (r.status !== 0 || !r.stdout) throw new Error(`stripping the types of ${RAW_ECHO} failed: ${r.stderr}`);
+  writeFileSync(file, r.stdout);
+  return file;
+}
+
 /** A server to measure against: stdio (command) or HTTP (url). */
 export type ServerSpec = { kind: 'stdio'; command: string; args: string[]; era: Era } | { kind: 'http'; url: string; era: Era };
 
@@ -28,6 +44,8 @@ export const servers = {
     ? { kind: 'stdio', command: NODE, args: [FIX('sdk-server.ts')], era }
     : { kind: 'stdio', command: NODE, args: [FIX('sdk1-server.ts')], era }),
   rawStdio: (era: Era, extra: string[] = []): ServerSpec => ({ kind: 'stdio', command: NODE, args: [RAW_ECHO, '--era', era, ...extra], era }),
+  /** The raw echo server compiled to JS by writeRawEchoJs. */
+  rawJs: (file: string, era: Era = 'modern'): ServerSpec => ({ kind: 'stdio', command: NODE, args: [file, '--era', era], era }),
 };
 
 export interface BenchConn {

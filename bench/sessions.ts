@@ -27,6 +27,8 @@ export interface SessionBenchContext {
   }): void;
   log(s: string): void;
   child(args: string[]): Promise<Record<string, number>>;
+  /** The compiled raw echo server (lib.ts writeRawEchoJs), for the peer's memory child. */
+  rawEchoJs: string;
 }
 
 const GROUP = 'sessions';
@@ -225,7 +227,8 @@ export async function sessionRows(ctx: SessionBenchContext): Promise<void> {
   log(`sessions: memory, ${m} sessions of 10 servers`);
   {
     const a = await ctx.child(['sessions', 'albedo', String(m)]);
-    const b = await ctx.child(['memory', 'sdk', String(10 * m)]);
+    // The peer's marginal from one session's worth of connections (10) to as many more as the sessions opened.
+    const b = await ctx.child(['memory', 'sdk', '10', String(10 + 10 * m), ctx.rawEchoJs]);
     row({
       group: GROUP, scenario: `memory: RSS per open session of 10 stdio servers (${m} sessions)`, unit: 'MB',
       albedo: a.perSessionMb!, peer: b.perConnMb! * 10, peerLabel: '10 SDK clients', better: 'lower',
