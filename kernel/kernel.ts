@@ -9,7 +9,8 @@
 import { AlbedoError } from '../protocol/errors.ts';
 import type { ServiceMethods, ServiceEvents, ServiceName } from '../protocol/services/maps.ts';
 import type { LostCause } from '../protocol/services/envelope.ts';
-import { Slot, type RestartPolicy, type Pending } from './slot.ts';
+import { Slot, type RestartPolicy } from './slot.ts';
+import { RoutedCall } from './routed-call.ts';
 
 export interface ServiceSpec {
   name: string;
@@ -68,6 +69,8 @@ export interface SlotInfo {
   inflight: number;
   threadId: number | undefined;
 }
+
+const isHealthy = (s: Slot): boolean => s.healthy;
 
 function fewestKeys(slots: Slot[]): Slot {
   return slots.reduce((a, b) => (b.keys.size < a.keys.size ? b : a));
@@ -177,8 +180,8 @@ export class Kernel {
     params: ServiceMethods[S][M] extends { params: infer P } ? P : never,
     opts: CallOptions = {},
   ): Promise<ServiceMethods[S][M] extends { result: infer R } ? R : never> {
-    const deadline = opts.deadline ?? Date.now() + (opts.timeoutMs ?? 30_000);
-    return this.#dispatch({ service, method, params, opts: { ...opts, deadline } }) as Promise<never>;
+    const withDeadline = opts.deadline === undefined ? { ...opts, deadline: Date.now() + (opts.timeoutMs ?? 30_000) } : opts;
+    return this.#dispatch({ service, method, params, opts: withDeadline }) as Promise<never>;
   }
 
   /**
@@ -190,12 +193,14 @@ export class Kernel {
    * healthy slot the call goes to a failed one, which refuses it at once.
    */
   #slotFor(svc: Service, opts: CallOptions): Slot {
-    const healthy = svc.shared.filter((s) => s.healthy);
+    const pinned = opts.key === undefined ? undefined : svc.byKey.get(opts.key);
+    // The common case first, with nothing allocated: a key on a slot that may keep it.
+    if (pinned && (pinned.healthy || pinned.opts.dedicated)) return pinned;
+    const healthy = svc.shared.every(isHealthy) ? svc.shared : svc.shared.filter(isHealthy);
     // A shared slot not started yet counts as a healthy one holding no keys: placement is as if the whole pool ran.
     const unstarted = svc.size - svc.shared.length;
     if (opts.key !== undefined) {
-      const pinned = svc.byKey.get(opts.key);
-      if (pinned && (pinned.healthy || pinned.opts.dedicated || (healthy.length === 0 && unstarted === 0))) return pinned;
+      if (pinned && healthy.length === 0 && unstarted === 0) return pinned;
       if (!pinned && opts.isolate) return this.#pin(svc, opts.key, this.#newSlot(svc, true));
       pinned?.keys.delete(opts.key);
       const fewest = healthy.length ? fewestKeys(healthy) : undefined;
@@ -279,38 +284,7 @@ export class Kernel {
       return Promise.reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} passed its deadline before it was sent`, { outcome: 'not_run' }));
     }
     const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const signal = c.opts.signal;
-      const onAbort = (): void => {
-        finish();
-        slot.abandon(id);
-        const why = { outcome: 'unknown' as const, cause: signal?.reason };
-        reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was aborted by the caller`, why));
-      };
-      const finish = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const p: Pending = {
-        id,
-        method: c.method,
-        params: c.params,
-        deadline,
-        sent: false,
-        resolve: (v) => { finish(); resolve(v); },
-        reject: (e) => { finish(); reject(e); },
-      };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      timer = setTimeout(() => {
-        finish();
-        slot.abandon(id);
-        const outcome = p.sent ? 'unknown' : 'not_run';
-        reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} did not answer within ${c.opts.timeoutMs ?? 30_000} ms`, { outcome }));
-      }, timeoutMs);
-      slot.dispatch(p);
-    });
+    return new RoutedCall(slot, id, c.service, c.method, c.params, deadline, c.opts.timeoutMs ?? 30_000, c.opts.signal).begin(timeoutMs);
   }
 
   /** Forgets a key's placement; a worker of its own is stopped. */
