@@ -105,6 +105,13 @@ export class Slot {
   #flushing = false;
   readonly #flush = (): void => this.#flushNow();
   readonly wire: WireStats = { messagesOut: 0, envelopesOut: 0, messagesIn: 0, envelopesIn: 0 };
+  /** What the worker sent, not handled yet: a batch is handled in order, pausing after replies (#drain). */
+  #inbox: FromWorker[] = [];
+  #paused = false;
+  readonly #resume = (): void => {
+    this.#paused = false;
+    this.#drain();
+  };
 
   constructor(opts: SlotOptions) {
     this.opts = opts;
@@ -138,10 +145,8 @@ export class Slot {
       if (w !== this.#worker) return;
       this.wire.messagesIn++;
       this.wire.envelopesIn += batch.length;
-      for (const m of batch) {
-        // A stale incarnation's envelope is dropped; one handled may have stopped or replaced the worker.
-        if (m.inc === this.incarnation && w === this.#worker) this.#onMessage(m);
-      }
+      for (const m of batch) this.#inbox.push(m);
+      if (!this.#paused) this.#drain();
     });
     w.on('error', (err) => {
       // A `fatal` envelope said it better already.
@@ -162,6 +167,32 @@ export class Slot {
       }
     }, this.opts.startTimeoutMs);
     this.#startTimer.unref();
+  }
+
+  /**
+   * Handles the inbox in order. Resolving a reply only queues its caller's
+   * continuation, while an event's listeners run at once: so after a reply,
+   * anything but another reply waits for `setImmediate`, when the callers
+   * have run. Unbatched, Node ran microtasks between the two messages, and
+   * the embedding API relies on that order (it registers a connection when
+   * `connection/open` answers, and an event about it may follow at once).
+   */
+  #drain(): void {
+    const box = this.#inbox;
+    let replied = false;
+    for (let i = 0; i < box.length; i++) {
+      const m = box[i]!;
+      if (replied && m.kind !== 'reply') {
+        this.#inbox = box.slice(i);
+        this.#paused = true;
+        setImmediate(this.#resume);
+        return;
+      }
+      if (m.kind === 'reply') replied = true;
+      // A stale incarnation's envelope is dropped; one handled may have stopped or replaced the worker.
+      if (m.inc === this.incarnation && this.#worker) this.#onMessage(m);
+    }
+    this.#inbox = [];
   }
 
   #onMessage(m: FromWorker): void {
@@ -254,6 +285,10 @@ export class Slot {
   #onExit(code: number): void {
     clearInterval(this.#heartbeat);
     clearTimeout(this.#startTimer);
+    // What it sent before it went is handled first (its replies are answers, its `fatal` says why), in order.
+    const rest = this.#inbox;
+    this.#inbox = [];
+    for (const m of rest) if (m.inc === this.incarnation) this.#onMessage(m);
     this.#worker = undefined;
     this.#queue = [];
     if (this.state === 'stopped') return;
@@ -421,8 +456,10 @@ export class Slot {
     clearTimeout(this.#coolDownTimer);
     this.#probing = false;
     this.#abortOutbound(new AlbedoError('ALBEDO_CLOSED', `service ${this.opts.service} stopped`, { outcome: 'unknown' }));
-    const closed = new AlbedoError('ALBEDO_CLOSED', `service ${this.opts.service} stopped before answering`, { outcome: 'unknown' });
-    for (const p of this.#inflight.values()) p.reject(closed);
+    const closed = (outcome: 'unknown' | 'not_run'): AlbedoError =>
+      new AlbedoError('ALBEDO_CLOSED', `service ${this.opts.service} stopped before answering`, { outcome });
+    // A call still waiting in the queue was never delivered.
+    for (const p of this.#inflight.values()) p.reject(closed(p.sent ? 'unknown' : 'not_run'));
     this.#inflight.clear();
     if (!w) return;
     const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));

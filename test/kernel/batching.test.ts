@@ -54,6 +54,14 @@ t.test('order: calls reach the handlers, and replies their callers, in the order
   K.on('test', 'thing/happened', () => seen.push('event'));
   await Promise.all([K.call('test', 'announce', 1).then(() => seen.push('reply')), K.call('test', 'echo', 2)]);
   t.same(seen, ['event', 'reply'], 'the event first, as it was emitted');
+
+  // An event emitted after a reply, in the same batch: the caller resumes first, as when each was a message of its own.
+  const after: string[] = [];
+  K.on('test', 'thing/happened', (p) => { if (p === 'late') after.push('event'); });
+  await K.call('test', 'announceAfter', 'late');
+  after.push('reply');
+  await until(() => after.length === 2, 30_000, 'the event');
+  t.same(after, ['reply', 'event'], 'the caller ran before the event\'s listeners');
 });
 
 t.test('deadlines: each call of a batch keeps its own', async (t) => {
