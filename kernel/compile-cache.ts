@@ -14,8 +14,15 @@
  * so behaviour and stack traces are as without the cache.
  *
  * The directory holds code this process runs, so it must be ours alone:
- * `albedo-compile-cache-<uid>` under the temporary directory, mode 0700,
- * owned by this user and not a link; anything else turns the caches off.
+ * `albedo/compile` under the user's cache directory ($XDG_CACHE_HOME, else
+ * ~/.cache), not a shared temporary directory whose other users could swap
+ * it for a link after it was checked; mode 0700, owned by this user and not
+ * a link, or the caches are off. An entry is read only through a
+ * descriptor opened without following links, and only if it is a regular
+ * file of ours, mode 0600, with one link; it ends with the SHA-256 of the
+ * code it holds, so a truncated or damaged entry (a crash before the data
+ * reached the disk) is stripped again, never run. Entries are written to a
+ * fresh random name (`wx`) and renamed into place.
  * Nothing here ever fails a start: a cache that cannot be read or written is
  * only slower. NODE_DISABLE_COMPILE_CACHE turns both caches off.
  *
@@ -24,11 +31,11 @@
  */
 import * as nodeModule from 'node:module';
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { threadId } from 'node:worker_threads';
 
 /** Per thread: the directory in use, or null once the caches were found unusable. */
 const STATE = Symbol.for('albedo.compile-cache');
@@ -46,7 +53,9 @@ const { registerHooks, stripTypeScriptTypes, enableCompileCache } = nodeModule a
 function privateDir(): string | null {
   const uid = process.getuid?.();
   if (uid === undefined) return null;
-  const dir = path.join(os.tmpdir(), `albedo-compile-cache-${uid}`);
+  const base = process.env.XDG_CACHE_HOME || (os.homedir() ? path.join(os.homedir(), '.cache') : '');
+  if (!path.isAbsolute(base)) return null;
+  const dir = path.join(base, 'albedo', 'compile');
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const st = lstatSync(dir);
@@ -70,22 +79,41 @@ function strip(source: string, url: string): string {
   }
 }
 
-function cachedStrip(dir: string, url: string, source: string): string {
-  const key = createHash('sha256').update(`${process.versions.node}\0${process.versions.amaro}\0${url}\0`).update(source).digest('hex');
-  const file = path.join(dir, `${key}.js`);
+const SEAL = '\n//# albedo-sha256=';
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** An entry's code if it is ours alone (see the module's comment) and whole; null otherwise. */
+function readEntry(file: string): string | null {
+  let fd: number | undefined;
   try {
-    return readFileSync(file, 'utf8');
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.uid !== process.getuid?.() || (st.mode & 0o077) !== 0 || st.nlink !== 1) return null;
+    const text = readFileSync(fd, 'utf8');
+    const at = text.lastIndexOf(SEAL);
+    if (at < 0) return null;
+    const js = text.slice(0, at);
+    return text.slice(at + SEAL.length).trimEnd() === sha256(js) ? js : null;
   } catch {
-    // Not cached yet (or unreadable): strip it now.
+    return null; // not cached yet, or unreadable
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
+}
+
+function cachedStrip(dir: string, url: string, source: string): string {
+  const key = sha256(`${process.versions.node}\0${process.versions.amaro}\0${url}\0${source}`);
+  const file = path.join(dir, `${key}.js`);
+  const cached = readEntry(file);
+  if (cached !== null) return cached;
   const js = strip(source, url);
+  // Written whole under a fresh name nobody can have planted (wx), then renamed: a reader never sees half a file.
+  const tmp = path.join(dir, `.${randomBytes(8).toString('hex')}.tmp`);
   try {
-    // Written whole and renamed, so another process or thread never reads half a file.
-    const tmp = `${file}.${process.pid}.${threadId}.tmp`;
-    writeFileSync(tmp, js, { mode: 0o600 });
+    writeFileSync(tmp, `${js}${SEAL}${sha256(js)}\n`, { mode: 0o600, flag: 'wx' });
     renameSync(tmp, file);
   } catch {
-    // Only slower next time.
+    rmSync(tmp, { force: true }); // only slower next time
   }
   return js;
 }
