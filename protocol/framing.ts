@@ -20,9 +20,17 @@ export class FrameTooLargeError extends Error {
 }
 
 /**
- * Splits a byte stream into lines, without copying a line more than once.
- * `push` returns the complete lines (without the newline, CR stripped) and
- * throws FrameTooLargeError once a pending line passes `limit`.
+ * Splits a byte stream into lines, without copying a line more than once
+ * before it is decoded. `push` returns the complete lines (without the
+ * newline, CR stripped) and throws FrameTooLargeError once a pending line
+ * passes `limit`.
+ *
+ * A line within one chunk is decoded straight from it. A line that spans
+ * chunks is held as the chunks themselves and gathered once, into one buffer
+ * of its exact size. (Decoding each chunk as it arrives and joining the parts
+ * was measured too: for a 16 MiB message it peaked higher, since 64 KiB parts
+ * land in the collected heap, whose pages stay committed, while these buffers
+ * live outside it and are unmapped as soon as they are collected.)
  */
 export class LineDecoder {
   #chunks: Buffer[] = [];
@@ -39,22 +47,24 @@ export class LineDecoder {
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1) break;
-      const piece = chunk.subarray(start, nl);
-      if (this.#pending + piece.length > this.limit) throw new FrameTooLargeError(this.limit, this.#pending + piece.length);
-      let line: Buffer;
-      if (this.#chunks.length === 0) line = piece;
-      else {
-        this.#chunks.push(piece);
-        line = Buffer.concat(this.#chunks, this.#pending + piece.length);
+      const size = this.#pending + nl - start;
+      if (size > this.limit) throw new FrameTooLargeError(this.limit, size);
+      if (this.#chunks.length === 0) {
+        // The whole line is in this chunk: decoded straight from it, with no view or copy in between.
+        const end = nl > start && chunk[nl - 1] === 0x0d ? nl - 1 : nl;
+        if (end > start) lines.push(chunk.toString('utf8', start, end));
+      } else {
+        this.#chunks.push(chunk.subarray(start, nl));
+        const line = Buffer.concat(this.#chunks, size);
         this.#chunks = [];
         this.#pending = 0;
+        const end = size > 0 && line[size - 1] === 0x0d ? size - 1 : size;
+        if (end > 0) lines.push(line.toString('utf8', 0, end));
       }
-      const end = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
-      if (end > 0) lines.push(line.toString('utf8', 0, end));
       start = nl + 1;
     }
     if (start < chunk.length) {
-      const rest = chunk.subarray(start);
+      const rest = start === 0 ? chunk : chunk.subarray(start);
       this.#pending += rest.length;
       if (this.#pending > this.limit) throw new FrameTooLargeError(this.limit, this.#pending);
       this.#chunks.push(rest);
@@ -68,10 +78,21 @@ export class LineDecoder {
   }
 }
 
-/** Encodes one message as a frame. Throws if it is over the cap. */
-export function encodeFrame(message: unknown, limit = MAX_MESSAGE_BYTES): string {
+/**
+ * The JSON text of one message, without its newline. Throws FrameTooLargeError
+ * if its UTF-8 form is over `limit` bytes.
+ */
+export function encodeMessage(message: unknown, limit = MAX_MESSAGE_BYTES): string {
   const text = JSON.stringify(message);
-  // JSON.stringify escapes control characters, so the text has no raw newline.
-  if (text.length > limit || Buffer.byteLength(text) > limit) throw new FrameTooLargeError(limit, Buffer.byteLength(text));
-  return text + '\n';
+  // JSON.stringify escapes control characters, so the text has no raw newline. A UTF-16 code unit
+  // takes at most 3 bytes in UTF-8: a text that short cannot be over the cap, and is not counted.
+  if (text.length > limit || (text.length > limit / 3 && Buffer.byteLength(text) > limit)) {
+    throw new FrameTooLargeError(limit, Buffer.byteLength(text));
+  }
+  return text;
+}
+
+/** Encodes one message as a frame (its text and a newline). Throws if it is over the cap. */
+export function encodeFrame(message: unknown, limit = MAX_MESSAGE_BYTES): string {
+  return encodeMessage(message, limit) + '\n';
 }

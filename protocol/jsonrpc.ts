@@ -118,6 +118,8 @@ export function classify(value: unknown): Classified {
       : { kind: 'invalid', reason: `bad notification: ${n.error.issues[0]?.message}` };
   }
   if ('result' in v) {
+    const fast = successFastPath(v);
+    if (fast) return fast;
     const r = successSchema.safeParse(v);
     return r.success ? { kind: 'response', message: r.data as JsonRpcSuccess } : { kind: 'invalid', reason: `bad response: ${r.error.issues[0]?.message}` };
   }
@@ -128,4 +130,30 @@ export function classify(value: unknown): Classified {
       : { kind: 'invalid', reason: `bad error response: ${r.error.issues[0]?.message}` };
   }
   return { kind: 'invalid', reason: 'neither a request, a notification nor a response' };
+}
+
+/**
+ * The verdict successSchema gives for a response whose every part is plain
+ * (what JSON.parse makes), without running zod: the same message, except that
+ * `result` is the object itself, not a copy of it. Undefined for anything
+ * else, which zod then judges (and explains) as before: a non-integer or
+ * unsafe id, a `result` that is not a plain object, or one with an own
+ * `__proto__` key (which zod's copy drops). Every reply takes this path, and
+ * zod's copy of the result was the largest allocation of a call.
+ */
+function successFastPath(v: Record<string, unknown>): Classified | undefined {
+  const id = v.id;
+  const result = v.result;
+  if (v.jsonrpc !== '2.0' || !(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;
+  if (!isPlainData(result) || Object.hasOwn(result, '__proto__')) return undefined;
+  return { kind: 'response', message: { jsonrpc: '2.0', id, result } };
+}
+
+/**
+ * An object zod's isPlainObject accepts for certain: its prototype is
+ * Object.prototype and it has no `constructor` of its own (JSON.parse makes
+ * only such objects).
+ */
+export function isPlainData(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && Object.getPrototypeOf(x) === Object.prototype && !Object.hasOwn(x, 'constructor');
 }

@@ -6,28 +6,25 @@
  */
 import { AlbedoError, serializeError } from '../../protocol/errors.ts';
 import { ErrorCode, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.ts';
-import { modernParams, LISTEN_METHOD, DISCOVER_METHOD } from '../../protocol/rev2026-07-28/index.ts';
-import { legacyParams } from '../../protocol/rev2025-11-25/index.ts';
-import {
-  LIST_FIELD, callToolResultSchema, readResourceResultSchema, getPromptResultSchema,
-  type Catalogue, type Implementation, type ListMethod,
-} from '../../protocol/mcp.ts';
-import { describeZodError, type ResolvedServer } from '../../protocol/config.ts';
+import { LISTEN_METHOD } from '../../protocol/rev2026-07-28/index.ts';
+import { LIST_FIELD, type Catalogue, type Implementation, type ListMethod } from '../../protocol/mcp.ts';
+import type { ResolvedServer } from '../../protocol/config.ts';
 import { MAX_DEPTH, depthOf } from '../../protocol/bounds.ts';
 import type { ClientOp, ConnectionInfo, OpenResult, TransportEvents } from '../../protocol/services/transport.ts';
 import { INPUT_METHODS } from '../../protocol/client-input.ts';
 import { negotiate, negotiateHttp } from '../negotiation/negotiate.ts';
 import type { EraCache } from '../negotiation/era-cache.ts';
-import { RpcPeer, WireError, wireCodeOf } from './rpc-peer.ts';
+import { RpcPeer, WireError } from './rpc-peer.ts';
 import { StdioLink } from './stdio-link.ts';
-import { HttpLink } from './http-link.ts';
-import { LinkAuth } from '../oauth/link-auth.ts';
+import type { HttpLink } from './http-link.ts';
+import type { LinkAuth } from '../oauth/link-auth.ts';
 import { listAll, discoverAll, listsFor, checkTotal, type Lister, type ListBytes } from './discovery.ts';
-import { requestWithInput } from './input-rounds.ts';
+import { requestWithInput, type InputRoundsContext } from './input-rounds.ts';
+import { operate, type OpTarget } from './operations.ts';
+import { EraParams } from './era-params.ts';
 import { WarnLimiter } from './warn-limiter.ts';
 import { ToolHeaders } from './tool-headers.ts';
 import { holdListen, listenFilter } from './listen.ts';
-import type { z } from 'zod';
 
 export type Emit = <E extends keyof TransportEvents>(name: E, payload: TransportEvents[E]) => void;
 
@@ -59,11 +56,15 @@ const NO_CLIENT: ClientSide = {
 };
 
 type Link = StdioLink | HttpLink;
+interface HttpParts { HttpLink: typeof HttpLink; auth: LinkAuth | undefined }
 
 interface Live {
   link: Link;
   peer: RpcPeer;
   info: ConnectionInfo;
+  /** What input-rounds.ts and operations.ts need of this link, made once (not closures and objects per request). */
+  rounds?: InputRoundsContext;
+  target?: OpTarget;
 }
 
 /** What went wrong inside one of our own callbacks, as the connection's failure. */
@@ -101,6 +102,8 @@ export class Connection {
   #dialLink: Link | undefined;
   /** Warnings raised while opening, reported with the open result. */
   #openNotes: string[] = [];
+  /** Each request's params for the era (era-params.ts: a modern _meta built once). */
+  #eraParams: EraParams;
   /** Settles when the first discovery has; rediscovery never races it. */
   #initial: Promise<void> = Promise.resolve();
 
@@ -115,6 +118,7 @@ export class Connection {
     this.#client = client;
     this.#cache = cache;
     this.#emit = emit;
+    this.#eraParams = new EraParams(clientInfo, client.capabilities);
   }
 
   /** Dials, negotiates and discovers everything. */
@@ -146,9 +150,9 @@ export class Connection {
   #linkAuth: LinkAuth | undefined;
 
   /** One OAuth state per connection (its DPoP nonce and token cache outlive a re-dial). */
-  #auth(): LinkAuth | undefined {
+  async #auth(): Promise<LinkAuth | undefined> {
     if (this.server.type !== 'http' || !this.server.auth) return undefined;
-    this.#linkAuth ??= new LinkAuth(this.server.auth, this.server.url);
+    this.#linkAuth ??= new (await import('../oauth/link-auth.ts')).LinkAuth(this.server.auth, this.server.url);
     return this.#linkAuth;
   }
 
@@ -177,11 +181,18 @@ export class Connection {
     }
   }
 
-  #newLink(getPeer: () => RpcPeer): Link {
+  /** HTTP's modules (undici, SSE, OAuth) load with the first HTTP dial: a stdio-only worker never needs them. */
+  async #http(): Promise<HttpParts> {
+    const [{ HttpLink }, auth] = await Promise.all([import('./http-link.ts'), this.#auth()]);
+    if (this.#closed) throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed while it opened`, { outcome: 'not_run' });
+    return { HttpLink, auth };
+  }
+
+  #newLink(getPeer: () => RpcPeer, http: HttpParts | undefined): Link {
     let link!: Link;
     const self = (): Link => link;
     if (this.server.type === 'http') {
-      link = new HttpLink(this.server, {
+      link = new http!.HttpLink(this.server, {
         onMessage: this.#guard(self, getPeer, (m: unknown, raw: string) => getPeer().receiveMessage(m, raw)),
         onRequestFailed: this.#guard(self, getPeer, (id, err) => getPeer().fail(id, err)),
         onClose: this.#guard(self, getPeer, (err: AlbedoError | null) => this.#onLinkClosed(link, getPeer(), err)),
@@ -190,7 +201,7 @@ export class Connection {
           if (note) this.#warn(note);
         }),
         headerParams: (name) => this.#toolHeaders.of(name),
-      }, this.#auth());
+      }, http!.auth);
       return link;
     }
     link = new StdioLink(this.server, {
@@ -202,7 +213,9 @@ export class Connection {
 
   async #dialOnce(): Promise<Live> {
     let peer!: RpcPeer;
-    const link = this.#newLink(() => peer);
+    // Only an HTTP dial waits here (for its modules): a stdio link is made in this turn, as a close right after expects.
+    const http = this.server.type === 'http' ? await this.#http() : undefined;
+    const link = this.#newLink(() => peer, http);
     const redial = this.#lastInfo !== undefined;
     peer = new RpcPeer(link, {
       onRequest: (req: JsonRpcRequest, signal: AbortSignal) => this.#onServerRequest(req, signal),
@@ -221,12 +234,12 @@ export class Connection {
         capabilities: this.#client.capabilities,
         explainSilence: () => this.#silenceHint(link),
       };
-      const info = link instanceof HttpLink ? await negotiateHttp(peer, link, nopts) : await negotiate(peer, nopts);
+      const info = !(link instanceof StdioLink) ? await negotiateHttp(peer, link, nopts) : await negotiate(peer, nopts);
       if (this.#closed) throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed while it opened`, { outcome: 'not_run' });
       await this.#cache?.put(this.server.fingerprint, { era: info.era, protocolVersion: info.protocolVersion, at: Date.now() }).catch(() => {});
       const live: Live = { link, peer, info };
       this.#live = live;
-      if (link instanceof HttpLink && info.era === 'legacy') {
+      if (!(link instanceof StdioLink) && info.era === 'legacy') {
         // Wait (briefly) until the GET stream is open or refused: some servers send their requests only there.
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([link.openGetStream(), new Promise<void>((r) => { timer = setTimeout(r, GET_STREAM_WAIT_MS); })]);
@@ -321,16 +334,17 @@ export class Connection {
   }
 
   #params(live: Live, params?: Record<string, unknown>): Record<string, unknown> | undefined {
-    return live.info.era === 'modern' ? modernParams(params, this.#clientInfo, this.#client.capabilities) : legacyParams(params);
+    return this.#eraParams.of(live.info.era, params);
   }
 
   /** One request with era params; `input_required` is fulfilled by the embedder (input-rounds.ts). */
   #request(live: Live, method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
-    return requestWithInput({
+    live.rounds ??= {
       send: (m, p, t, s) => live.peer.request(m, this.#params(live, p), { timeoutMs: t, signal: s }),
       capabilities: this.#client.capabilities,
       ask: (m, p, t, s) => this.#client.ask(m, p, t, s),
-    }, method, params, timeoutMs, signal);
+    };
+    return requestWithInput(live.rounds, method, params, timeoutMs, signal);
   }
 
   #lister(live: Live): Lister {
@@ -343,7 +357,7 @@ export class Connection {
 
   /** Modern HTTP: tools are filtered by their x-mcp-header annotations (tool-headers.ts). */
   #acceptTools(live: Live, tools: unknown[], warnings: string[]): unknown[] {
-    if (!(live.link instanceof HttpLink) || live.info.era !== 'modern') return tools;
+    if (live.link instanceof StdioLink || live.info.era !== 'modern') return tools;
     return this.#toolHeaders.accept(tools, warnings, this.#live ? (m) => this.#warn(m) : undefined);
   }
 
@@ -413,71 +427,29 @@ export class Connection {
     }
   }
 
-  /** Runs one operation, dialling again first when the server dropped. Results pass the depth bound. */
-  async request(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
-    const result = await this.#operate(op, timeoutMs, signal);
-    if (depthOf(result, MAX_DEPTH + 2) > MAX_DEPTH + 2) {
-      throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${op.method} returned a result nested deeper than ${MAX_DEPTH} levels`, { outcome: 'unknown' });
-    }
-    return result;
+  /** Runs one operation (operations.ts), dialling again first when the server dropped. */
+  request(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+    // A live connection goes straight on: awaiting an already settled dial cost a promise and a turn per call.
+    const live = this.#closed ? undefined : this.#live;
+    if (live) return operate(this.#target(live), op, timeoutMs, signal);
+    return this.#dial().then((l) => operate(this.#target(l), op, timeoutMs, signal));
   }
 
-  async #operate(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
-    const live = await this.#dial();
-    switch (op.method) {
-      case 'tools/list':
-      case 'resources/list':
-      case 'resources/templates/list':
-      case 'prompts/list':
-        return (await listAll(this.#lister(live), op.method, timeoutMs, [], signal)).items;
-      case 'tools/call':
-        return this.#checked(callToolResultSchema, op.method, await this.#callTool(live, op.name, op.arguments ?? {}, timeoutMs, signal));
-      case 'resources/read':
-        return this.#checked(readResourceResultSchema, op.method, await this.#request(live, op.method, { uri: op.uri }, timeoutMs, signal));
-      case 'prompts/get': {
-        const params = { name: op.name, arguments: op.arguments ?? {} };
-        return this.#checked(getPromptResultSchema, op.method, await this.#request(live, op.method, params, timeoutMs, signal));
-      }
-      case 'ping':
-        // 2026-07-28 removed ping: a modern server's liveness is a server/discover answer.
-        return live.info.era === 'modern'
-          ? this.#request(live, DISCOVER_METHOD, undefined, timeoutMs, signal).then(() => ({}))
-          : this.#request(live, 'ping', undefined, timeoutMs, signal);
-      default:
-        throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `unknown operation ${(op as { method: string }).method}`, { outcome: 'not_run' });
-    }
-  }
-
-  /**
-   * A tools/call refused with HeaderMismatch (-32020) did not run: as the
-   * spec advises, the tool list is fetched again (the tool's x-mcp-header
-   * annotations may have changed) and the call is sent once more.
-   */
-  async #callTool(live: Live, name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
-    const deadline = Date.now() + timeoutMs;
-    try {
-      return await this.#request(live, 'tools/call', { name, arguments: args }, timeoutMs, signal);
-    } catch (err) {
-      if (!(live.link instanceof HttpLink) || wireCodeOf(err) !== ErrorCode.HeaderMismatch || Date.now() >= deadline) throw err;
-      await listAll(this.#lister(live), 'tools/list', Math.max(1, deadline - Date.now()), [], signal);
-      return this.#request(live, 'tools/call', { name, arguments: args }, Math.max(1, deadline - Date.now()), signal);
-    }
+  /** What operations.ts needs of a live link, made once per dial. */
+  #target(live: Live): OpTarget {
+    live.target ??= {
+      era: live.info.era,
+      http: !(live.link instanceof StdioLink),
+      lister: this.#lister(live),
+      request: (m, p, t, s) => this.#request(live, m, p, t, s),
+    };
+    return live.target;
   }
 
   /** After a redial: a modern server's listen is re-held, and the catalogue is checked in the background. */
   #afterRedial(live: Live): void {
     if (live.info.era === 'modern') this.#listen(live);
     this.#rediscover(listsFor(live.info));
-  }
-
-  /** A result past the depth bound could not even cross to the caller's thread (structured clone recurses). */
-  #checked<T>(schema: z.ZodType<T>, method: string, raw: Record<string, unknown>): T {
-    if (depthOf(raw, MAX_DEPTH) > MAX_DEPTH) {
-      throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a result nested deeper than ${MAX_DEPTH} levels`, { outcome: 'unknown' });
-    }
-    const r = schema.safeParse(raw);
-    if (!r.success) throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a malformed result: ${describeZodError(r.error)}`);
-    return r.data;
   }
 
   get catalogue(): Catalogue {

@@ -34,44 +34,57 @@ const invalid = (message: string): AlbedoError => new AlbedoError('ALBEDO_INVALI
 export async function requestWithInput(
   c: InputRoundsContext, method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal,
 ): Promise<Record<string, unknown>> {
+  // Every call waits here, so this frame holds only what a round needs; the rare input_required work is in nextRound.
   const deadline = Date.now() + timeoutMs;
-  let retry: Record<string, unknown> = {};
+  let retry: Record<string, unknown> | undefined;
   for (let round = 0; ; round++) {
-    const left = Math.max(1, deadline - Date.now());
     let result: Record<string, unknown>;
     try {
-      result = await c.send(method, params === undefined && round === 0 ? undefined : { ...params, ...retry }, left, signal);
+      // The first round sends the caller's params as they are; a retry adds its answers to a copy.
+      result = await c.send(method, round === 0 ? params : { ...params, ...retry }, Math.max(1, deadline - Date.now()), signal);
     } catch (err) {
-      if (wireCodeOf(err) !== ErrorCode.MissingRequiredClientCapability) throw err;
-      const server = (err as AlbedoError).data as { data?: { requiredCapabilities?: unknown } };
-      const required = server.data?.requiredCapabilities;
-      const which = required ? ` (${JSON.stringify(required)})` : '';
-      const why = `${method} needs client capabilities this client did not declare${which}: register a handler for them`;
-      throw inputRequired(why, { requiredCapabilities: required, server });
+      throw wireCodeOf(err) === ErrorCode.MissingRequiredClientCapability ? missingCapabilities(method, err as AlbedoError) : err;
     }
-    const kind = resultTypeOf(result);
-    if (kind === 'complete') return result;
-    if (kind !== 'input_required') throw invalid(`${method} returned an unknown resultType ${JSON.stringify(kind)}`);
-    if (!MRTR_METHODS.has(method)) throw invalid(`${method} returned resultType input_required, which only tools/call, prompts/get and resources/read may`);
-    const raw = result.inputRequests ?? {};
-    // zod's record drops a `__proto__` key: refuse it rather than answer a map with a hole in it.
-    if (raw && typeof raw === 'object' && Object.hasOwn(raw, '__proto__')) throw invalid(`${method} returned inputRequests with a key named __proto__`);
-    if (raw && typeof raw === 'object' && Object.keys(raw).length > MAX_INPUT_REQUESTS) {
-      throw invalid(`${method} asked for ${Object.keys(raw).length} inputs at once (at most ${MAX_INPUT_REQUESTS})`);
-    }
-    const parsed = inputRequestsSchema.safeParse(raw);
-    if (!parsed.success) throw invalid(`${method} returned malformed inputRequests: ${describeZodError(parsed.error)}`);
-    const requests = Object.entries(parsed.data);
-    const undeclared = requests.filter(([, r]) => !(INPUT_METHODS[r.method]! in c.capabilities));
-    if (undeclared.length) {
-      const list = undeclared.slice(0, 10).map(([k, r]) => `${k.slice(0, 100)}: ${r.method}`).join(', ') + (undeclared.length > 10 ? ', …' : '');
-      throw inputRequired(`${method} needs input (${list}) that this client has no handler for`, { inputRequests: pruned(result.inputRequests, 8) });
-    }
-    if (round + 1 >= MAX_INPUT_ROUNDS) throw inputRequired(`${method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; gave up`, undefined);
-    const answers = await Promise.all(requests.map(async ([key, r]) =>
-      [key, await c.ask(r.method, r.params ?? {}, Math.max(1, deadline - Date.now()), signal)] as const));
-    retry = {};
-    if (result.inputRequests !== undefined) retry.inputResponses = Object.fromEntries(answers);
-    if (typeof result.requestState === 'string') retry.requestState = result.requestState;
+    if (resultTypeOf(result) === 'complete') return result;
+    retry = await nextRound(c, method, result, round, deadline, signal);
   }
+}
+
+/** A server refused the request for client capabilities this client did not declare (-32021). */
+function missingCapabilities(method: string, err: AlbedoError): AlbedoError {
+  const server = err.data as { data?: { requiredCapabilities?: unknown } };
+  const required = server.data?.requiredCapabilities;
+  const which = required ? ` (${JSON.stringify(required)})` : '';
+  const why = `${method} needs client capabilities this client did not declare${which}: register a handler for them`;
+  return inputRequired(why, { requiredCapabilities: required, server });
+}
+
+/** The answers to a result that is not `complete`, for the next round; throws when there can be none. */
+async function nextRound(
+  c: InputRoundsContext, method: string, result: Record<string, unknown>, round: number, deadline: number, signal?: AbortSignal,
+): Promise<Record<string, unknown>> {
+  const kind = resultTypeOf(result);
+  if (kind !== 'input_required') throw invalid(`${method} returned an unknown resultType ${JSON.stringify(kind)}`);
+  if (!MRTR_METHODS.has(method)) throw invalid(`${method} returned resultType input_required, which only tools/call, prompts/get and resources/read may`);
+  const raw = result.inputRequests ?? {};
+  // zod's record drops a `__proto__` key: refuse it rather than answer a map with a hole in it.
+  if (raw && typeof raw === 'object' && Object.hasOwn(raw, '__proto__')) throw invalid(`${method} returned inputRequests with a key named __proto__`);
+  if (raw && typeof raw === 'object' && Object.keys(raw).length > MAX_INPUT_REQUESTS) {
+    throw invalid(`${method} asked for ${Object.keys(raw).length} inputs at once (at most ${MAX_INPUT_REQUESTS})`);
+  }
+  const parsed = inputRequestsSchema.safeParse(raw);
+  if (!parsed.success) throw invalid(`${method} returned malformed inputRequests: ${describeZodError(parsed.error)}`);
+  const requests = Object.entries(parsed.data);
+  const undeclared = requests.filter(([, r]) => !(INPUT_METHODS[r.method]! in c.capabilities));
+  if (undeclared.length) {
+    const list = undeclared.slice(0, 10).map(([k, r]) => `${k.slice(0, 100)}: ${r.method}`).join(', ') + (undeclared.length > 10 ? ', …' : '');
+    throw inputRequired(`${method} needs input (${list}) that this client has no handler for`, { inputRequests: pruned(result.inputRequests, 8) });
+  }
+  if (round + 1 >= MAX_INPUT_ROUNDS) throw inputRequired(`${method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; gave up`, undefined);
+  const answers = await Promise.all(requests.map(async ([key, r]) =>
+    [key, await c.ask(r.method, r.params ?? {}, Math.max(1, deadline - Date.now()), signal)] as const));
+  const retry: Record<string, unknown> = {};
+  if (result.inputRequests !== undefined) retry.inputResponses = Object.fromEntries(answers);
+  if (typeof result.requestState === 'string') retry.requestState = result.requestState;
+  return retry;
 }

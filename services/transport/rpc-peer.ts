@@ -28,12 +28,29 @@ export interface RequestOptions {
   cancelOnTimeout?: boolean;
 }
 
+/**
+ * One request waiting for its answer. A plain object of one shape, holding what its timeout, its
+ * caller's abort and its answer need: no closures of its own (it is its own abort listener, through
+ * the one `handleEvent` every pending request shares).
+ */
 interface Pending {
+  peer: RpcPeer;
+  id: number;
   method: string;
   resolve(result: Record<string, unknown>): void;
   reject(err: unknown): void;
-  cleanup(): void;
+  /** When it times out (performance.now()), Infinity for never. */
+  deadline: number;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  cancelOnTimeout: boolean;
+  handleEvent(this: Pending): void;
 }
+
+/** A timer that fires this close to a deadline counts it as reached (timers run on the event loop's cached clock). */
+const DEADLINE_SLACK_MS = 1;
+/** The longest delay setTimeout takes (2^31 - 1 ms). */
+const TIMER_MAX_MS = 2 ** 31 - 1;
 
 /** A JSON-RPC error to send back to the server. */
 export class WireError extends Error {
@@ -60,10 +77,14 @@ export interface PeerHandlers {
 /** How many of the server's own requests are served at once; more are dropped with a warning. */
 export const MAX_SERVING = 64;
 
-/** The length of the text each result arrived in, for bounding catalogues without serialising them again. */
+/** The length of the text each list result arrived in, for bounding catalogues without serialising them again. */
 const wireSizes = new WeakMap<object, number>();
 
-/** How many characters of JSON text `result` arrived in (undefined for a result that did not come from a peer). */
+/**
+ * How many characters of JSON text a list result (`…/list`) arrived in;
+ * undefined for any other result, and for one that did not come from a peer.
+ * (Only lists are bounded by size: a weak entry for every call's result would be garbage the collector must sweep.)
+ */
 export function wireSizeOf(result: object): number | undefined {
   return wireSizes.get(result);
 }
@@ -72,6 +93,15 @@ export class RpcPeer {
   #link: PeerLink;
   #handlers: PeerHandlers;
   #pending = new Map<RequestId, Pending>();
+  /**
+   * One timer for every pending request's timeout, armed for the earliest deadline (a timer per request
+   * was an allocation, a timer-list insert and a removal per call). It holds the event loop only while
+   * a request with a deadline is pending, as those requests' own timers did.
+   */
+  #timer: NodeJS.Timeout | undefined;
+  #timerAt = Infinity;
+  /** Pending requests with a finite deadline. */
+  #timed = 0;
   /** The server's requests being answered, by id: a cancellation aborts the handler's signal. */
   #serving = new Map<RequestId, AbortController>();
   #nextId = 1;
@@ -111,10 +141,10 @@ export class RpcPeer {
           return;
         }
         this.#pending.delete(id!);
-        p.cleanup();
+        this.#release(p);
         if ('error' in c.message) p.reject(serverError(p.method, c.message.error));
         else {
-          wireSizes.set(c.message.result, line.length);
+          if (p.method.endsWith('/list')) wireSizes.set(c.message.result, line.length);
           p.resolve(c.message.result);
         }
         return;
@@ -139,7 +169,7 @@ export class RpcPeer {
         const p = isResponse && (typeof id === 'string' || typeof id === 'number') ? this.#pending.get(id) : undefined;
         if (p) {
           this.#pending.delete(id as RequestId);
-          p.cleanup();
+          this.#release(p);
           p.reject(new AlbedoError('ALBEDO_INVALID_RESPONSE', `${p.method}: the server's response is malformed (${c.reason})`, { outcome: 'unknown' }));
           return;
         }
@@ -184,51 +214,91 @@ export class RpcPeer {
   request(method: string, params: Record<string, unknown> | undefined, opts: RequestOptions): Promise<Record<string, unknown>> {
     if (this.#closedWith) return Promise.reject(this.#closedWith);
     const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      const giveUp = (err: AlbedoError): void => {
-        if (!this.#pending.delete(id)) return;
-        cleanup();
-        if (this.#link.withdraw?.(id) === true) {
-          // Never written: the server cannot have run it, and there is nothing to cancel.
-          const why = `${err.message} (it was never sent: the server is not reading its input)`;
-          reject(new AlbedoError(err.code, why, { outcome: 'not_run', data: err.data, cause: err.cause }));
-          return;
-        }
-        if (opts.cancelOnTimeout !== false && this.#link.cancelRequest?.(id) !== true) {
-          this.notify('notifications/cancelled', { requestId: id, reason: err.message });
-        }
-        this.#link.forget?.(id);
-        reject(err);
-      };
-      const onAbort = (): void =>
-        giveUp(new AlbedoError('ALBEDO_TIMEOUT', `${method} was cancelled by the caller`, { outcome: 'unknown', cause: opts.signal?.reason }));
-      // A long-lived request (subscriptions/listen) passes Infinity: no timer at all.
-      const timer = Number.isFinite(opts.timeoutMs)
-        ? setTimeout(() => giveUp(new AlbedoError(
-            'ALBEDO_TIMEOUT',
-            `${method} got no answer within ${opts.timeoutMs} ms; it was cancelled and its outcome is unknown`,
-            { outcome: 'unknown', data: { method, timeoutMs: opts.timeoutMs } },
-          )), opts.timeoutMs)
-        : undefined;
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        opts.signal?.removeEventListener('abort', onAbort);
-      };
-      this.#pending.set(id, { method, resolve, reject, cleanup });
-      if (opts.signal?.aborted) return onAbort();
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
-      const message: Record<string, unknown> = { jsonrpc: '2.0', id, method };
-      if (params !== undefined) message.params = params;
-      try {
-        this.#link.send(message);
-      } catch (err) {
-        this.#pending.delete(id);
-        cleanup();
-        const why = `cannot send ${method}: ${(err as Error).message}`;
-        reject(AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_CONNECTION_CLOSED', why, { outcome: 'not_run' }));
-      }
-    });
+    const { promise, resolve, reject } = Promise.withResolvers<Record<string, unknown>>();
+    const signal = opts.signal;
+    // A long-lived request (subscriptions/listen) passes Infinity: no deadline at all.
+    const deadline = Number.isFinite(opts.timeoutMs) ? performance.now() + opts.timeoutMs : Infinity;
+    const p: Pending = {
+      peer: this, id, method, resolve, reject, deadline, timeoutMs: opts.timeoutMs, signal,
+      cancelOnTimeout: opts.cancelOnTimeout !== false, handleEvent: RpcPeer.#onAbort,
+    };
+    if (deadline !== Infinity) this.#arm(deadline);
+    this.#pending.set(id, p);
+    if (signal?.aborted) {
+      this.#giveUp(p, abortedError(p));
+      return promise;
+    }
+    signal?.addEventListener('abort', p, ONCE);
+    const message: Record<string, unknown> = { jsonrpc: '2.0', id, method };
+    if (params !== undefined) message.params = params;
+    try {
+      this.#link.send(message);
+    } catch (err) {
+      this.#pending.delete(id);
+      this.#release(p);
+      const why = `cannot send ${method}: ${(err as Error).message}`;
+      reject(AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_CONNECTION_CLOSED', why, { outcome: 'not_run' }));
+    }
+    return promise;
   }
+
+  /** The caller's signal aborted (`this` is the pending request, its own listener). */
+  static #onAbort = function (this: Pending): void {
+    this.peer.#giveUp(this, abortedError(this));
+  };
+
+  /** The request is no longer waited for: it times out or its caller gave up. */
+  #giveUp(p: Pending, err: AlbedoError): void {
+    if (!this.#pending.delete(p.id)) return;
+    this.#release(p);
+    if (this.#link.withdraw?.(p.id) === true) {
+      // Never written: the server cannot have run it, and there is nothing to cancel.
+      const why = `${err.message} (it was never sent: the server is not reading its input)`;
+      p.reject(new AlbedoError(err.code, why, { outcome: 'not_run', data: err.data, cause: err.cause }));
+      return;
+    }
+    if (p.cancelOnTimeout && this.#link.cancelRequest?.(p.id) !== true) {
+      this.notify('notifications/cancelled', { requestId: p.id, reason: err.message });
+    }
+    this.#link.forget?.(p.id);
+    p.reject(err);
+  }
+
+  /** A request with `deadline` is pending: the timer fires by then. */
+  #arm(deadline: number): void {
+    if (++this.#timed === 1) this.#timer?.ref();
+    if (deadline < this.#timerAt) this.#schedule(deadline);
+  }
+
+  #schedule(deadline: number): void {
+    clearTimeout(this.#timer);
+    this.#timerAt = deadline;
+    // Past setTimeout's maximum Node would fire at once: the timer wakes at the maximum and is armed again.
+    this.#timer = setTimeout(this.#onTimer, Math.min(TIMER_MAX_MS, Math.max(1, Math.ceil(deadline - performance.now()))));
+  }
+
+  /** A pending request is settled, one way or another: it no longer listens to its signal or needs the timer. */
+  #release(p: Pending): void {
+    p.signal?.removeEventListener('abort', p);
+    // The timer stays armed (re-arming it for every request cost as much as a timer each) but lets the loop end.
+    if (p.deadline !== Infinity && --this.#timed === 0) this.#timer?.unref();
+  }
+
+  /** Times out every request past its deadline, and arms the timer for the next one. */
+  #onTimer = (): void => {
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    if (this.#timed === 0) return;
+    const now = performance.now() + DEADLINE_SLACK_MS;
+    let next = Infinity;
+    let due: Pending[] | undefined;
+    for (const p of this.#pending.values()) {
+      if (p.deadline <= now) (due ??= []).push(p);
+      else if (p.deadline < next) next = p.deadline;
+    }
+    if (next !== Infinity) this.#schedule(next);
+    if (due) for (const p of due) this.#giveUp(p, timeoutError(p));
+  };
 
   /** Sends a notification; a link that is down swallows it. */
   notify(method: string, params?: Record<string, unknown>): void {
@@ -252,7 +322,7 @@ export class RpcPeer {
     const p = this.#pending.get(id);
     if (!p) return;
     this.#pending.delete(id);
-    p.cleanup();
+    this.#release(p);
     p.resolve(result);
   }
 
@@ -261,7 +331,7 @@ export class RpcPeer {
     const p = this.#pending.get(id);
     if (!p) return;
     this.#pending.delete(id);
-    p.cleanup();
+    this.#release(p);
     p.reject(err);
   }
 
@@ -272,10 +342,27 @@ export class RpcPeer {
     this.#serving.clear();
     for (const [id, p] of this.#pending) {
       this.#pending.delete(id);
-      p.cleanup();
+      this.#release(p);
       p.reject(err);
     }
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
   }
+}
+
+const ONCE = { once: true } as const;
+
+function abortedError(p: Pending): AlbedoError {
+  return new AlbedoError('ALBEDO_TIMEOUT', `${p.method} was cancelled by the caller`, { outcome: 'unknown', cause: p.signal?.reason });
+}
+
+function timeoutError(p: Pending): AlbedoError {
+  return new AlbedoError(
+    'ALBEDO_TIMEOUT',
+    `${p.method} got no answer within ${p.timeoutMs} ms; it was cancelled and its outcome is unknown`,
+    { outcome: 'unknown', data: { method: p.method, timeoutMs: p.timeoutMs } },
+  );
 }
 
 /** A server's JSON-RPC error as an AlbedoError; the server's code and data stay in `data`. */

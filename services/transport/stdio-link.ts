@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
-import { LineDecoder, encodeFrame, FrameTooLargeError, MAX_MESSAGE_BYTES } from '../../protocol/framing.ts';
+import { LineDecoder, encodeMessage, FrameTooLargeError, MAX_MESSAGE_BYTES } from '../../protocol/framing.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { ResolvedStdioServer } from '../../protocol/config.ts';
 import type { RequestId } from '../../protocol/jsonrpc.ts';
@@ -43,9 +43,12 @@ export const MAX_OUTBOX_FRAMES = 10_000;
  */
 const MAX_BATCH_BYTES = 1024 * 1024;
 
-/** A frame not yet handed to the pipe; `request` is the id of a request (never of a response we send). */
+/**
+ * A frame not yet handed to the pipe: a message's JSON text, kept without its newline (added as it is
+ * written), and its size in bytes with the newline; `request` is the id of a request (never of a response we send).
+ */
 interface Queued {
-  frame: string;
+  text: string;
   bytes: number;
   request: RequestId | undefined;
 }
@@ -248,8 +251,8 @@ export class StdioLink {
    */
   send(message: unknown): void {
     if (this.#state !== 'open') throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', 'the server connection is closed', { outcome: 'not_run' });
-    const frame = encodeFrame(message, this.#decoder.limit);
-    const bytes = Buffer.byteLength(frame);
+    const text = encodeMessage(message, this.#decoder.limit);
+    const bytes = Buffer.byteLength(text) + 1;
     if (this.#outbox.size >= MAX_OUTBOX_FRAMES || this.#outboxBytes + bytes > MAX_OUTBOX_BYTES) {
       const waiting = `${this.#outbox.size} messages (${this.#outboxBytes} bytes)`;
       throw new AlbedoError('ALBEDO_OVERLOADED', `the server is not reading its input: ${waiting} wait for it already`, {
@@ -259,7 +262,7 @@ export class StdioLink {
     const m = message as { id?: unknown; method?: unknown };
     const request = typeof m.method === 'string' && (typeof m.id === 'number' || typeof m.id === 'string') ? m.id : undefined;
     const seq = this.#nextSeq++;
-    this.#outbox.set(seq, { frame, bytes, request });
+    this.#outbox.set(seq, { text, bytes, request });
     this.#outboxBytes += bytes;
     if (request !== undefined) this.#queuedRequests.set(request, seq);
     this.#schedule();
@@ -290,17 +293,24 @@ export class StdioLink {
   #flush = (): void => {
     this.#flushScheduled = false;
     if (this.#state !== 'open' || this.#blocked || !this.#outbox.size) return;
-    const frames: string[] = [];
     let bytes = 0;
-    for (const [seq, q] of this.#outbox) {
-      if (frames.length && bytes + q.bytes > MAX_BATCH_BYTES) break;
-      frames.push(q.frame);
+    for (const q of this.#outbox.values()) {
+      if (bytes && bytes + q.bytes > MAX_BATCH_BYTES) break;
       bytes += q.bytes;
+    }
+    // The batch is encoded once, straight into one buffer of its exact size: no joined or newline-ended
+    // copy of each text first, and the pipe is handed bytes, not a string to convert.
+    const batch = Buffer.allocUnsafe(bytes);
+    let at = 0;
+    for (const [seq, q] of this.#outbox) {
+      if (at === bytes) break;
+      at += batch.write(q.text, at);
+      batch[at++] = 0x0a;
       this.#outbox.delete(seq);
       if (q.request !== undefined) this.#queuedRequests.delete(q.request);
     }
     this.#outboxBytes -= bytes;
-    const accepted = this.#stdin!.write(frames.length === 1 ? frames[0]! : frames.join(''));
+    const accepted = this.#stdin!.write(batch);
     if (!accepted) {
       // The pipe is full (the server is slow or stopped reading): the rest waits in the outbox, bounded.
       this.#blocked = true;
