@@ -22,19 +22,30 @@ export type BoundKind = 'depth' | 'items' | 'bytes';
 export function depthOf(value: unknown, limit = MAX_DEPTH): number {
   if (value === null || typeof value !== 'object') return 0;
   let max = 0;
-  const stack: Array<[object, number]> = [[value, 1]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
+  // Two stacks rather than one of pairs: no allocation per object visited (it runs on every result).
+  const values: object[] = [value];
+  const depths: number[] = [1];
+  while (values.length) {
+    const v = values.pop()!;
+    const d = depths.pop()!;
     if (d > max) {
       max = d;
       if (max > limit) return limit + 1;
     }
     if (Array.isArray(v)) {
-      for (const x of v) if (x !== null && typeof x === 'object') stack.push([x, d + 1]);
+      for (const x of v) {
+        if (x !== null && typeof x === 'object') {
+          values.push(x);
+          depths.push(d + 1);
+        }
+      }
     } else {
       for (const k in v) {
         const x = (v as Record<string, unknown>)[k];
-        if (x !== null && typeof x === 'object') stack.push([x, d + 1]);
+        if (x !== null && typeof x === 'object') {
+          values.push(x);
+          depths.push(d + 1);
+        }
       }
     }
   }

@@ -79,7 +79,8 @@ export default defineService({
         throw err;
       }
     },
-    async 'connection/request'(p: P<'connection/request'>, call) {
+    // Not async: the connection's promise is the reply (the worker host catches a synchronous throw, as for any handler).
+    'connection/request'(p: P<'connection/request'>, call) {
       return get(p.id).request(p.op, p.timeoutMs, call.signal);
     },
     'connection/info'(p: P<'connection/info'>) {

@@ -9,7 +9,7 @@
 import t from 'tap';
 import { newTag, tempHome } from '../helpers.ts';
 import { sdkServer, srv, startDaemon } from '../daemon/harness.ts';
-import { launchChromium, openPane, paneCookie, press, settingsFiles, shown, watchErrors } from './browser-harness.ts';
+import { launchChromium, openPane, paneCookie, press, settingsFiles, shown, waitText, watchErrors } from './browser-harness.ts';
 
 t.setTimeout(170_000);
 
@@ -23,7 +23,8 @@ t.test('logging in to the pane', async (t) => {
   const { page, errors, link } = await openPane(chromium.browser, d);
   t.equal(new URL(page.url()).pathname, '/ui/', 'the link redirects to the pane');
   t.match(await shown(page), /Servers[\s\S]*MCP sign-ins[\s\S]*Sessions/, 'the pane shows its sections');
-  t.match(await shown(page), /No server is configured yet/);
+  // The list is read after the page is up ("Loading…" until then): wait for it, as a person would.
+  t.match(await waitText(page, 'body', 'No server is configured yet'), /No server is configured yet/);
 
   t.test('the same link again, in a fresh browser context, is refused', async (t) => {
     const context = await chromium.browser.createBrowserContext();
