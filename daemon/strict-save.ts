@@ -9,12 +9,14 @@
  * sign-in.
  *
  * The error's message may quote the server's stderr, and a server may print
- * what it was given; every secret value of the draft is cut out of it.
+ * what it was given; every secret value of the draft is cut out of it
+ * (protocol/redact.ts, the one redactor: the transport already cut them
+ * out before cutting the server's text short).
  */
 import { randomUUID } from 'node:crypto';
 import type { Kernel } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
-import type { ResolvedServer } from '../protocol/config.ts';
+import { redact, secretValues } from '../protocol/redact.ts';
 import type { SavedCatalogue } from '../protocol/catalogue.ts';
 import type { ResolvedSettingsServer } from '../protocol/services/settings.ts';
 import type { SecretsPatch, SettingsServerInput } from '../protocol/settings.ts';
@@ -36,30 +38,6 @@ export type TryResult = { result: 'connected'; row: SavedCatalogue } | { result:
 const NOT_THE_SERVER: ReadonlySet<string> = new Set([
   'ALBEDO_CLOSED', 'ALBEDO_SERVICE_LOST', 'ALBEDO_SERVICE_FAILED', 'ALBEDO_SERVICE_UNKNOWN', 'ALBEDO_DEADLINE', 'ALBEDO_INTERNAL',
 ]);
-
-/** Values in the child environment that are not the draft's (the launcher passes these from the daemon). */
-const DAEMON_ENV = new Set(['HOME', 'PATH', 'TMPDIR']);
-
-/** Every secret value a resolved server carries: env values it was given, header values, OAuth client secrets. */
-export function secretValues(server: ResolvedServer): string[] {
-  const out: string[] = [];
-  if (server.type === 'stdio') {
-    for (const [k, v] of Object.entries(server.env)) if (!DAEMON_ENV.has(k)) out.push(v);
-  } else {
-    out.push(...Object.values(server.headers));
-    const o = server.auth?.oauth;
-    for (const v of [o?.clientSecret, o?.privateKey, o?.assertion, o?.idp?.idToken]) if (v) out.push(v);
-  }
-  // Longest first, so a value that contains another is cut whole.
-  return out.filter((v) => v.length > 0).sort((a, b) => b.length - a.length);
-}
-
-/** `text` with every occurrence of each secret cut out. */
-export function redact(text: string, secrets: string[]): string {
-  let out = text;
-  for (const s of secrets) out = out.split(s).join('[redacted]');
-  return out;
-}
 
 async function resolveDraft(kernel: Kernel, o: TryOptions): Promise<ResolvedSettingsServer> {
   try {

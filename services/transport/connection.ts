@@ -25,6 +25,7 @@ import { EraParams } from './era-params.ts';
 import { WarnLimiter } from './warn-limiter.ts';
 import { ToolHeaders } from './tool-headers.ts';
 import { holdListen, listenFilter } from './listen.ts';
+import { redact, redactThenCut, secretValues } from '../../protocol/redact.ts';
 
 export type Emit = <E extends keyof TransportEvents>(name: E, payload: TransportEvents[E]) => void;
 
@@ -96,7 +97,13 @@ export class Connection {
   #again = new Set<ListMethod>();
   #closed = false;
   #reaping = new Set<Promise<void>>();
+  /** How many lines were not JSON-RPC, and the first one quoted (redacted, then cut), for the silence hint. */
   #junk = { count: 0, sample: '' };
+  /**
+   * The values the server was given that may be secrets (protocol/redact.ts): cut out of every
+   * warning, of the failures it reports, and of its own text before any of it is cut short.
+   */
+  #secrets: string[];
   #warnings = new WarnLimiter();
   #lastInfo: ConnectionInfo | undefined;
   #dialLink: Link | undefined;
@@ -119,10 +126,31 @@ export class Connection {
     this.#cache = cache;
     this.#emit = emit;
     this.#eraParams = new EraParams(clientInfo, client.capabilities);
+    this.#secrets = secretValues(server);
+  }
+
+  /** The server's text, at most `max` characters, quoted: secrets cut out first, then cut short. */
+  #quote(text: string, max: number): string {
+    return JSON.stringify(redactThenCut(text, this.#secrets, { keep: 'head', max }));
+  }
+
+  /** A failure leaving the connection, with every secret cut out of its message (its quotes were cut so already). */
+  #redacted<T>(err: T): T {
+    if (err instanceof Error) err.message = redact(err.message, this.#secrets);
+    return err;
   }
 
   /** Dials, negotiates and discovers everything. */
   async open(signal?: AbortSignal): Promise<OpenResult> {
+    try {
+      const opened = await this.#open(signal);
+      return { ...opened, warnings: opened.warnings.map((w) => redact(w, this.#secrets)) };
+    } catch (err) {
+      throw this.#redacted(err);
+    }
+  }
+
+  async #open(signal?: AbortSignal): Promise<OpenResult> {
     const warnings: string[] = this.#openNotes;
     const live = await this.#dial();
     const deadline = Date.now() + this.server.startupTimeoutMs;
@@ -221,6 +249,7 @@ export class Connection {
       onRequest: (req: JsonRpcRequest, signal: AbortSignal) => this.#onServerRequest(req, signal),
       onNotification: (n) => this.#onNotification(n),
       onJunk: (what, line) => this.#onJunk(what, line),
+      secrets: this.#secrets,
     });
     this.#dialLink = link;
     try {
@@ -260,7 +289,7 @@ export class Connection {
   #silenceHint(link: Link): string {
     const parts: string[] = [];
     if (this.#junk.count) {
-      parts.push(`it wrote ${this.#junk.count} line(s) that are not JSON-RPC, the first: ${JSON.stringify(this.#junk.sample.slice(0, 120))}`);
+      parts.push(`it wrote ${this.#junk.count} line(s) that are not JSON-RPC, the first: ${this.#junk.sample}`);
     }
     const tail = link instanceof StdioLink ? link.stderrTail.trim() : '';
     if (tail) parts.push(`its stderr ends:\n${tail}`);
@@ -278,13 +307,14 @@ export class Connection {
     if (this.#live?.link !== link) return;
     this.#live = undefined;
     if (err && !this.#closed) {
-      this.#emit('connection/dropped', { id: this.id, error: serializeError(err) });
+      this.#emit('connection/dropped', { id: this.id, error: serializeError(this.#redacted(err)) });
       this.#reap(link);
     }
   }
 
   #warn(message: string, code?: string): void {
-    this.#emit('connection/warned', code ? { id: this.id, message, code } : { id: this.id, message });
+    const text = redact(message, this.#secrets);
+    this.#emit('connection/warned', code ? { id: this.id, message: text, code } : { id: this.id, message: text });
   }
 
   /**
@@ -318,7 +348,7 @@ export class Connection {
     }
     // Every MCP notification is named notifications/…; anything else (`constructor`, `__proto__`) is not one.
     if (!n.method.startsWith('notifications/')) {
-      const note = this.#warnings.admit(`ignored a notification with method ${JSON.stringify(n.method.slice(0, 100))}, which is not an MCP notification`);
+      const note = this.#warnings.admit(`ignored a notification with method ${this.#quote(n.method, 100)}, which is not an MCP notification`);
       if (note) this.#warn(note);
     }
     // Other notifications (logging, progress, the listen acknowledgement) need no action here.
@@ -326,8 +356,8 @@ export class Connection {
 
   #onJunk(what: string, line: string): void {
     this.#junk.count++;
-    if (this.#junk.count === 1) this.#junk.sample = line.slice(0, 200);
-    const note = this.#warnings.admit(`ignored a line from the server (${what}): ${JSON.stringify(line.slice(0, 200))}`);
+    if (this.#junk.count === 1) this.#junk.sample = this.#quote(line, 120);
+    const note = this.#warnings.admit(`ignored a line from the server (${what}): ${this.#quote(line, 200)}`);
     if (!note) return;
     if (!this.#live && this.#openNotes.length < 16) this.#openNotes.push(note);
     this.#warn(note);

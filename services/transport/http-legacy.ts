@@ -8,7 +8,7 @@ import { request as undiciRequest, type Dispatcher } from 'undici';
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { RequestId } from '../../protocol/jsonrpc.ts';
 import { contentType, sleep } from './http-util.ts';
-import { readSse, newStreamState, type StreamState } from './sse-reader.ts';
+import { readSse, newStreamState, type StreamState, type SseSink } from './sse-reader.ts';
 
 /** SSE resumption: the server's `retry`, else 250 ms, never above 30 s; five empty resumptions in a row give up. */
 const RESUME_DEFAULT_MS = 250;
@@ -38,10 +38,16 @@ export interface LegacyHost {
   getHeaders(lastEventId: string | undefined): Promise<Record<string, string>>;
   deliver(message: unknown, raw: string): void;
   warn(message: string): void;
+  quote(text: string, max: number): string;
   fail(f: LegacyRequest, err: AlbedoError): void;
   /** Ends the link (the session is gone). */
   shutdown(err: AlbedoError): void;
 }
+
+/** What an SSE stream read for the link may do: deliver, warn, quote the server's text. */
+const sinkOf = (host: LegacyHost): SseSink => ({
+  deliver: (m, raw) => host.deliver(m, raw), warn: (m) => host.warn(m), quote: (t, n) => host.quote(t, n),
+});
 
 const broken = (f: LegacyRequest, why: string, data?: unknown): AlbedoError =>
   new AlbedoError('ALBEDO_STREAM_BROKEN', `${f.method}: ${why}; the outcome is unknown`, { outcome: 'unknown', data });
@@ -57,7 +63,7 @@ export async function resumeResponse(host: LegacyHost, f: LegacyRequest, state: 
     host.fail(f, broken(f, 'the response stream ended before the response arrived and carried no event ids to resume from'));
     return;
   }
-  const sink = { deliver: (m: unknown, raw: string) => host.deliver(m, raw), warn: (m: string) => host.warn(m) };
+  const sink = sinkOf(host);
   let empty = 0;
   while (!f.answered && !f.dropped && !host.closed) {
     await sleep(Math.min(state.retryMs ?? RESUME_DEFAULT_MS, RESUME_MAX_MS), f.ac.signal);
@@ -103,7 +109,7 @@ export async function resumeResponse(host: LegacyHost, f: LegacyRequest, state: 
  */
 export async function holdGetStream(host: LegacyHost, g: { ac: AbortController; stopped: boolean }, answered: () => void): Promise<void> {
   const state = newStreamState();
-  const sink = { deliver: (m: unknown, raw: string) => host.deliver(m, raw), warn: (m: string) => host.warn(m) };
+  const sink = sinkOf(host);
   let silent = 0;
   let backoff = GET_BACKOFF_MIN_MS;
   let everOpened = false;

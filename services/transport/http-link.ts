@@ -20,13 +20,13 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import { MAX_MESSAGE_BYTES } from '../../protocol/framing.ts';
 import type { RequestId } from '../../protocol/jsonrpc.ts';
 import type { ResolvedHttpServer } from '../../protocol/config.ts';
-import { redact, secretValues } from '../../protocol/redact.ts';
+import { redactThenCut, secretValues } from '../../protocol/redact.ts';
 import { MODERN_VERSION } from '../../protocol/versions.ts';
 import { encodeHeaderValue, nameHeaderFor, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
 import { authChallenge } from '../../protocol/oauth.ts';
 import type { LinkAuth } from '../oauth/link-auth.ts';
 import { headerOf, contentType, readCapped, excerptOf, describeNetError, valueAt } from './http-util.ts';
-import { readSse, newStreamState, MAX_BATCH, type StreamState } from './sse-reader.ts';
+import { readSse, newStreamState, MAX_BATCH, type StreamState, type SseSink } from './sse-reader.ts';
 import { resumeResponse, holdGetStream, type LegacyHost } from './http-legacy.ts';
 
 /** An error body is read only this far, for the message. */
@@ -180,9 +180,17 @@ export class HttpLink {
     return h;
   }
 
-  /** An excerpt of a server's error body with every secret value it was given (headers, OAuth secrets, tokens) cut out. */
+  /**
+   * An excerpt of a server's error body (read up to ERROR_BODY_BYTES) with every secret value it was given
+   * (headers, OAuth secrets, tokens) cut out before it is cut short.
+   */
   #excerpt(text: string): string {
-    return redact(excerptOf(text), [...this.#secrets, ...this.#tokens]);
+    return excerptOf(text, [...this.#secrets, ...this.#tokens], Buffer.byteLength(text) >= ERROR_BODY_BYTES);
+  }
+
+  /** The server's text quoted for a message: secrets cut out, then cut to `max` characters (protocol/redact.ts). */
+  #quote(text: string, max: number): string {
+    return JSON.stringify(redactThenCut(text, [...this.#secrets, ...this.#tokens], { keep: 'head', max }));
   }
 
   /**
@@ -272,7 +280,9 @@ export class HttpLink {
     }
   }
 
-  #sink = { deliver: (m: unknown, raw: string) => this.#deliver(m, raw), warn: (m: string) => this.#events.onWarn(m) };
+  #sink: SseSink = {
+    deliver: (m, raw) => this.#deliver(m, raw), warn: (m) => this.#events.onWarn(m), quote: (t, n) => this.#quote(t, n),
+  };
 
   /** A modern stream cannot be resumed; a legacy one is, with Last-Event-ID (http-legacy.ts). */
   async #resume(f: InFlight, state: StreamState): Promise<void> {
@@ -298,7 +308,8 @@ export class HttpLink {
     } catch {
       // The excerpt is only for the message.
     }
-    this.lastHttpError = { status, body: text };
+    const excerpt = this.#excerpt(text);
+    this.lastHttpError = { status, body: excerpt };
     // A legacy session the server forgot: whatever the body says, the request did not run there.
     if (status === 404 && this.#sessionId) {
       const why = `${f.method}: the server no longer knows our session (HTTP 404); the request did not run, and the next request connects again`;
@@ -321,7 +332,6 @@ export class HttpLink {
         // Not JSON after all.
       }
     }
-    const excerpt = this.#excerpt(text);
     const outcome = status >= 500 ? 'unknown' : 'not_run';
     const why = `${f.method}: the server answered HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`;
     this.#fail(f, new AlbedoError('ALBEDO_HTTP_ERROR', why, { outcome, data: { status, body: excerpt } }));
@@ -339,7 +349,7 @@ export class HttpLink {
     try {
       value = JSON.parse(text);
     } catch {
-      const why = `the server's JSON answer is not valid JSON: ${JSON.stringify(text.slice(0, 120))}`;
+      const why = `the server's JSON answer is not valid JSON: ${this.#quote(text, 120)}`;
       throw new AlbedoError('ALBEDO_INVALID_RESPONSE', why, { outcome: 'unknown' });
     }
     // A 2025-03-26 server may answer with a batch.
@@ -463,6 +473,7 @@ export class HttpLink {
     },
     deliver: (m, raw) => link.#deliver(m, raw),
     warn: (m) => link.#events.onWarn(m),
+    quote: (t, n) => link.#quote(t, n),
     fail: (f, err) => link.#fail(f as InFlight, err),
     shutdown: (err) => link.#shutdown(err),
   }))(this);

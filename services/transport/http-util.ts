@@ -4,6 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { AlbedoError } from '../../protocol/errors.ts';
+import { redact, redactThenCut } from '../../protocol/redact.ts';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -39,9 +40,15 @@ export async function readCapped(body: Dispatcher.ResponseData['body'], limit: n
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A body excerpt for an error message: white space folded, at most 200 characters. */
-export function excerptOf(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().slice(0, 200);
+/**
+ * A body excerpt for an error message: every secret cut out of the whole
+ * body first (before white space is folded: a secret may hold some), then
+ * white space folded and at most 200 characters kept, a secret the cut broke
+ * dropped (protocol/redact.ts). `cut`: the body was read only so far.
+ */
+export function excerptOf(text: string, secrets: readonly string[] = [], cut = false): string {
+  const folded = redact(text, secrets).replace(/\s+/g, ' ').trim();
+  return redactThenCut(folded, secrets, { keep: 'head', max: 200, cut });
 }
 
 /** undici's errors nest the socket's: say the useful part, with its code. */

@@ -7,6 +7,7 @@
 import { classify, ErrorCode, type JsonRpcRequest, type JsonRpcNotification, type RequestId, type JsonRpcErrorObject } from '../../protocol/jsonrpc.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { pruned } from '../../protocol/bounds.ts';
+import { redactThenCut } from '../../protocol/redact.ts';
 
 export interface PeerLink {
   send(message: unknown): void;
@@ -72,6 +73,8 @@ export interface PeerHandlers {
   onNotification(n: JsonRpcNotification): void;
   /** A line that is not a JSON-RPC message, or a response nobody waits for. */
   onJunk(what: string, line: string): void;
+  /** Values the server was given that may be secrets: cut out of its error messages before they are cut short. */
+  secrets?: readonly string[];
 }
 
 /** How many of the server's own requests are served at once; more are dropped with a warning. */
@@ -142,7 +145,7 @@ export class RpcPeer {
         }
         this.#pending.delete(id!);
         this.#release(p);
-        if ('error' in c.message) p.reject(serverError(p.method, c.message.error));
+        if ('error' in c.message) p.reject(serverError(p.method, c.message.error, this.#handlers.secrets));
         else {
           if (p.method.endsWith('/list')) wireSizes.set(c.message.result, line.length);
           p.resolve(c.message.result);
@@ -366,10 +369,12 @@ function timeoutError(p: Pending): AlbedoError {
 }
 
 /** A server's JSON-RPC error as an AlbedoError; the server's code and data stay in `data`. */
-export function serverError(method: string, e: JsonRpcErrorObject): AlbedoError {
+export function serverError(method: string, e: JsonRpcErrorObject, secrets: readonly string[] = []): AlbedoError {
   // The server's text and data are shown, never trusted: bounded in length and depth (deep data could not cross threads).
-  const message = e.message.length > 4096 ? `${e.message.slice(0, 4096)}…` : e.message;
-  const why = `${method} failed on the server: ${message.slice(0, 1000)} (${e.code})`;
+  // Its secrets are cut out before its text is cut short (protocol/redact.ts).
+  const cut = (max: number): string => redactThenCut(e.message, secrets, { keep: 'head', max });
+  const message = e.message.length > 4096 ? `${cut(4096)}…` : cut(4096);
+  const why = `${method} failed on the server: ${cut(1000)} (${e.code})`;
   return new AlbedoError('ALBEDO_SERVER_ERROR', why, { data: { code: e.code, message, data: pruned(e.data) } });
 }
 

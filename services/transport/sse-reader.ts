@@ -24,6 +24,8 @@ export const newStreamState = (): StreamState => ({ lastEventId: undefined, retr
 export interface SseSink {
   deliver(message: unknown, raw: string): void;
   warn(message: string): void;
+  /** The server's text, at most `max` characters, quoted for a warning with every secret cut out first. */
+  quote(text: string, max: number): string;
 }
 
 type Body = AsyncIterable<Buffer | string> & { destroy(err?: Error): unknown };
@@ -53,7 +55,7 @@ export async function readSse(body: Body, state: StreamState, signal: AbortSigna
       try {
         value = JSON.parse(e.data);
       } catch {
-        sink.warn(`ignored an SSE event that is not JSON: ${JSON.stringify(e.data.slice(0, 120))}`);
+        sink.warn(`ignored an SSE event that is not JSON: ${sink.quote(e.data, 120)}`);
         return;
       }
       if (Array.isArray(value)) {

@@ -21,7 +21,7 @@ import { LineDecoder, encodeMessage, FrameTooLargeError, MAX_MESSAGE_BYTES } fro
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { ResolvedStdioServer } from '../../protocol/config.ts';
 import type { RequestId } from '../../protocol/jsonrpc.ts';
-import { redact, secretValues } from '../../protocol/redact.ts';
+import { redactThenCut, secretValues } from '../../protocol/redact.ts';
 
 const LAUNCHER_PY = fileURLToPath(new URL('./launcher.py', import.meta.url));
 /** The C launcher built at install (`npm run prepare`): same contract, ~0.3 MB instead of Python's ~4.5 MB per connection. */
@@ -115,12 +115,13 @@ export class StdioLink {
    * and every value the server was given that may be a secret (its
    * environment: protocol/redact.ts) is cut out — a server that prints its
    * key on the way out must not put it in an error, an event or a response.
+   * A secret the window's start broke leaves nothing: its end is dropped.
    */
   get stderrTail(): string {
     let start = 0;
     // At most three continuation bytes (10xxxxxx) can belong to a character that began before the cut.
     if (this.#tailCut) while (start < 3 && start < this.#tail.length && (this.#tail[start]! & 0xc0) === 0x80) start++;
-    return redact(this.#tail.toString('utf8', start), this.#secrets);
+    return redactThenCut(this.#tail.toString('utf8', start), this.#secrets, { keep: 'tail', max: Infinity, cut: this.#tailCut });
   }
 
   #onStderr(chunk: Buffer): void {
