@@ -32,6 +32,13 @@ const oauthSignIn = (): Promise<typeof import('../services/oauth/sign-in.ts')> =
 export interface AlbedoOptions {
   /** State directory ($ALBEDO_HOME, default ~/.albedo); null keeps nothing on disk (no era cache). */
   home?: string | null;
+  /**
+   * The path the settings service reads `home`'s extensions.json and watches
+   * it through (default `home`): the daemon passes `/proc/self/fd/N` of the
+   * home it checked and holds open (protocol/private-dir.ts), so a home
+   * swapped after its check is not what is read.
+   */
+  homeAt?: string;
   /** Shared transport workers (connections are spread over them). Default 2. */
   transportWorkers?: number;
   clientInfo?: Implementation;
@@ -145,7 +152,7 @@ export class Albedo {
       },
     });
     this.#sessions = new Sessions({
-      kernel: this.kernel, home: this.home, capabilities: capabilitiesFor(opts.handlers), supervision: opts.supervision, owner: opts.owner,
+      kernel: this.kernel, home: this.home, homeAt: opts.homeAt, capabilities: capabilitiesFor(opts.handlers), supervision: opts.supervision, owner: opts.owner,
     });
     const byId = (id: string): Connection | undefined => this.#connections.get(id);
     this.#unsubscribe.push(

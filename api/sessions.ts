@@ -335,6 +335,8 @@ export interface SessionsInit {
   kernel: Kernel;
   /** $ALBEDO_HOME; null: no sessions (they need extensions.json and the saved catalogues). */
   home: string | null;
+  /** The path the home's settings file is read through (AlbedoOptions.homeAt). */
+  homeAt?: string;
   /** The client capabilities declared to the sessions' servers. */
   capabilities: Record<string, unknown>;
   supervision?: Pick<ServiceSpec, 'restart' | 'heartbeat'>;
@@ -376,7 +378,7 @@ export class Sessions {
     if (this.#started) return;
     this.#started = true;
     const { kernel, supervision } = this.#init;
-    kernel.start({ name: 'settings', module: SETTINGS, instances: 1, options: { home }, ...supervision });
+    kernel.start({ name: 'settings', module: SETTINGS, instances: 1, options: { home, at: this.#init.homeAt }, ...supervision });
     kernel.start({ name: 'catalogue', module: CATALOGUE, instances: 1, options: { storePath: `${home}/store` }, ...supervision });
     this.#direct.provide();
     kernel.start({

@@ -11,13 +11,22 @@
  * started detached, its stderr appended to `$ALBEDO_HOME/daemon.log`, and
  * the command waits (bounded) until it answers. None of this loads the
  * kernel.
+ *
+ * Before anything in the home is read, the home is checked as the daemon
+ * checks it (protocol/private-dir.ts: this user's alone, and so is every
+ * directory on the way) and held; its files are read through the directory
+ * checked. A home that fails is refused (ALBEDO_HOME_UNSAFE, exit 7): there,
+ * another user's process could have written a daemon.json and daemon.lock
+ * of its own, with a token of its own, pass the proof and be sent what a
+ * command carries (`mcp add`'s secrets).
  */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { openPrivateDir, PrivateDirError, type PrivateDir } from '../../protocol/private-dir.ts';
 import { CliError, EXIT } from './errors.ts';
 import { ConnectFailed, request } from './http.ts';
 
@@ -43,10 +52,43 @@ const START_WAIT_MS = 90_000;
 /** How long `daemon stop` waits for the process to go (it closes every session and reaps every server first). */
 export const STOP_WAIT_MS = 90_000;
 
+/**
+ * `home` checked (see the module's comment) and held; null when it does not exist (yet), unless `create` makes it
+ * (a directory at a time, 0700). Throws ALBEDO_HOME_UNSAFE (exit 7) for a home that is not this user's alone.
+ */
+export function openHome(home: string, create = false): PrivateDir | null {
+  try {
+    return openPrivateDir(home, { create });
+  } catch (err) {
+    if (err instanceof PrivateDirError && err.reason === 'missing' && !create) return null;
+    throw unsafeHome(home, err);
+  }
+}
+
+function unsafeHome(home: string, err: unknown): CliError {
+  return new CliError('ALBEDO_HOME_UNSAFE', `${home} is not used: ${(err as Error).message}; nothing in it was read`, EXIT.unsafeHome);
+}
+
+/** The text of `name` in the checked home, read through the directory checked; null when there is none. */
+function readHomeFile(home: string, name: string): string | null {
+  const dir = openHome(home);
+  if (!dir) return null;
+  try {
+    return readFileSync(dir.file(name), 'utf8');
+  } catch (err) {
+    if (err instanceof PrivateDirError) throw unsafeHome(home, err);
+    return null;
+  } finally {
+    dir.close();
+  }
+}
+
 /** daemon.json of `home`, or null when there is none or it is not a daemon's. */
 export function readInfo(home: string): DaemonInfo | null {
+  const text = readHomeFile(home, 'daemon.json');
+  if (text === null) return null;
   try {
-    const v = JSON.parse(readFileSync(path.join(home, 'daemon.json'), 'utf8')) as Partial<DaemonInfo>;
+    const v = JSON.parse(text) as Partial<DaemonInfo>;
     if (!Number.isInteger(v.port) || typeof v.token !== 'string' || !Number.isInteger(v.pid) || typeof v.version !== 'string') return null;
     return v as DaemonInfo;
   } catch {
@@ -62,8 +104,10 @@ export interface LockRecord {
 
 /** daemon.lock of `home`, or null when there is none or it is not one. */
 export function readLock(home: string): LockRecord | null {
+  const text = readHomeFile(home, 'daemon.lock');
+  if (text === null) return null;
   try {
-    const v = JSON.parse(readFileSync(path.join(home, 'daemon.lock'), 'utf8')) as Partial<LockRecord>;
+    const v = JSON.parse(text) as Partial<LockRecord>;
     if (!Number.isInteger(v.pid) || (v.start !== null && typeof v.start !== 'string')) return null;
     return { pid: v.pid!, start: v.start ?? null };
   } catch {
@@ -198,8 +242,10 @@ async function trySpawnMutex(home: string): Promise<Release | null> {
  * news names the daemon that answered.
  */
 export async function startDaemon(home: string, say: (line: string) => void): Promise<DaemonInfo> {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
+  // Made if missing, checked and held as the daemon does (it checks again itself): the log and the spawn mutex go through it.
+  const held = openHome(home, true)!;
   const logFile = path.join(home, 'daemon.log');
+  const logAt = held.file('daemon.log');
   const end = Date.now() + START_WAIT_MS;
   let from = 0;
   let child: (() => number | null | undefined) | null = null;
@@ -224,17 +270,17 @@ export async function startDaemon(home: string, say: (line: string) => void): Pr
         // Another daemon took the home first (one started by hand): wait for it, or start again once it has gone.
         child = null;
       } else if (code !== undefined && code !== null) {
-        const tail = logTail(logFile, from);
+        const tail = logTail(logAt, from);
         throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `the daemon exited (${code}) before it answered${tail ? `: ${tail}` : ''}`, EXIT.unreachable);
       } else if (code === null) {
         throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `the daemon was killed before it answered; see ${logFile}`, EXIT.unreachable);
       }
       if (!child && !lockHeld(home)) {
-        release ??= await trySpawnMutex(home);
+        release ??= await trySpawnMutex(held.at);
         // Under the mutex, looked at again: a daemon started by the previous holder may have taken the lock meanwhile.
         if (release && !lockHeld(home) && !runningDaemon(home)) {
-          from = logSize(logFile);
-          child = spawnDetached(home, logFile);
+          from = logSize(logAt);
+          child = spawnDetached(home, logAt);
           spawnedAny = true;
         }
       }
@@ -242,6 +288,7 @@ export async function startDaemon(home: string, say: (line: string) => void): Pr
     }
   } finally {
     await release?.();
+    held.close();
   }
   throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `the daemon did not answer within ${START_WAIT_MS / 1000} s; see ${logFile}`, EXIT.unreachable);
 }

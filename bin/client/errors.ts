@@ -21,11 +21,13 @@ export const EXIT = {
   needsSignIn: 5,
   /** `albedo call`: the tool ran and reported an error (isError). */
   toolError: 6,
+  /** $ALBEDO_HOME, or a directory on the way to it, is not this user's alone (ALBEDO_HOME_UNSAFE): nothing in it was read. */
+  unsafeHome: 7,
 } as const;
 export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
 
 /** Codes only the CLI has (the daemon's are the API's, docs/api.md). */
-export type CliOwnCode = 'ALBEDO_DAEMON_UNREACHABLE';
+export type CliOwnCode = 'ALBEDO_DAEMON_UNREACHABLE' | 'ALBEDO_HOME_UNSAFE';
 
 /** A failure a command reports: a stable code, a message without secrets, the exit status. */
 export class CliError extends Error {

@@ -14,6 +14,8 @@ type P<M extends keyof SettingsMethods> = SettingsMethods[M]['params'];
 
 export interface SettingsServiceOptions {
   home: string;
+  /** The path extensions.json is read through (SettingsOptions.at; default home). */
+  at?: string;
   /** The environment `{ env }` secrets are looked up in (default: the worker's process.env, a copy of the daemon's). */
   env?: Record<string, string>;
   /** Pick up hand edits (default true). */
@@ -39,6 +41,7 @@ export default defineService({
     if (!o || typeof o.home !== 'string') throw new Error('the settings service needs options.home');
     store = await new SettingsStore({
       home: o.home,
+      at: o.at,
       env: o.env,
       debounceMs: o.debounceMs,
       onEvent: (name, payload) => ctx.emit(name, payload),
@@ -53,7 +56,7 @@ export default defineService({
     'settings/resolve': (p: P<'settings/resolve'>) => the().resolve(nameOf(p)),
     'settings/resolve-all': (p: P<'settings/resolve-all'>) => the().resolveAll({ include: p?.include, exclude: p?.exclude }),
     'settings/resolve-draft': (p: P<'settings/resolve-draft'>) => the().resolveDraft(nameOf(p), p.entry, p.secrets),
-    'settings/put-server': (p: P<'settings/put-server'>) => the().putServer(nameOf(p), p.entry, p.secrets),
+    'settings/put-server': (p: P<'settings/put-server'>) => the().putServer(nameOf(p), p.entry, p.secrets, p.expect),
     'settings/put-section': (p: P<'settings/put-section'>) => the().putSection(p),
     'settings/remove-server': (p: P<'settings/remove-server'>) => the().removeServer(nameOf(p)),
     'settings/reload': () => the().reload('file'),

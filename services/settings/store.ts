@@ -6,14 +6,18 @@
  * together or not at all, one write at a time.
  *
  * Write order: extensions.json first, then creds.json, holding the server's
- * creds record lock across both. If the creds write fails, extensions.json
- * is put back byte for byte. A write that changes both files is journaled
- * first (journal.ts): a process killed between the two renames leaves a
- * journal, and the next store to open the home completes or undoes that
- * write, so the files are the old pair or the new pair, never one of each.
+ * creds record lock across both; extensions.json is read under that lock,
+ * just before its rename, and a caller's expectation of the entry (what its
+ * write was planned on) is checked there. If the creds write fails,
+ * extensions.json is put back byte for byte — unless it no longer holds
+ * what this write put there (a hand edit since then stands). A write that
+ * changes both files is journaled first (journal.ts): a process killed
+ * between the two renames leaves a journal, and the next store to open the
+ * home completes or undoes that write, so the files are the old pair or the
+ * new pair, never one of each.
  */
 import path from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { sectionsPatchSchema } from '../../protocol/settings.ts';
 import type {
@@ -28,13 +32,19 @@ import { WriteJournal, secretsDigest, type CredsExpectation } from './journal.ts
 import { problemOf, resolveSettingsServer, type ResolveEnv } from './resolve.ts';
 import { changeOf, diffKnown, knowAll, type Known } from './changes.ts';
 import {
-  applySecretsPatch, documentWith, documentWithSections, invalidConfig, parseSecretsPatch, sameSecrets, secretsConflicts, stableJson, summaryOf,
+  applySecretsPatch, documentWith, documentWithSections, entryIn, invalidConfig, parseSecretsPatch, sameSecrets, secretsConflicts, stableJson,
+  summaryOf, type EntryExpectation,
 } from './writes.ts';
 import { watchDir, type DirWatch } from './watch.ts';
 
 export interface SettingsOptions {
   /** $ALBEDO_HOME: extensions.json and creds.json live here; relative paths in entries are taken from here. */
   home: string;
+  /**
+   * The path extensions.json is read and the home watched through (default `home`): the daemon's
+   * `/proc/self/fd/N` of the home it checked and holds (protocol/private-dir.ts).
+   */
+  at?: string;
   /** Where `{ env }` secrets are looked up (default: process.env). */
   env?: NodeJS.ProcessEnv;
   onEvent?: <E extends keyof SettingsEvents>(name: E, payload: SettingsEvents[E]) => void;
@@ -49,6 +59,8 @@ const CREDS_FILE = 'creds.json';
 export class SettingsStore {
   readonly home: string;
   readonly file: string;
+  /** extensions.json as it is read: through the held home, when there is one. */
+  readonly #readFile: string;
   readonly #opts: SettingsOptions;
   readonly #secrets: SecretsFile;
   readonly #journal: WriteJournal;
@@ -67,6 +79,7 @@ export class SettingsStore {
     this.#opts = opts;
     this.home = path.resolve(opts.home);
     this.file = path.join(this.home, SETTINGS_FILE);
+    this.#readFile = path.join(opts.at ?? this.home, SETTINGS_FILE);
     this.#secrets = new SecretsFile(path.join(this.home, CREDS_FILE));
     this.#journal = new WriteJournal(this.home, this.file);
   }
@@ -77,7 +90,7 @@ export class SettingsStore {
     this.#recover();
     // Watching first: an edit made while the first read runs is read again after it.
     if (watch) {
-      this.#watch = watchDir(this.home, [SETTINGS_FILE, CREDS_FILE], this.#opts.debounceMs ?? 100, (name) => {
+      this.#watch = watchDir(this.#opts.at ?? this.home, [SETTINGS_FILE, CREDS_FILE], this.#opts.debounceMs ?? 100, (name) => {
         void this.reload(name === CREDS_FILE ? 'credentials' : 'file').catch(() => {});
       });
     }
@@ -121,7 +134,7 @@ export class SettingsStore {
   /** Re-reads extensions.json (cause `file`) or re-resolves for creds.json (`credentials`); returns what is in force. */
   reload(cause: 'file' | 'credentials' = 'file'): Promise<{ generation: number; invalid: SettingsIssue[] | null }> {
     return this.#exclusive(async () => {
-      const read = readSettingsFile(this.file);
+      const read = readSettingsFile(this.#readFile);
       const same = this.#bytes !== undefined && (read.bytes === null ? this.#bytes === null : this.#bytes !== null && read.bytes.equals(this.#bytes));
       if (!same) {
         this.#bytes = read.bytes;
@@ -241,10 +254,14 @@ export class SettingsStore {
     return next;
   }
 
-  /** Adds or replaces server `name` with `input` (written as given) and applies the secrets patch, together or not at all. */
-  async putServer(name: string, input: SettingsServerInput, patch?: SecretsPatch): Promise<ServerChange> {
+  /**
+   * Adds or replaces server `name` with `input` (written as given) and applies the secrets patch, together or not at all.
+   * `expect`: the entry the caller planned on (null: none); another in the file now refuses the write (ALBEDO_EDIT_CONFLICT).
+   */
+  async putServer(name: string, input: SettingsServerInput, patch?: SecretsPatch, expect?: EntryExpectation): Promise<ServerChange> {
     const { entry, secrets } = this.#validate(name, input, patch);
-    return this.#write(name, input, (cur) => ({ secrets: this.#nextSecrets(name, entry, cur, secrets), signOut: secrets?.oauth === null }));
+    const plan: CredsPlan = (cur) => ({ secrets: this.#nextSecrets(name, entry, cur, secrets), signOut: secrets?.oauth === null });
+    return this.#write(name, input, plan, expect);
   }
 
   /** Removes server `name` and everything creds.json holds for it (its secrets and OAuth record). */
@@ -252,26 +269,32 @@ export class SettingsStore {
     return this.#write(name, undefined, () => ({ entry: null }));
   }
 
-  async #write(name: string, input: unknown, credsFor: CredsPlan): Promise<ServerChange> {
+  async #write(name: string, input: unknown, credsFor: CredsPlan, expect?: EntryExpectation): Promise<ServerChange> {
     try {
-      return await this.#writeOnce(name, input, credsFor);
+      return await this.#writeOnce(name, input, credsFor, expect);
     } catch (err) {
       throw asWriteError(err);
     }
   }
 
-  #writeOnce(name: string, input: unknown, credsFor: CredsPlan): Promise<ServerChange> {
+  #writeOnce(name: string, input: unknown, credsFor: CredsPlan, planned?: EntryExpectation): Promise<ServerChange> {
     return this.#exclusive(async () => {
-      const read = readSettingsFile(this.file);
-      if (!read.result.ok || !read.doc) throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
-      if (input === undefined && !Object.hasOwn(read.result.settings.servers, name)) {
-        throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, { outcome: 'not_run', data: { server: name } });
-      }
-      const doc = documentWith(read.doc, name, input);
-      const next = parseSettingsDocument(doc);
-      if (!next.ok) throw invalidConfig(next.issues);
-      const text = formatDocument(doc);
+      let done: { text: string; settings: Settings } | undefined;
       await this.#secrets.withRecord(name, async (tx) => {
+        // Read under the record lock, just before the renames: what the new document keeps, and what `planned` is checked against.
+        const read = readSettingsFile(this.file);
+        if (!read.result.ok || !read.doc) throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
+        if (input === undefined && !Object.hasOwn(read.result.settings.servers, name)) {
+          throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, { outcome: 'not_run', data: { server: name } });
+        }
+        if (planned && stableJson(entryIn(read.doc, name) ?? null) !== stableJson(planned.entry)) {
+          const message = `${name} was changed in ${this.file} while this save was under way; nothing was written: read it again`;
+          throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { server: name } });
+        }
+        const doc = documentWith(read.doc, name, input);
+        const next = parseSettingsDocument(doc);
+        if (!next.ok) throw invalidConfig(next.issues);
+        const text = formatDocument(doc);
         const cur = safeCurrent(tx.current);
         const { change, expect } = credsChangeOf(credsFor(cur), cur, tx.signedIn());
         // Both files change: journaled first, so a kill between the two renames is completed or undone at the next start.
@@ -285,14 +308,15 @@ export class SettingsStore {
         try {
           if (change) await tx.write(change.next, { signOut: change.signOut });
         } catch (err) {
-          this.#restore(read.bytes, err);
+          this.#restore(read.bytes, text, err);
           this.#journal.end();
           throw err;
         }
         this.#journal.end();
+        done = { text, settings: next.settings };
       }, this.#opts.hooks?.beforeCredsRename);
-      this.#bytes = Buffer.from(text);
-      const changes = this.#commit(next.settings, 'write');
+      this.#bytes = Buffer.from(done!.text);
+      const changes = this.#commit(done!.settings, 'write');
       return changes.find((c) => c.name === name) ?? this.#unchanged(name);
     });
   }
@@ -328,8 +352,18 @@ export class SettingsStore {
     }
   }
 
-  /** Puts extensions.json back as it was before a write whose creds half failed (`cause`). */
-  #restore(bytes: Buffer | null, cause: unknown): void {
+  /**
+   * Puts extensions.json back as it was (`bytes`) before a write whose creds half failed (`cause`) — only while it
+   * still holds what that write put there (`wrote`): a hand edit made since then stands, as the journal's recovery keeps it.
+   */
+  #restore(bytes: Buffer | null, wrote: string, cause: unknown): void {
+    let now: Buffer | null;
+    try {
+      now = readFileSync(this.file);
+    } catch {
+      now = null;
+    }
+    if (now === null || !now.equals(Buffer.from(wrote))) return;
     try {
       if (bytes === null) removeFileDurably(this.file);
       else writeFileAtomic(this.file, bytes);

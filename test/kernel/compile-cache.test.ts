@@ -15,8 +15,8 @@ import { pathToFileURL } from 'node:url';
 import { NODE, ROOT, tempHome } from '../helpers.ts';
 
 const cacheDir = (home: string): string => path.join(home, 'albedo', 'compile');
-/** An entry as the cache writes one: the code, then the seal with its SHA-256. */
-const sealed = (js: string): string => `${js}\n//# albedo-sha256=${createHash('sha256').update(js).digest('hex')}\n`;
+/** An entry as the cache writes one under `file`'s name: the code, then the seal, the SHA-256 of the name and the code. */
+const sealed = (file: string, js: string): string => `${js}\n//# albedo-sha256=${createHash('sha256').update(`${path.basename(file)}\0${js}`).digest('hex')}\n`;
 const codeOf = (entry: string): string => entry.slice(0, entry.lastIndexOf('\n//# albedo-sha256='));
 const CACHE = pathToFileURL(path.join(ROOT, 'kernel', 'compile-cache.ts')).href;
 const VERSIONS_FILE = path.join(ROOT, 'protocol', 'versions.ts');
@@ -63,23 +63,23 @@ t.test('a run keeps the stripped text of what it loaded; the next run, and its w
   t.equal(statSync(entry!).mode & 0o777, 0o600);
 
   const planted = `import { parentPort } from 'node:worker_threads';\nexport const MODERN_VERSION = ${JSON.stringify(PLANTED)};\nparentPort?.postMessage(MODERN_VERSION);\n`;
-  writeFileSync(entry!, sealed(planted));
+  writeFileSync(entry!, sealed(entry!, planted));
   t.same(run(t, tmp), { dir, main: PLANTED, worker: PLANTED }, 'the main thread and a worker load the cached text');
 
   // Damaged (cut short, say by a crash before it reached the disk), or not sealed: stripped again, and rewritten.
-  writeFileSync(entry!, sealed(planted).slice(0, 40));
+  writeFileSync(entry!, sealed(entry!, planted).slice(0, 40));
   t.same(run(t, tmp), { dir, main: MODERN_VERSION, worker: null }, 'a truncated entry is not run');
   const rewritten = readFileSync(entry!, 'utf8');
-  t.ok(sealed(codeOf(rewritten)) === rewritten && codeOf(rewritten).endsWith(suffix), 'and is written again whole, sealed');
+  t.ok(sealed(entry!, codeOf(rewritten)) === rewritten && codeOf(rewritten).endsWith(suffix), 'and is written again whole, sealed');
   writeFileSync(entry!, planted);
   t.same(run(t, tmp), { dir, main: MODERN_VERSION, worker: null }, 'an entry without its seal is not run');
 
   // Not ours alone: readable by others, or a link (to a file that would pass), is not run either.
-  writeFileSync(entry!, sealed(planted), { mode: 0o644 });
+  writeFileSync(entry!, sealed(entry!, planted), { mode: 0o644 });
   chmodSync(entry!, 0o644);
   t.same(run(t, tmp), { dir, main: MODERN_VERSION, worker: null }, 'an entry others may read or write is not run');
   const elsewhere = path.join(tempHome(t), 'planted.js');
-  writeFileSync(elsewhere, sealed(planted), { mode: 0o600 });
+  writeFileSync(elsewhere, sealed(entry!, planted), { mode: 0o600 });
   rmSync(entry!);
   symlinkSync(elsewhere, entry!);
   t.same(run(t, tmp), { dir, main: MODERN_VERSION, worker: null }, 'an entry that is a link is not followed');
