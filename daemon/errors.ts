@@ -70,6 +70,8 @@ export function statusOf(code: AlbedoErrorCode): number {
       return 400;
     case 'ALBEDO_NOT_FOUND':
       return 404;
+    case 'ALBEDO_EDIT_CONFLICT':
+      return 409;
     case 'ALBEDO_CLOSED':
     case 'ALBEDO_SERVICE_LOST':
     case 'ALBEDO_SERVICE_FAILED':

@@ -32,8 +32,10 @@ const WRITE_ERRORS = {
   400: err('invalid input: `path` names the field (ALBEDO_INVALID_ARGUMENT, ALBEDO_INVALID_CONFIG)'),
   404: err('no such server (ALBEDO_NOT_FOUND)'),
   409: err('strict save: the server cannot start (the code is why: ALBEDO_SPAWN_FAILED, ALBEDO_SERVER_EXITED, ALBEDO_TIMEOUT, '
-    + 'ALBEDO_INVALID_CONFIG for a variable or file it cannot read, …), or extensions.json is broken; nothing was written'),
-  412: err('If-Match is not the current ETag, or If-None-Match: * and the server exists (ALBEDO_PRECONDITION_FAILED); nothing was written'),
+    + 'ALBEDO_INVALID_CONFIG for a variable or file it cannot read, …), extensions.json is broken, or the entry was edited in the file '
+    + 'while the save was tried (ALBEDO_EDIT_CONFLICT); nothing was written'),
+  412: err('If-Match is not the current ETag, or If-None-Match: * and the server exists, also when that changed while the save was tried '
+    + '(ALBEDO_PRECONDITION_FAILED); nothing was written'),
   413: err('the body is over 1 MiB (ALBEDO_TOO_LARGE)'),
   415: err('the body is not JSON (ALBEDO_INVALID_ARGUMENT)'),
 } as const;

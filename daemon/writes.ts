@@ -10,7 +10,12 @@
  * The queue is what makes a read-modify-write (PATCH, enable, disable) and
  * an If-Match check safe against another client's write: the settings
  * service serializes its own writes, but the merge happens here. Reads are
- * not queued. `PATCH /v1/mcp` (`settings/put-section`) goes through the
+ * not queued. A hand edit is not queued either: the try can take twice the
+ * server's startupTimeoutMs, so `settings/put-server` is given the entry as
+ * read when the write was planned and refuses (ALBEDO_EDIT_CONFLICT) when
+ * the file holds another by then — 409, or 412 (ALBEDO_PRECONDITION_FAILED)
+ * for a write with If-Match or If-None-Match, whose version is then no
+ * longer the current one. Nothing is written either way. `PATCH /v1/mcp` (`settings/put-section`) goes through the
  * same queue; it tries no server.
  *
  * A write that removes a server, changes its URL or signs it out ends the
@@ -20,6 +25,7 @@
 import { readFileSync } from 'node:fs';
 import type { SettingsView } from '../protocol/services/settings.ts';
 import type { SectionsPatch } from '../protocol/settings.ts';
+import { AlbedoError } from '../protocol/errors.ts';
 import { ApiError } from './errors.ts';
 import { checkPreconditions, type Preconditions } from './etag.ts';
 import { etagOf } from './etag.ts';
@@ -158,7 +164,11 @@ export class SettingsWrites {
       if (pre.ifMatch !== undefined || pre.ifNoneMatch !== undefined) {
         checkPreconditions(pre, cur ? (await describeServer(this.#reader, name, cur)).etag : null);
       }
-      const p = plan(cur, cur ? savedEntry(view, name, cur) : {});
+      const written = writtenEntry(view, name);
+      if (written === undefined) {
+        throw editConflict(new AlbedoError('ALBEDO_EDIT_CONFLICT', `${view.path} changed while it was read; nothing was written: try again`), pre);
+      }
+      const p = plan(cur, cur ? (written ?? { ...entryOf(cur) }) : {});
       if ('remove' in p) {
         await kernel.call('settings', 'settings/remove-server', { name }, { timeoutMs: SETTINGS_TIMEOUT_MS });
         await this.#forget(name);
@@ -177,7 +187,10 @@ export class SettingsWrites {
         const d = cur ? await describeServer(this.#reader, name, cur) : null;
         return { saved: false, created: !cur, check, server: d?.dto ?? null, etag: d?.etag ?? null };
       }
-      const change = await kernel.call('settings', 'settings/put-server', { name, entry: raw as never, secrets: patch }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+      // Checked against the file inside the write: the entry the plan was built on.
+      const change = await kernel.call('settings', 'settings/put-server', { name, entry: raw as never, secrets: patch, expect: { entry: written } }, {
+        timeoutMs: SETTINGS_TIMEOUT_MS,
+      }).catch((err: unknown) => { throw editConflict(err, pre); });
       if (tried?.result === 'connected' && change.fingerprint === tried.row.fingerprint) await this.#keep(tried.row);
       const moved = cur?.type === 'http' && (entry.type !== 'http' || entry.url !== cur.url);
       if (patch?.oauth === null || moved) await this.#opts.logins?.remove(name);
@@ -194,19 +207,32 @@ function notFound(name: string): ApiError {
 }
 
 /**
- * The server's entry as written in extensions.json, so a merge patch keeps
- * what the user wrote (defaults stay implicit). The file was just reloaded
- * and is valid, so it is what is in force; should it have changed in
- * between, the entry in force (defaults filled in) stands in.
+ * The server's entry as written in extensions.json (null: none), so a merge
+ * patch keeps what the user wrote (defaults stay implicit), and the commit
+ * can tell whether it changed meanwhile. The file was just reloaded and is
+ * valid, so it is what is in force; undefined when it cannot be read now
+ * (an edit under way).
  */
-function savedEntry(view: SettingsView, name: string, cur: ViewServer): Record<string, unknown> {
+function writtenEntry(view: SettingsView, name: string): Record<string, unknown> | null | undefined {
+  let doc: unknown;
   try {
-    const doc = JSON.parse(readFileSync(view.path!, 'utf8')) as unknown;
-    const servers = isObject(doc) && isObject(doc.mcp) ? doc.mcp.servers : undefined;
-    const e = isObject(servers) && Object.hasOwn(servers, name) ? servers[name] : undefined;
-    if (isObject(e)) return e;
-  } catch {
-    // Fall through to the entry in force.
+    doc = JSON.parse(readFileSync(view.path!, 'utf8')) as unknown;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
   }
-  return { ...entryOf(cur) };
+  const servers = isObject(doc) && isObject(doc.mcp) ? doc.mcp.servers : undefined;
+  const e = isObject(servers) && Object.hasOwn(servers, name) ? servers[name] : undefined;
+  return e === undefined ? null : isObject(e) ? e : undefined;
+}
+
+/**
+ * The entry changed on disk while the write was tried: 409 ALBEDO_EDIT_CONFLICT, or, when the
+ * request named a version (If-Match, If-None-Match), 412 as for any other version that is not it.
+ */
+function editConflict(err: unknown, pre: Preconditions): unknown {
+  if (!AlbedoError.is(err) || err.code !== 'ALBEDO_EDIT_CONFLICT') return err;
+  const header = pre.ifMatch !== undefined ? 'if-match' : pre.ifNoneMatch !== undefined ? 'if-none-match' : null;
+  if (header === null) return new ApiError(409, err.code, err.message, { outcome: 'not_run' });
+  const message = `the server changed since ${header === 'if-match' ? 'that version was read' : 'the save began'} (edited while it was tried); read it again`;
+  return new ApiError(412, 'ALBEDO_PRECONDITION_FAILED', message, { path: ['headers', header], outcome: 'not_run' });
 }

@@ -40,6 +40,8 @@ export const ErrorCodes = [
   'ALBEDO_CATALOGUE_TOO_LARGE',
   /** A queue in front of a server is full (a stdio server that stopped reading): the request did not run. */
   'ALBEDO_OVERLOADED',
+  /** A settings write found the server's entry changed on disk since the write was planned (a hand edit): nothing was written. */
+  'ALBEDO_EDIT_CONFLICT',
 ] as const;
 export type AlbedoErrorCode = (typeof ErrorCodes)[number];
 export type Outcome = 'not_run' | 'unknown';

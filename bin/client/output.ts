@@ -29,13 +29,17 @@ export function safe(s: string, lines = false): string {
   return s.replace(lines ? CONTROL_BUT_LINES : CONTROL, hex);
 }
 
+// What toJson writes as \uXXXX beyond JSON.stringify's own: DEL, C1 and the bidirectional controls.
+const JSON_EXTRA = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
 /**
- * `value` as JSON, with DEL and the C1 controls written as `\u00XX` too
- * (JSON.stringify escapes only the C0 ones): the same JSON value, and
- * nothing in it a terminal would obey.
+ * `value` as JSON, with DEL, the C1 controls and the bidirectional ones
+ * written as `\uXXXX` too (JSON.stringify escapes only the C0 ones): the
+ * same JSON value, and nothing in it a terminal would obey. `space`: as
+ * JSON.stringify's (0: one line).
  */
-export function toJson(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+export function toJson(value: unknown, space = 2): string {
+  return JSON.stringify(value, null, space).replace(JSON_EXTRA, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** Writes `value` as one JSON document (`json`), or the human text. */

@@ -7,9 +7,12 @@
  */
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
+import path from 'node:path';
 import { createAlbedo, defaultHome, type Albedo, type AuthorizeHandler } from '../../api/albedo.ts';
 import { openAuthorizationUrl } from '../../api/browser.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
+import { exposureWarnings } from '../../services/settings/working-dir.ts';
+import { safe, toJson } from '../client/output.ts';
 import type { Connection } from '../../api/connection.ts';
 
 export const PROBE_HELP = `usage: albedo probe [options] -- COMMAND [ARGS...]
@@ -164,13 +167,21 @@ function oneLine(s: string): string {
   return s.replace(/\s*\n\s*/g, ' | ').trim();
 }
 
+/**
+ * `--json`: one line of JSON by the other commands' encoder (bin/client/output.ts
+ * toJson), so no control character a server chose reaches the terminal raw.
+ */
+function json(value: unknown): string {
+  return toJson(value, 0) + '\n';
+}
+
 export async function probeCommand(argv: string[]): Promise<number> {
   let args: ProbeArgs | 'help';
   try {
     args = parse(argv);
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`albedo probe: ${err.message}\n(see albedo probe --help)\n`);
+      process.stderr.write(`${safe(`albedo probe: ${err.message}`)}\n(see albedo probe --help)\n`);
       return 2;
     }
     throw err;
@@ -204,13 +215,16 @@ export async function probeCommand(argv: string[]): Promise<number> {
       : undefined;
     if (httpConfig && a.signOut) {
       const st = await albedo.signOut(httpConfig, { name: a.name });
-      process.stdout.write(a.json ? JSON.stringify({ auth: st }) + '\n' : `signed out of ${st.server}\n`);
+      process.stdout.write(a.json ? json({ auth: st }) : `${safe(`signed out of ${st.server}`)}\n`);
       return 0;
     }
     if (httpConfig && a.signIn) {
       const st = await albedo.signIn(httpConfig, { name: a.name });
-      process.stderr.write(`albedo probe: signed in to ${st.server}${st.account ? ` as ${st.account}` : ''}${st.scope ? ` (scope ${st.scope})` : ''}\n`);
+      process.stderr.write(`${safe(`albedo probe: signed in to ${st.server}${st.account ? ` as ${st.account}` : ' (the authorization server named no account)'}${st.scope ? ` (scope ${st.scope})` : ''}`)}\n`);
     }
+    // A working directory or argument in or above $ALBEDO_HOME: a server serving it would hand out daemon.json (issue 20).
+    const exposed = httpConfig ? [] : exposureWarnings(defaultHome(), path.resolve(a.cwd ?? '.'), a.command.slice(1));
+    for (const w of exposed) process.stderr.write(`${safe(`albedo probe: warning: ${w.message}`)}\n`);
     const conn = httpConfig
       ? await albedo.connect(httpConfig, { name: a.name })
       : await albedo.connect(
@@ -225,15 +239,15 @@ export async function probeCommand(argv: string[]): Promise<number> {
     else if (a.prompt !== undefined) result = await conn.getPrompt(a.prompt, a.args as Record<string, string>);
     const auth = httpConfig && conn.server.type === 'http' && conn.server.auth ? await albedo.authStatus(httpConfig, { name: a.name }) : undefined;
     const authLine = auth && auth.state !== 'none'
-      ? `auth     ${auth.state}${auth.account ? ` as ${auth.account}` : ''}${auth.expires_at ? `, expires ${auth.expires_at}` : ''}\n`
+      ? `${safe(`auth     ${auth.state}${auth.account ? ` as ${auth.account}` : ''}${auth.expires_at ? `, expires ${auth.expires_at}` : ''}`)}\n`
       : '';
-    process.stdout.write(a.json ? JSON.stringify({ ...report(conn, result), ...(auth ? { auth } : {}) }) + '\n' : human(conn, a, result) + authLine);
+    process.stdout.write(a.json ? json({ ...report(conn, result), ...(auth ? { auth } : {}) }) : human(conn, a, result) + authLine);
   } catch (err) {
     if (interrupted) return 130;
     const e = AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', String((err as Error)?.stack ?? err));
-    process.stderr.write(`albedo probe: ${e.code}: ${oneLine(e.message)}\n`);
+    process.stderr.write(`${safe(`albedo probe: ${e.code}: ${oneLine(e.message)}`)}\n`);
     if (e.code === 'ALBEDO_NEEDS_SIGN_IN') {
-      process.stderr.write(`albedo probe: sign in with: albedo probe --url ${a.url} --sign-in${a.name ? ` --name ${a.name}` : ''}\n`);
+      process.stderr.write(`${safe(`albedo probe: sign in with: albedo probe --url ${a.url} --sign-in${a.name ? ` --name ${a.name}` : ''}`)}\n`);
     }
     code = e.code === 'ALBEDO_NEEDS_SIGN_IN' ? 4 : 1;
   } finally {
@@ -251,7 +265,8 @@ export async function probeCommand(argv: string[]): Promise<number> {
  * when the sign-in no longer needs it.
  */
 const terminalAuthorize: AuthorizeHandler = ({ server, url, signal }) => {
-  openAuthorizationUrl({ server, url });
+  // The name is printed; the URL (a WHATWG URL's serialization: no control character in it) must reach the browser exact.
+  openAuthorizationUrl({ server: safe(server), url, signal });
   if (!process.stdin.isTTY) return undefined;
   return new Promise<string | undefined>((resolve) => {
     const rl = createInterface({ input: process.stdin, output: process.stderr });
@@ -307,10 +322,12 @@ function human(conn: Connection, a: ProbeArgs, result: unknown): string {
   section('resources', c.resources, (x: { uri: string; name: string }) => `${x.uri} (${x.name})`);
   section('resource templates', c.resourceTemplates, (x: { uriTemplate: string; name: string }) => `${x.uriTemplate} (${x.name})`);
   section('prompts', c.prompts);
-  for (const w of conn.warnings) lines.push(`warning: ${w}`);
+  for (const w of conn.warnings) lines.push(`warning: ${oneLine(w)}`);
+  // Every line holds text the server chose (names, descriptions, instructions, warnings): shown, not obeyed, one line each.
+  let text = lines.map((l) => safe(l)).join('\n') + '\n';
   if (result !== undefined) {
     const what = a.call !== undefined ? `tools/call ${a.call}` : a.read !== undefined ? `resources/read ${a.read}` : `prompts/get ${a.prompt}`;
-    lines.push('', `${what}:`, JSON.stringify(result, null, 2));
+    text += `\n${safe(`${what}:`)}\n${safe(toJson(result), true)}\n`;
   }
-  return lines.join('\n') + '\n';
+  return text;
 }

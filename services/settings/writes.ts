@@ -23,6 +23,17 @@ function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
+/** What a write was planned on: the server's entry as extensions.json held it then (null: none). */
+export interface EntryExpectation {
+  entry: Record<string, unknown> | null;
+}
+
+/** Server `name`'s entry as written in the document (undefined: none). */
+export function entryIn(doc: Record<string, unknown>, name: string): unknown {
+  const servers = isObject(doc.mcp) ? doc.mcp.servers : undefined;
+  return isObject(servers) && Object.hasOwn(servers, name) ? servers[name] : undefined;
+}
+
 /**
  * A copy of the document with server `name` set to `entry` (undefined:
  * removed). Every other key — other servers, `retryMs`, `enabled`, other
