@@ -3,7 +3,7 @@
  * (lock.ts: one daemon per $ALBEDO_HOME), start the kernel and the host's
  * services (`createAlbedo({ home })`, `albedo.sessions.start()`), serve the HTTP API
  * and the web pane (ui/) on 127.0.0.1, publish `daemon.json` (info.ts), print a
- * one-time link to the pane, and on SIGTERM or SIGINT
+ * one-time link to the pane (only to a terminal), and on SIGTERM or SIGINT
  * stop: daemon.json removed first (no client is sent to a port about to be
  * free), no new connections, every session and server closed
  * (`albedo.close()` reaps every server), the lock removed.
@@ -12,13 +12,14 @@
  * reap them when its lifeline closes, and leaves daemon.json and the lock
  * behind; the next daemon sees the lock's process is gone and takes over.
  */
-import { lstatSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import { createAlbedo, type Albedo } from '../api/albedo.ts';
 import { AlbedoError } from '../protocol/errors.ts';
+import { openPrivateDir, type PrivateDir } from '../protocol/private-dir.ts';
 import { createApp, MAX_BODY_BYTES } from './app.ts';
 import { ApiError } from './errors.ts';
 import { isUiRequest, refusal } from './guard.ts';
@@ -93,30 +94,6 @@ function sendRefusal(req: http.IncomingMessage, res: http.ServerResponse, e: Api
   req.once('error', () => res.destroy());
 }
 
-/**
- * Why `home` is not fit to be this user's $ALBEDO_HOME, or undefined: it
- * must be a directory itself (not a symbolic link), owned by this user, and
- * writable by no one else — whoever can write it chooses the commands the
- * daemon runs (extensions.json) and can swap its files. Checked before
- * anything in it is read.
- */
-export function homeProblem(home: string): string | undefined {
-  let st;
-  try {
-    st = lstatSync(home);
-  } catch (err) {
-    return `${home} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`;
-  }
-  if (st.isSymbolicLink()) return `${home} is a symbolic link; $ALBEDO_HOME must be the directory itself`;
-  if (!st.isDirectory()) return `${home} is not a directory`;
-  const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) return `${home} belongs to uid ${st.uid}, not to this user (uid ${uid})`;
-  if ((st.mode & 0o022) !== 0) {
-    return `${home} can be written by others (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}); make it yours alone: chmod go-w ${home}`;
-  }
-  return undefined;
-}
-
 function listen(server: http.Server, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -131,17 +108,24 @@ function listen(server: http.Server, port: number): Promise<number> {
 export async function runDaemon(o: DaemonOptions): Promise<number> {
   const log = o.log ?? ((line: string) => process.stderr.write(`albedo daemon: ${line}\n`));
   const home = path.resolve(o.home);
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  const unfit = homeProblem(home);
-  if (unfit) {
-    log(`cannot start: ${unfit}`);
+  // $ALBEDO_HOME must be this user's alone, and so must the way to it (protocol/private-dir.ts): whoever can write it, or
+  // swap it, chooses the commands the daemon runs (extensions.json). Made if missing (a directory at a time, 0700),
+  // checked from the root down before anything in it is read, and held: its files are opened through the directory
+  // that was checked (`at`), not through a path someone could swap meanwhile.
+  let held: PrivateDir;
+  try {
+    held = openPrivateDir(home, { create: true });
+  } catch (err) {
+    log(`cannot start: ${(err as Error).message}`);
     return EXIT.failed;
   }
-  const lock = await acquireHomeLock(home);
+  const at = held.at;
+  const lock = await acquireHomeLock(at);
   if (!lock.held) {
-    const info = readInfo(home);
+    const info = readInfo(at);
     const where = info && info.pid === lock.holder.pid ? `listening on http://127.0.0.1:${info.port}` : 'starting';
     log(`a daemon already runs for ${home} (pid ${lock.holder.pid}, ${where}); see ${path.join(home, INFO_FILE)}`);
+    held.close();
     return EXIT.running;
   }
 
@@ -158,7 +142,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   const startedAt = Date.now();
   const stop = async (): Promise<void> => {
     // daemon.json goes before the port is given up, so it never names a port another process may take meanwhile.
-    removeInfo(home);
+    removeInfo(at);
     // Stop accepting; requests in flight finish or fail as the services close under them.
     const closed = server ? new Promise<void>((r) => server!.close(() => r())) : Promise.resolve();
     server?.closeIdleConnections();
@@ -167,13 +151,14 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     server?.closeAllConnections();
     await closed;
     await lock.release();
+    held.close();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   };
 
   try {
     // The daemon's owner is stable: a daemon started after one that was killed restores the sessions it left.
-    albedo = await createAlbedo({ home, owner: DAEMON_OWNER, authorize: noBrowser });
+    albedo = await createAlbedo({ home, homeAt: at, owner: DAEMON_OWNER, authorize: noBrowser });
     const a = albedo;
     albedo.sessions.start();
     // Serve only once the settings service answers: a daemon that cannot read its home says so now.
@@ -205,17 +190,14 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       void listener(req, res);
     });
     port = await listen(server, o.port);
-    writeInfo(home, { port, token, pid: process.pid, version: pkg.version });
+    writeInfo(at, { port, token, pid: process.pid, version: pkg.version });
     log(`listening on http://127.0.0.1:${port} (pid ${process.pid}, home ${home})`);
-    // A fresh one-time link to the web pane, for the person who started the daemon (`albedo open` makes more) — not when its
-    // stderr is a log file (ALBEDO_NO_PANE_LINK, set by the CLI's auto-start): a secret does not go to a log.
-    if (process.env.ALBEDO_NO_PANE_LINK) {
-      if (!o.log) process.stderr.write('albedo: web pane: run `albedo open` for a login link\n');
-    } else {
-      const link = ui.mintLink().url;
-      if (o.log) o.log(`web pane: ${link}`);
-      else process.stderr.write(`albedo: web pane: ${link}\n`);
-    }
+    // A fresh one-time link to the web pane, for the person who started the daemon (`albedo open` makes more): only on
+    // a terminal. A stderr that is a file or a pipe (a service manager's journal, `> log 2>&1`, the CLI's auto-start)
+    // or a custom log gets how to get one instead — a login code does not go to a log. ALBEDO_NO_PANE_LINK: not even on a terminal.
+    if (process.stderr.isTTY && !o.log && !process.env.ALBEDO_NO_PANE_LINK) process.stderr.write(`albedo: web pane: ${ui.mintLink().url}\n`);
+    else if (o.log) o.log('web pane: run `albedo open` for a login link');
+    else process.stderr.write('albedo: web pane: run `albedo open` for a login link\n');
   } catch (err) {
     const why = AlbedoError.is(err) ? `${err.code}: ${err.message}` : (err as NodeJS.ErrnoException).code === 'EADDRINUSE'
       ? `port ${o.port} is in use` : (err as Error).message;

@@ -5,41 +5,20 @@
  * unless `ALBEDO_NO_BROWSER` is set. A browser that cannot be started is news
  * on stderr, not a failure: the printed link is enough.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { OPENER, openBrowser } from '../client/browser.ts';
 import { Client } from '../client/client.ts';
 import { emit, note, safe } from '../client/output.ts';
 
-/** How long a redirect page is kept: the link's own life. */
-const PAGE_TTL_MS = 15 * 60_000;
-
 /**
- * A page of the user's own (0600, in the home) that sends the browser on to
- * `url`: the opener and the browser are given its file:// address, not the
- * login code, which would otherwise sit in their argument vectors (readable
- * by other users in /proc). Pages older than a link's life are removed.
+ * Opens `url` through a redirect page in `home` (bin/client/browser.ts: the
+ * opener and the browser get its file:// address, not the login code), or
+ * says on stderr that it could not. The page is kept after this command
+ * exits, for the browser to read; the next `albedo open` removes pages older
+ * than a link's life.
  */
-function redirectPage(home: string, url: string): string {
-  const dir = path.join(home, 'ui-open');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const f of readdirSync(dir)) {
-    const p = path.join(dir, f);
-    try { if (Date.now() - statSync(p).mtimeMs > PAGE_TTL_MS) rmSync(p, { force: true }); } catch { /* gone meanwhile */ }
-  }
-  const file = path.join(dir, `${randomBytes(12).toString('hex')}.html`);
-  const href = url.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-  writeFileSync(file, `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${href}"><title>Albedo</title>`
-    + `<a href="${href}">Open the Albedo settings pane</a>\n`, { mode: 0o600, flag: 'wx' });
-  return pathToFileURL(file).href;
-}
-
-/** Opens `url` (through a redirect page in `home`), or says on stderr that it could not. */
 async function openOrSay(home: string, url: string): Promise<boolean> {
-  const opened = await openBrowser(redirectPage(home, url));
+  const { opened } = await openBrowser(home, url, { keep: true, text: 'Open the Albedo settings pane' });
   if (!opened) note(`albedo: cannot open a browser (${OPENER}); open the URL yourself`);
   return opened;
 }

@@ -24,9 +24,14 @@ const login = (name: string, suffix = ''): string => `/v1/auth/logins/mcp:${seg(
 const DEFAULT_WAIT_S = 600;
 const POLL_MS = 1_000;
 
-/** Opens `url` in the desktop's browser, detached; a failure to open is only news. */
-function openUrl(url: string): void {
-  void openBrowser(url).then((ok) => { if (!ok) note(`albedo: cannot open a browser (${OPENER}); open the URL yourself`); });
+/**
+ * Opens `url` in the desktop's browser, detached, through a redirect page in
+ * `home` (the opener's arguments hold no `state` or PKCE challenge; the page
+ * goes when this command exits); a failure to open is only news.
+ */
+function openUrl(home: string, url: string): void {
+  void openBrowser(home, url, { text: 'Continue to the sign-in' })
+    .then(({ opened }) => { if (!opened) note(`albedo: cannot open a browser (${OPENER}); open the URL yourself`); });
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -58,7 +63,9 @@ async function waitDone(client: Client, name: string, withinS: number, stop: { d
   throw new CliError('ALBEDO_TIMEOUT', `the sign-in to ${name} did not complete within ${withinS} s`, EXIT.failed);
 }
 
-const signedIn = (l: Login): string => safe(`signed in to ${l.server}${l.auth?.account ? ` as ${l.auth.account}` : ''}`);
+/** The account signed in to, always said: a sign-in completed by someone else's account must not pass unnoticed. */
+const signedIn = (l: Login): string => safe(l.auth?.account ? `signed in to ${l.server} as ${l.auth.account}`
+  : `signed in to ${l.server} (the authorization server named no account)`);
 
 export function signInCommands(mcp: Command): void {
   mcp.command('sign-in').argument('<name>')
@@ -81,7 +88,7 @@ export function signInCommands(mcp: Command): void {
       // With --json stdout gets one object at the end; the person at the terminal still needs the URL now.
       const show = o.json ? note : (l: string) => process.stdout.write(l + '\n');
       show(`sign in to ${safe(name)} by opening this URL in a browser:\n\n  ${safe(url)}\n`);
-      if (o.open) openUrl(url);
+      if (o.open) openUrl(client.home, url);
       const stop: { done: Login | null } = { done: null };
       // Ctrl-C: the pending sign-in is cancelled (its loopback listener closes) before the command exits.
       const cancel = (): void => {

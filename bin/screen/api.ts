@@ -67,6 +67,11 @@ export class ScreenApi {
     this.#client = new Client({ say });
   }
 
+  /** The daemon's home (`$ALBEDO_HOME`): where the browser's redirect pages go (bin/client/browser.ts). */
+  get home(): string {
+    return this.#client.home;
+  }
+
   /** Every configured server, in file order; `broken` when extensions.json does not parse (the servers are the last valid ones). */
   async servers(): Promise<{ servers: Server[]; broken: boolean }> {
     const { body } = await this.#client.call('GET', '/v1/mcp/servers');

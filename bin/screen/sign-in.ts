@@ -3,7 +3,8 @@
  * the daemon (`PUT /v1/auth/logins/mcp:{name}`; seed 000 "Sign in with
  * OAuth"). The screen shows the authorization URL either way and opens the
  * browser unless `ALBEDO_NO_BROWSER` is set (as `albedo mcp sign-in --open`
- * does: xdg-open or open, detached, no shell), then waits — polling `GET` —
+ * does: through a redirect page, detached, no shell; the page goes when the
+ * sign-in is over), then waits — polling `GET` —
  * for the daemon's loopback callback, or for the callback URL pasted here
  * (`POST …/callback`: one that is not this sign-in's is refused and the
  * sign-in keeps waiting). esc cancels the sign-in in flight (`DELETE`).
@@ -32,8 +33,9 @@ export interface SignInProps {
 type Phase = 'starting' | 'waiting' | 'cancelling';
 type Opened = 'yes' | 'no' | 'off' | null;
 
+// The account is always said: a sign-in completed by someone else's account must not pass unnoticed.
 const done = (name: string, l: Login): Status => (l.state === 'completed'
-  ? { tone: 'ok', text: `signed in to ${name}${l.auth?.account ? ` as ${l.auth.account}` : ''}` }
+  ? { tone: 'ok', text: l.auth?.account ? `signed in to ${name} as ${l.auth.account}` : `signed in to ${name} (the authorization server named no account)` }
   : { tone: 'error', text: `the sign-in to ${name} failed: ${l.error?.code ?? 'ALBEDO_SIGN_IN_FAILED'}: ${l.error?.message ?? 'no reason given'}` });
 
 export function SignIn({ api, name, width, height, onDone, setPending }: SignInProps): React.ReactElement {
@@ -45,9 +47,12 @@ export function SignIn({ api, name, width, height, onDone, setPending }: SignInP
   const [pasteError, setPasteError] = useState<string | null>(null);
   // Once over (or unmounted), late answers of a poll or a paste are dropped.
   const over = useRef(false);
+  // The redirect page the browser was opened on: removed once the sign-in is over.
+  const page = useRef<() => void>(() => {});
   const finish = (s: Status): void => {
     if (over.current) return;
     over.current = true;
+    page.current();
     setPending(null);
     onDone(s);
   };
@@ -77,7 +82,12 @@ export function SignIn({ api, name, width, height, onDone, setPending }: SignInP
       setUrl(l.authorizationUrl);
       setPhase('waiting');
       if (process.env.ALBEDO_NO_BROWSER) setOpened('off');
-      else setOpened((await openBrowser(l.authorizationUrl)) ? 'yes' : 'no');
+      else {
+        const o = await openBrowser(api.home, l.authorizationUrl, { text: 'Continue to the sign-in' });
+        page.current = o.remove;
+        if (over.current) o.remove();
+        setOpened(o.opened ? 'yes' : 'no');
+      }
       timer = setTimeout(() => void poll(), POLL_MS);
     }, (err: unknown) => {
       const p = problemOf(err);
@@ -85,6 +95,7 @@ export function SignIn({ api, name, width, height, onDone, setPending }: SignInP
     });
     return () => {
       over.current = true;
+      page.current();
       clearTimeout(timer);
     };
   }, []);

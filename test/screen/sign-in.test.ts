@@ -6,13 +6,16 @@
 // server. The URL is shown; a wrong pasted callback URL is refused and the
 // sign-in keeps waiting; the right one signs in as alice; ctrl+u signs out;
 // esc cancels. Without ALBEDO_NO_BROWSER the screen runs the desktop's
-// opener (a stand-in xdg-open on PATH that records its argument) and a
-// sign-in completed by the browser shows on its own; quitting (ctrl+c, or
+// opener (a stand-in xdg-open on PATH that records its argument: not the
+// URL, whose state and PKCE challenge every local user could read in /proc,
+// but a 0600 page that holds it, issue 20 item 2) and a sign-in completed by
+// the browser shows on its own, with the account; quitting (ctrl+c, or
 // SIGTERM) cancels one in flight. A stdio server and one with fixed
 // credentials do not sign in.
 import t from 'tap';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { newTag, tempHome, until } from '../helpers.ts';
 import { startOAuthStack } from '../fixtures/oauth-stack.ts';
 import { browserStandIn, redirectOnly } from '../fixtures/browser.ts';
@@ -98,23 +101,32 @@ t.test('ctrl+l signs in (URL shown, callback pasted), ctrl+u signs out, esc canc
   s.type('q');
   t.equal(await s.exited, 0);
 
-  // Without ALBEDO_NO_BROWSER the desktop's opener runs with the URL (a stand-in xdg-open that records it).
+  // Without ALBEDO_NO_BROWSER the desktop's opener runs on a page holding the URL (a stand-in xdg-open that records its argv).
   const bin = path.join(home, 'bin');
   const opened = path.join(home, 'opened.txt');
   mkdirSync(bin);
-  writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$1" > '${opened}'\n`);
+  writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$0" "$@" > '${opened}.tmp' && mv '${opened}.tmp' '${opened}'\n`);
   chmodSync(path.join(bin, 'xdg-open'), 0o755);
   const b = openScreen(t, { home, env: { ALBEDO_NO_BROWSER: '', PATH: `${bin}:${process.env.PATH}` } });
   await b.waitFor(/^ › secure /m);
   b.press('ctrl+l');
   await b.waitFor('Opened in your browser. If it did not open, open this URL:');
-  await until(() => existsSync(opened) && readFileSync(opened, 'utf8').endsWith('\n'), 30_000, 'the opener to run');
+  await until(() => existsSync(opened), 30_000, 'the opener to run');
   const shown = block(b.lines(), /Opened in your browser/);
-  t.equal(readFileSync(opened, 'utf8').trim(), shown, 'the opener was given the URL shown');
+  const argv = readFileSync(opened, 'utf8').trimEnd().split('\n');
+  const asked = new URL(shown);
+  for (const secret of [shown, asked.search, asked.searchParams.get('state')!, asked.searchParams.get('code_challenge')!]) {
+    t.notOk(argv.some((a) => a.includes(secret)), 'no argument of the opener holds the URL, its state or its PKCE challenge');
+  }
+  t.equal(argv.length, 2, 'one argument');
+  const page = fileURLToPath(argv[1]!);
+  t.equal(statSync(page).mode & 0o777, 0o600, 'a page of the user\'s own');
+  t.ok(readFileSync(page, 'utf8').includes(`url=${shown.replace(/&/g, '&amp;')}"`), 'that sends the browser on to the URL shown');
   // The browser completes it through the daemon's loopback callback: the screen sees it on its own.
   await browserStandIn(shown);
   await b.waitFor('signed in to secure as alice');
   await b.waitFor(/● signed in as alice/);
+  t.notOk(existsSync(page), 'the page is gone once the sign-in is over');
 
   // Quitting while a sign-in waits cancels it.
   b.press('ctrl+l');

@@ -8,7 +8,9 @@
 //   MCP sign-ins, the sign-in waiting with the link to its page; Cancel ends
 //   it (the daemon forgets it).
 // - Sign in again and follow the kept link: a second tab runs the flow to the
-//   daemon's loopback callback; the pane shows "signed in as alice".
+//   daemon's loopback callback; the pane shows "signed in as alice", and its
+//   status and the row name the account signed in to (issue 20 item 2: a
+//   sign-in completed by an unexpected account is noticed).
 // - Sign out: needs a sign-in again.
 // - Sign in with pop-ups allowed: the pane opens the second tab itself.
 import t from 'tap';
@@ -85,6 +87,8 @@ t.test('MCP sign-ins', async (t) => {
     const tab = await opened;
     t.ok(tab, 'a second tab opened the authorization page');
     t.match(await waitText(page, row, 'signed in as alice'), /signed in as alice/, 'the pane shows the sign-in');
+    t.match(await waitText(page, '.status-line', 'Signed in to secure'), /Signed in to secure as alice/, 'the status names the account');
+    t.match(await waitText(page, `${row} .signed-in`, 'alice'), /Signed in to secure as alice/, 'so does the row');
     t.match((await d.call('GET', srv('secure'))).body.auth, { state: 'signed_in', account: 'alice' });
     const second = await tab.page();
     t.match(second?.url() ?? '', /^http:\/\/127\.0\.0\.1:\d+\/callback\?/, 'the tab ended at the daemon\'s loopback callback');
@@ -105,6 +109,7 @@ t.test('MCP sign-ins', async (t) => {
     const tab = await opened;
     t.equal(await (await tab.page())?.evaluate(() => window.opener === null), true, 'the new tab cannot reach back into the pane');
     t.match(await waitText(page, row, 'signed in as alice'), /signed in as alice/);
+    t.match(await waitText(page, '.status-line', 'Signed in to secure'), /Signed in to secure as alice/, 'the status names the account');
     await (await tab.page())?.close();
     await go(page, '#/servers', '#servers-title');
     t.notMatch(await waitText(page, card('secure'), 'signed in as alice'), /needs sign-in/, 'the servers view: signed in');

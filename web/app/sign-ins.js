@@ -19,6 +19,7 @@ const POLL_MS = 1000;
  * @property {'starting' | 'pending' | 'completed' | 'failed' | 'signing_out'} state
  * @property {string | null} [url] the authorization page
  * @property {{ code: string, message: string } | null} [error]
+ * @property {string | null} [account] the account a completed sign-in is for, when the authorization server named one
  */
 /**
  * @typedef {object} SignIns
@@ -28,6 +29,15 @@ const POLL_MS = 1000;
  * @property {(name: string) => Promise<void>} signOut
  * @property {(names: string[]) => void} resume shows sign-ins pending from before this page
  */
+
+/**
+ * What a completed sign-in says, always naming the account (a sign-in
+ * completed by someone else's account must not pass unnoticed).
+ * @param {string} name @param {string | null | undefined} account
+ */
+export const signedInText = (name, account) => (account
+  ? `Signed in to ${name} as ${account}.`
+  : `Signed in to ${name}; the authorization server named no account.`);
 
 /** Whether a server is one MCP sign-ins lists: http with an OAuth record. @param {any} s */
 export const asksForSignIn = (s) => !!s.auth && ['needs_sign_in', 'signed_out', 'signed_in'].includes(s.auth.state);
@@ -57,6 +67,13 @@ export function useSignIns(changed, say) {
   };
   useEffect(() => () => { for (const id of timers.current.values()) window.clearTimeout(id); }, []);
 
+  /** A sign-in over and done: its row and the status say who is signed in. @param {string} name @param {any} l */
+  const completed = (name, l) => {
+    const account = typeof l.auth?.account === 'string' ? l.auth.account : null;
+    put(name, { state: 'completed', account });
+    say({ text: signedInText(name, account), tone: 'ok' });
+  };
+
   /** Asks about the sign-in until it is no longer pending. @param {string} name @param {string | null} url */
   const poll = (name, url) => {
     stop(name);
@@ -70,7 +87,8 @@ export function useSignIns(changed, say) {
         }
         stop(name);
         const error = l.error ?? { code: 'ALBEDO_SIGN_IN_FAILED', message: 'the sign-in failed' };
-        put(name, l.state === 'completed' ? { state: 'completed' } : { state: 'failed', error });
+        if (l.state === 'completed') completed(name, l);
+        else put(name, { state: 'failed', error });
         changed();
       } catch (err) {
         if (!timers.current.has(name)) return;
@@ -93,7 +111,7 @@ export function useSignIns(changed, say) {
       api('PUT', loginPath(name)).then(({ body: l }) => {
         if (l.state === 'completed') {
           tab?.close();
-          put(name, { state: 'completed' });
+          completed(name, l);
           changed();
           return;
         }
@@ -155,7 +173,8 @@ function SignInRow({ server, flow, signIns }) {
       ${flow.url ? html`<p><a href=${flow.url} target="_blank" rel="noopener noreferrer">
         Open the sign-in page<${Hidden} text=${` of ${server.name}`} /></a></p>` : null}
     </div>` : null}
-    ${flow?.state === 'completed' ? html`<p><${Badge} label=${loginStateLabel('completed')} /></p>` : null}
+    ${flow?.state === 'completed' ? html`<p class="signed-in"><${Badge} label=${loginStateLabel('completed')} />
+      <strong>${signedInText(server.name, flow.account)}</strong></p>` : null}
     ${flow?.state === 'failed' ? html`<${Alert} title=${loginStateLabel('failed').text} problem=${flow.error ?? null} />` : null}
     <div class="actions">
       ${auth.state === 'signed_in'
