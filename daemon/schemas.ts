@@ -103,6 +103,9 @@ export const serverSchema = z.object({
   description: z.string().max(2_048)
     .openapi({ description: 'the server\'s own description (serverInfo.description), else its instructions, at most 2,048 characters; "" when unknown' }),
   lastError: lastErrorSchema.nullable(),
+  warnings: z.array(z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() }))
+    .openapi({ description: 'what the entry exposes, kept as saved: a working directory or an argument in $ALBEDO_HOME or above it '
+      + '(a server serving it would hand out daemon.json and creds.json); [] when none, or when the server cannot be prepared' }),
 }).openapi('Server');
 export type ServerDto = z.output<typeof serverSchema>;
 

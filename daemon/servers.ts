@@ -4,8 +4,9 @@
  * secrets are stored (never a value), and why it cannot be prepared if it
  * cannot — with the entity tag of each read (etag.ts).
  *
- * `settings/resolve` is asked only for the fingerprint, the error, the URL
- * and whether the server uses OAuth; its result carries secret values and
+ * `settings/resolve` is asked only for the fingerprint, the error, the URL,
+ * whether the server uses OAuth and what its entry exposes of the home
+ * (`warnings`: paths, never a value); its result carries secret values and
  * goes no further than this function. The fingerprint then picks the
  * catalogue saved for the server as it is configured now
  * (`catalogue/current`): its tool count and description. `auth` is the
@@ -122,11 +123,13 @@ export async function describeServer(r: Reader, name: string, s: ViewServer, kno
   const { kernel } = r;
   let fingerprint: string | null = null;
   let lastError: ServerDto['lastError'] = null;
+  let warnings: ServerDto['warnings'] = [];
   const config = entryOf(s);
   let oauthUrl: string | null = config.type === 'http' && !fixedAuthorization(config, s.secrets) ? config.url : null;
   try {
     const resolved = await kernel.call('settings', 'settings/resolve', { name }, { timeoutMs: SETTINGS_TIMEOUT_MS });
     fingerprint = resolved.fingerprint;
+    warnings = resolved.warnings ?? [];
     oauthUrl = resolved.server.type === 'http' && resolved.server.auth ? resolved.server.url : null;
   } catch (err) {
     // Only "cannot be prepared as saved" is the server's; anything else (the service gone, the server removed meanwhile) is the request's.
@@ -152,7 +155,8 @@ export async function describeServer(r: Reader, name: string, s: ViewServer, kno
     description: row ? descriptionOf(row) : '',
     lastError,
   };
-  const dto: ServerDto = { ...versioned, state: stateOf({ ...versioned, auth }), auth };
+  // Warnings follow from the entry and the home, which the tag already covers.
+  const dto: ServerDto = { ...versioned, state: stateOf({ ...versioned, auth, warnings }), auth, warnings };
   return { dto, etag: etagOf({ dto: versioned, fingerprint }) };
 }
 

@@ -32,7 +32,7 @@ export function patchBody(p: EntryParts, cur: CurrentServer, unset: Unsets): Rec
   }
   const t = touches(p);
   if (kind === 'http' && (t.stdio || unset.env.length)) throw usage('--env, --unset-env and --cwd are for a command (stdio) server');
-  if (kind === 'stdio' && (t.http || unset.header.length)) throw usage('--header, --unset-header and --bearer-env are for an http server');
+  if (kind === 'stdio' && (t.http || unset.header.length)) throw usage('--header, --header-from, --unset-header, --bearer-env and --bearer-from are for an http server');
 
   const patch: Record<string, unknown> = { ...p.fields };
   // Keyed by the user's names: without a prototype, so `__proto__` is a name like another.

@@ -29,6 +29,10 @@ export interface EntryOptions {
   url?: string;
   header?: string[];
   bearerEnv?: string;
+  /** VAR of this command's environment, or `-` (stdin): the bearer token, stored as a secret. */
+  bearerFrom?: string;
+  /** `Name=VAR` or `Name=-`: a header whose value comes from this command's environment or stdin, stored as a secret. */
+  headerFrom?: string;
   command?: string;
   env?: string[];
   cwd?: string;
@@ -90,20 +94,27 @@ function envOption(raw: string, parts: EntryParts): void {
   }
 }
 
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 /** `Name: value`: Authorization: Bearer … is the bearer secret; one other literal header is the header secret; `${VAR}` is named. */
 function headerOption(raw: string, parts: EntryParts): void {
   const colon = raw.indexOf(':');
   const name = colon < 0 ? '' : raw.slice(0, colon).trim();
   const value = colon < 0 ? '' : raw.slice(colon + 1).trim();
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || !value) throw usage(`--header ${JSON.stringify(raw.split(':')[0])}: expected 'Name: value'`);
+  if (!HEADER_NAME.test(name) || !value) throw usage(`--header ${JSON.stringify(raw.split(':')[0])}: expected 'Name: value'`);
+  headerValue(name, value, parts, true);
+}
+
+/** A header's value; `mayName`: `${VAR}` names the daemon's variable (not for a value read from here, which is always literal). */
+function headerValue(name: string, value: string, parts: EntryParts, mayName: boolean): void {
   const bearer = /^authorization$/i.test(name) ? /^Bearer\s+(\S+)$/i.exec(value) : null;
   if (bearer) {
-    const v = namedVar(bearer[1]!, '--header Authorization');
+    const v = mayName ? namedVar(bearer[1]!, '--header Authorization') : null;
     if (v !== null) parts.fields.bearerTokenEnvVar = v;
     else parts.secrets.bearer = bearer[1]!;
     return;
   }
-  const v = namedVar(value, `--header ${name}`);
+  const v = mayName ? namedVar(value, `--header ${name}`) : null;
   if (v !== null) {
     parts.named.headers[name] = { env: v };
     return;
@@ -112,11 +123,74 @@ function headerOption(raw: string, parts: EntryParts): void {
   parts.secrets.header = { name, value };
 }
 
+/** Values read by `--bearer-from` and `--header-from` (privateValues): never on the command line. */
+export interface PrivateValues {
+  bearer?: string;
+  header?: { name: string; value: string };
+}
+
+/** The most a value read from stdin may hold: a token or a header value, not a file. */
+const MAX_STDIN = 64 * 1024;
+
+/** One value from stdin: on a terminal, asked for without echo; otherwise all of it, one trailing line break dropped. */
+async function fromStdin(what: string): Promise<string> {
+  if (process.stdin.isTTY) {
+    const { ask } = await import('../import/prompt.ts');
+    return ask(`${what} (not shown): `, true).catch(() => { throw usage(`${what}: nothing was typed (cancelled)`); });
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_STDIN) throw usage(`${what}: more than ${MAX_STDIN} bytes on stdin`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+/** VAR's value in this command's environment (a missing one is exit 2), or stdin's for `-`. */
+async function fromHere(source: string, option: string, what: string, trim = false): Promise<string> {
+  let value: string | undefined;
+  if (source === '-') value = await fromStdin(what);
+  else {
+    if (!VAR_NAME.test(source)) throw usage(`${option}: expected a variable name or - (stdin), not ${JSON.stringify(source)}`);
+    value = Object.hasOwn(process.env, source) ? process.env[source] : undefined;
+    if (value === undefined) throw usage(`${option}: ${source} is not set in this environment`);
+  }
+  if (trim) value = value.trim();
+  // A blank secret means "keep the stored one" to the API: an empty value cannot be stored.
+  if (value === '') throw usage(`${option}: an empty value cannot be stored`);
+  return value;
+}
+
+/**
+ * Reads what `--bearer-from` and `--header-from` name, before anything is
+ * sent: from this command's environment (readable only by its user and
+ * root, through /proc/PID/environ) or stdin — never an argument, which
+ * every local user can read in /proc/PID/cmdline while the command runs.
+ */
+export async function privateValues(o: EntryOptions): Promise<PrivateValues> {
+  const out: PrivateValues = {};
+  let h: { name: string; source: string } | undefined;
+  if (o.headerFrom !== undefined) {
+    const eq = o.headerFrom.indexOf('=');
+    h = { name: o.headerFrom.slice(0, Math.max(eq, 0)), source: o.headerFrom.slice(eq + 1) };
+    if (eq < 0 || !HEADER_NAME.test(h.name)) throw usage(`--header-from ${JSON.stringify(o.headerFrom)}: expected Name=VAR or Name=- (stdin)`);
+  }
+  if (o.bearerFrom === '-' && h?.source === '-') throw usage('--bearer-from - and --header-from Name=-: only one value can be read from stdin');
+  if (o.bearerFrom !== undefined) {
+    out.bearer = await fromHere(o.bearerFrom, `--bearer-from ${o.bearerFrom}`, 'bearer token');
+    if (/\s/.test(out.bearer)) throw usage(`--bearer-from ${o.bearerFrom}: the token holds whitespace (give the token alone, without "Bearer")`);
+  }
+  if (h) out.header = { name: h.name, value: await fromHere(h.source, `--header-from ${h.name}`, `value of the header ${h.name}`, true) };
+  return out;
+}
+
 /**
  * The entry parts `o` and the words after `--` describe. `kind` is null
  * when neither a URL nor a command was given (an edit of other fields).
  */
-export function entryParts(o: EntryOptions, argv: string[] | null): EntryParts {
+export function entryParts(o: EntryOptions, argv: string[] | null, given: PrivateValues = {}): EntryParts {
   const parts: EntryParts = { kind: null, fields: {}, named: { env: dict(), headers: dict() }, secrets: {} };
   const stdio = o.command !== undefined || argv !== null;
   if (o.url !== undefined && stdio) throw usage('give either --url (an http server) or a command (--command, or -- COMMAND ARGS), not both');
@@ -143,6 +217,8 @@ export function entryParts(o: EntryOptions, argv: string[] | null): EntryParts {
     parts.fields.bearerTokenEnvVar = o.bearerEnv;
   }
   for (const h of o.header ?? []) headerOption(h, parts);
+  if (given.bearer !== undefined) parts.secrets.bearer = given.bearer;
+  if (given.header) headerValue(given.header.name, given.header.value, parts, false);
   for (const e of o.env ?? []) envOption(e, parts);
   return parts;
 }
@@ -159,10 +235,11 @@ export function touches(p: EntryParts): { http: boolean; stdio: boolean } {
 /** A whole entry for a PUT (add): the fields, the named variables, and the secrets to store with it. */
 export function putBody(p: EntryParts, enabled: boolean): Record<string, unknown> {
   const t = touches(p);
-  // Relative paths in the command line mean this directory, as they would in a shell here (the daemon's default is $ALBEDO_HOME).
+  // Relative paths in the command line mean this directory, as they would in a shell here (the daemon's default is an empty
+  // directory of the server's own, outside $ALBEDO_HOME).
   if (p.kind === 'stdio' && p.fields.cwd === undefined) p.fields.cwd = process.cwd();
   if (p.kind === 'http' && t.stdio) throw usage('--env and --cwd are for a command (stdio) server, not one with --url');
-  if (p.kind === 'stdio' && t.http) throw usage('--header and --bearer-env are for an http server (--url), not a command');
+  if (p.kind === 'stdio' && t.http) throw usage('--header, --header-from, --bearer-env and --bearer-from are for an http server (--url), not a command');
   const body: Record<string, unknown> = { ...p.fields };
   const env = Object.fromEntries(Object.entries(p.named.env).filter(([, v]) => v !== null));
   const headers = Object.fromEntries(Object.entries(p.named.headers).filter(([, v]) => v !== null));

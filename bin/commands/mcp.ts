@@ -19,6 +19,12 @@ import { importCommand } from './import.ts';
 export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 const srv = (name: string, suffix = ''): string => `/v1/mcp/servers/${seg(name)}${suffix}`;
 
+/** A save's result for a person, and on stderr what the saved entry exposes (with --json, `server.warnings` says it). */
+function emitSave(json: boolean, name: string, r: any): void {
+  emit(json, r, () => safe(saveLine(name, r)));
+  if (!json) for (const w of r.server?.warnings ?? []) note(safe(`albedo: warning: ${name}: ${oneLine(String(w.message))}`));
+}
+
 /**
  * The name of `add`/`edit`: one that starts with `-` is refused, as it can
  * only have come after a `--` (`albedo mcp add -- -- cmd`), and the words
@@ -38,17 +44,35 @@ function entryOptions(cmd: Command): Command {
   return cmd
     .option('--url <url>', 'an MCP server over Streamable HTTP')
     .option('--header <header>', "an HTTP header, 'Name: value' (repeatable); a literal value is stored as a secret, 'Name: ${VAR}' "
-      + "names the daemon's variable VAR; 'Authorization: Bearer …' is the bearer token", collect)
+      + "names the daemon's variable VAR; 'Authorization: Bearer …' is the bearer token (a literal value is not private: see below)", collect)
+    .option('--header-from <name=var>', "a header whose value is read here, privately, and stored as a secret: Name=VAR takes "
+      + 'the value of VAR in this environment, Name=- reads it from stdin (not echoed on a terminal)')
     .option('--bearer-env <var>', "send 'Authorization: Bearer' with the token in the daemon's variable VAR")
+    .option('--bearer-from <var>', 'the bearer token, read here, privately, and stored as a secret: VAR takes the value of VAR '
+      + 'in this environment, - reads it from stdin (not echoed on a terminal)')
     .option('--command <command>', "the server's command line, split by shell quoting rules (no shell runs); or give it after --")
     .option('--env <name=value>', "a variable for a command server (repeatable): NAME=VALUE is stored as a secret, NAME='${VAR}' "
-      + "names the daemon's variable, NAME alone takes the value of NAME here", collect)
+      + "names the daemon's variable, NAME alone takes the value of NAME here (NAME=VALUE is not private: see below)", collect)
     .option('--cwd <dir>', "the server's working directory (made absolute)")
     .option('--startup-timeout <ms>', 'start-up timeout (startupTimeoutMs)')
     .option('--call-timeout <ms>', 'timeout of one request (callTimeoutMs)')
     .option('--dry-run', 'try the server and report, without saving')
-    .option('--json', 'print the save result as one JSON object: { saved, created, check, server }');
+    .option('--json', 'print the save result as one JSON object: { saved, created, check, server }')
+    .addHelpText('after', PRIVATE_FORMS);
 }
+
+const PRIVATE_FORMS = `
+Secrets on the command line: every argument of a running command (a literal
+--header 'X-Key: v', 'Authorization: Bearer TOKEN', --env NAME=VALUE) can be
+read by any local user in /proc/PID/cmdline while it runs. Private forms:
+  --env NAME, --bearer-from VAR, --header-from Name=VAR
+      the value of a variable of this command's environment (readable only
+      by you and root); e.g. read -rs TOKEN && export TOKEN, then --bearer-from TOKEN
+  --bearer-from -, --header-from Name=-
+      read from stdin: typed without echo on a terminal, or piped
+      (printf %s "$TOKEN" | albedo mcp add …; printf is a shell builtin)
+  'Name: \${VAR}', --env 'NAME=\${VAR}', --bearer-env VAR
+      name a variable of the daemon: no value passes at all`;
 
 type AddOptions = EntryOptions & { disabled?: boolean; replace?: boolean; dryRun?: boolean; json?: boolean };
 type EditOptions = EntryOptions & { unsetEnv?: string[]; unsetHeader?: string[]; dryRun?: boolean; json?: boolean };
@@ -81,6 +105,7 @@ export function mcpCommands(program: Command): void {
         `  secrets: ${secretsOf(s) || 'none'}`, `  tools:   ${s.tools === null ? 'unknown (no saved catalogue)' : s.tools}`,
         ...(s.description ? [`  about:   ${cell(s.description, 200)}`] : []),
         ...(s.lastError ? [`  problem: ${s.lastError.code}: ${oneLine(String(s.lastError.message))}`] : []),
+        ...(s.warnings ?? []).map((w: any) => `  warning: ${oneLine(String(w.message))}`),
       ].map((l) => safe(l)).join('\n'));
     });
 
@@ -92,8 +117,8 @@ export function mcpCommands(program: Command): void {
       nameBeforeDashes(name, 'add');
       const argv = afterDashes();
       if (words.length && argv === null) throw usage(`put the server's command after -- (albedo mcp add ${name} -- ${words.join(' ')})`);
-      const { entryParts, putBody } = await import('./entry.ts');
-      const parts = entryParts(o, argv);
+      const { entryParts, privateValues, putBody } = await import('./entry.ts');
+      const parts = entryParts(o, argv, await privateValues(o));
       if (parts.kind === null) throw usage('give --url URL, --command "…" or -- COMMAND ARGS');
       const body = putBody(parts, !o.disabled);
       const r = await new Client().call('PUT', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
@@ -104,7 +129,7 @@ export function mcpCommands(program: Command): void {
         }
         throw err;
       });
-      emit(!!o.json, r, () => safe(saveLine(name, r)));
+      emitSave(!!o.json, name, r);
     });
 
   entryOptions(mcp.command('edit').argument('<name>').argument('[command...]', 'after --: a new command and its arguments'))
@@ -115,15 +140,16 @@ export function mcpCommands(program: Command): void {
       nameBeforeDashes(name, 'edit');
       const argv = afterDashes();
       if (words.length && argv === null) throw usage(`put the server's command after -- (albedo mcp edit ${name} -- ${words.join(' ')})`);
-      const [{ entryParts }, { patchBody }] = await Promise.all([import('./entry.ts'), import('./entry-patch.ts')]);
+      const [{ entryParts, privateValues }, { patchBody }] = await Promise.all([import('./entry.ts'), import('./entry-patch.ts')]);
+      const given = await privateValues(o);
       const client = new Client();
       const cur = await client.call('GET', srv(name));
-      const patch = patchBody(entryParts(o, argv), cur.body, { env: o.unsetEnv ?? [], header: o.unsetHeader ?? [] });
+      const patch = patchBody(entryParts(o, argv, given), cur.body, { env: o.unsetEnv ?? [], header: o.unsetHeader ?? [] });
       const etag: Record<string, string> = typeof cur.headers.etag === 'string' ? { 'if-match': cur.headers.etag } : {};
       const { body: r } = await client.call('PATCH', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
         body: patch, headers: { 'content-type': 'application/merge-patch+json', ...etag },
       });
-      emit(!!o.json, r, () => safe(saveLine(name, r)));
+      emitSave(!!o.json, name, r);
     });
 
   mcp.command('remove').alias('rm').argument('<name>')
@@ -140,7 +166,7 @@ export function mcpCommands(program: Command): void {
       .option('--json', 'print the save result as one JSON object: { saved, created, check, server }')
       .action(async (name: string, o: { json?: boolean }) => {
         const { body: r } = await new Client().call('POST', srv(name, `/${what}`));
-        emit(!!o.json, r, () => safe(saveLine(name, r)));
+        emitSave(!!o.json, name, r);
       });
   }
 

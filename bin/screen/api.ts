@@ -19,6 +19,8 @@ export interface Server {
   tools: number | null;
   description: string;
   lastError: { code: string; message: string; path?: Array<string | number>; reason?: string } | null;
+  /** What its entry exposes of $ALBEDO_HOME (a working directory or argument there); absent from an older daemon. */
+  warnings?: Array<{ path: Array<string | number>; message: string }>;
   state: string;
   auth: { state: string; account?: string; reason?: string } | null;
 }

@@ -120,9 +120,17 @@ export const ctrl = (input: string, key: KeyInfo, letter: string): boolean => ke
 export function resultStatus(name: string, r: SaveResult, verb?: string): Status {
   const did = verb ?? (r.created ? 'added' : 'saved');
   const tools = typeof r.server?.tools === 'number' ? ` (${toolsLabel(r.server.tools)})` : '';
-  if (!r.check.tried) return { tone: 'off', text: `${did} ${name}: switched off, so not tried` };
-  if (r.check.result === 'needs_sign_in') return { tone: 'warn', text: `${did} ${name}: it needs a sign-in — press ctrl+l` };
-  return { tone: 'ok', text: `${did} ${name}: connected${tools}` };
+  const exposed = exposure(name, r.server?.warnings ?? []);
+  if (!r.check.tried) return { tone: exposed ? 'warn' : 'off', text: `${did} ${name}: switched off, so not tried${exposed}` };
+  if (r.check.result === 'needs_sign_in') return { tone: 'warn', text: `${did} ${name}: it needs a sign-in — press ctrl+l${exposed}` };
+  return { tone: exposed ? 'warn' : 'ok', text: `${did} ${name}: connected${tools}${exposed}` };
+}
+
+/** What a saved server's warnings say, in a few words: its working directory or arguments reach $ALBEDO_HOME (daemon.json). */
+function exposure(name: string, warnings: Array<{ path: Array<string | number> }>): string {
+  if (!warnings.length) return '';
+  const what = [...new Set(warnings.map((w) => (w.path[0] === 'cwd' ? 'working directory' : 'arguments')))].join(' and ');
+  return ` — but its ${what} reach $ALBEDO_HOME (daemon.json, creds.json): albedo mcp show ${name}`;
 }
 
 /**

@@ -27,6 +27,8 @@ export interface ResolvedSettingsServer {
   alwaysLoad: boolean | string[];
   /** The server's result budget in estimated tokens; null: the session's. */
   resultBudget: number | null;
+  /** What its entry exposes (a working directory or argument in or above $ALBEDO_HOME): kept, said to the user. */
+  warnings?: Array<{ path: Array<string | number>; message: string }>;
 }
 
 /** One server whose settings changed, with what it resolves to now. */
@@ -77,8 +79,15 @@ export interface SettingsMethods {
   'settings/resolve-all': { params: { include?: string[]; exclude?: string[] }; result: ResolveAllResult };
   /** Resolves an entry that is not saved (strict save: try it first). Writes nothing. */
   'settings/resolve-draft': { params: { name: string; entry: SettingsServerInput; secrets?: SecretsPatch }; result: ResolvedSettingsServer };
-  /** Adds or replaces a server and its typed secrets, together or not at all. Bad input: ALBEDO_INVALID_CONFIG with `data.issues`. */
-  'settings/put-server': { params: { name: string; entry: SettingsServerInput; secrets?: SecretsPatch }; result: ServerChange };
+  /**
+   * Adds or replaces a server and its typed secrets, together or not at all. Bad input: ALBEDO_INVALID_CONFIG with `data.issues`.
+   * `expect`: the entry as extensions.json held it when the write was planned (null: none); when the file holds another now
+   * (compared as JSON values), nothing is written: ALBEDO_EDIT_CONFLICT.
+   */
+  'settings/put-server': {
+    params: { name: string; entry: SettingsServerInput; secrets?: SecretsPatch; expect?: { entry: Record<string, unknown> | null } };
+    result: ServerChange;
+  };
   /**
    * Changes `mcp.retryMs` and the extensions' defaults (`enabled.mcp`, `enabled['editor-mcp']`) by a merge patch
    * (protocol/settings.ts sectionsPatchSchema), keeping every other key and section; written atomically. Bad input:

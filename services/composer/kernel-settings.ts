@@ -38,6 +38,7 @@ export function resolvedServers(r: ResolveAllResult): ResolvedServers {
     isolate: s.isolate,
     startupTimeoutMs: s.server.startupTimeoutMs,
     callTimeoutMs: s.server.callTimeoutMs,
+    ...(s.warnings?.length ? { warnings: s.warnings.map((w) => w.message) } : {}),
   }));
   return { servers, retryMs: r.retryMs, disabled: r.disabled, mcpEnabled: r.enabled.mcp };
 }

@@ -27,6 +27,8 @@ export interface ComposerServer {
   isolate: boolean;
   startupTimeoutMs: number;
   callTimeoutMs: number;
+  /** What its entry exposes of $ALBEDO_HOME (a working directory or argument there): the session's warnings. */
+  warnings?: string[];
 }
 
 /** The session's own choice of servers, passed to the settings port (which resolves only what is chosen). */

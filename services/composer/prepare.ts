@@ -96,7 +96,8 @@ export async function prepare(ctx: PrepareContext, previous: Composition | null)
   if (resolved.mcpEnabled === false && ctx.mcp !== true) return emptyComposition(ctx, resolved.retryMs);
   const { servers, disabled } = select(resolved, ctx.choice);
   const live = previous === null;
-  const warnings: PrepareWarning[] = [];
+  // What an entry exposes of $ALBEDO_HOME (its working directory or an argument there) is said in every session over it.
+  const warnings: PrepareWarning[] = servers.flatMap((e) => (e.warnings ?? []).map((m) => ({ server: e.name, message: `server ${label(e.name)}: ${m}` })));
   const created: Upstream[] = [];
   const slots: ServerSlot[] = [];
   const dials: ServerSlot[] = [];

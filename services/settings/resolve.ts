@@ -14,6 +14,7 @@ import type { NamedSecret, ResolveProblem, ResolveReason, SettingsServer, Stored
 import type { ResolvedSettingsServer } from '../../protocol/services/settings.ts';
 import { resolveServer } from '../config/resolve.ts';
 import { fingerprintOf, signInIdentity } from './fingerprint.ts';
+import { exposureWarnings, neutralCwd } from './working-dir.ts';
 import type { CredsSnapshot } from './secrets.ts';
 
 /** A `{ file }` secret larger than this is refused (a PEM key is a few KiB; this keeps `/dev/zero` from being read). */
@@ -92,6 +93,15 @@ class Resolver {
     }
   }
 
+  /** The empty directory of its own a server saved without `cwd` runs in (working-dir.ts). */
+  neutral(): string {
+    try {
+      return neutralCwd(this.#ctx.home, this.#name);
+    } catch (err) {
+      return this.fail(['cwd'], 'missing_cwd', `no working directory of its own: ${(err as Error).message}`);
+    }
+  }
+
   stored(): StoredSecrets | undefined {
     try {
       return this.#ctx.creds.secrets(this.#name);
@@ -111,7 +121,7 @@ class Resolver {
         if (Object.hasOwn(env, k)) this.fail(['env', k], 'conflict', `env.${k} is both named in the file and stored in creds.json`);
         env[k] = v;
       }
-      const cwd = path.resolve(this.#ctx.home, entry.cwd ?? '.');
+      const cwd = entry.cwd === undefined ? this.neutral() : path.resolve(this.#ctx.home, entry.cwd);
       let isDir = false;
       try { isDir = statSync(cwd).isDirectory(); } catch { isDir = false; }
       if (!isDir) this.fail(['cwd'], 'missing_cwd', `${cwd} is not an existing directory`);
@@ -191,5 +201,6 @@ export function resolveSettingsServer(name: string, entry: SettingsServer, ctx: 
     disabledTools: entry.disabledTools,
     alwaysLoad: entry.alwaysLoad ?? false,
     resultBudget: entry.resultBudget ?? null,
+    warnings: server.type === 'stdio' ? exposureWarnings(ctx.home, server.cwd, server.args) : [],
   };
 }

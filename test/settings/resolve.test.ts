@@ -78,7 +78,8 @@ t.test('named secrets resolve into the transport\'s form: env and file values, r
   t.equal(r.server.type, 'stdio');
   if (r.server.type !== 'stdio') return;
   t.same(r.server.env, { PATH: BASE_ENV.PATH, HOME: BASE_ENV.HOME, DOCS_TOKEN: 'docs-secret-1', OTHER: 'from-a-file' }, 'only HOME, PATH, TMPDIR inherited');
-  t.equal(r.server.cwd, home, 'cwd defaults to the home');
+  t.not(r.server.cwd, home, 'cwd does not default to the home (issue 20: an empty directory of its own)');
+  t.notOk(path.relative(home, r.server.cwd) === '' || !path.relative(home, r.server.cwd).startsWith('..'), 'nor to anything in it');
   t.match(r.fingerprint, /^[0-9a-f]{64}$/);
   t.same([r.enabled, r.isolate, r.enabledTools, r.disabledTools], [true, false, null, []]);
 });
