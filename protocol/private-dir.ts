@@ -134,7 +134,8 @@ class Walk {
       at = { dir: root, st: lstatSync(root) };
       this.checkDir(at);
     }
-    for (const name of rel.split(/[\\/]+/)) {
+    // Only the platform's separators: on POSIX a backslash is a character of a name, not a step.
+    for (const name of rel.split(path.sep === '\\' ? /[\\/]+/ : /\/+/)) {
       if (name === '' || name === '.') continue;
       if (name === '..') {
         const up = path.dirname(at.dir);

@@ -282,7 +282,7 @@ export class SettingsStore {
       let done: { text: string; settings: Settings } | undefined;
       await this.#secrets.withRecord(name, async (tx) => {
         // Read under the record lock, just before the renames: what the new document keeps, and what `planned` is checked against.
-        const read = readSettingsFile(this.file);
+        const read = readSettingsFile(this.#readFile);
         if (!read.result.ok || !read.doc) throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
         if (input === undefined && !Object.hasOwn(read.result.settings.servers, name)) {
           throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, { outcome: 'not_run', data: { server: name } });
@@ -334,7 +334,7 @@ export class SettingsStore {
     }
     try {
       return await this.#exclusive(async () => {
-        const read = readSettingsFile(this.file);
+        const read = readSettingsFile(this.#readFile);
         if (!read.result.ok || !read.doc) throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
         const doc = documentWithSections(read.doc, p.data);
         const next = parseSettingsDocument(doc);
@@ -359,7 +359,7 @@ export class SettingsStore {
   #restore(bytes: Buffer | null, wrote: string, cause: unknown): void {
     let now: Buffer | null;
     try {
-      now = readFileSync(this.file);
+      now = readFileSync(this.#readFile);
     } catch {
       now = null;
     }

@@ -105,3 +105,17 @@ t.test('held: a directory renamed away and replaced by a link after the check is
   t.equal(readFileSync(d.file('extensions.json'), 'utf8'), 'checked', 'the held directory does not');
   t.equal(reason(() => d.file('../x')), 'unsafe', 'only names in it');
 });
+
+t.test('a backslash is part of a name on POSIX: the directory checked is the one the path names', { skip: path.sep !== '/' }, async (t) => {
+  const base = tempHome(t);
+  // `a\b` is open to all; `a/b/home` beside it is ours alone. The path names the first.
+  const open = path.join(base, 'a\\b');
+  mkdirSync(path.join(open, 'home'), { recursive: true, mode: 0o700 });
+  chmodSync(open, 0o777);
+  const ours = path.join(base, 'a', 'b', 'home');
+  mkdirSync(ours, { recursive: true, mode: 0o700 });
+  const home = path.join(open, 'home');
+  t.type(checkPrivatePath(home), 'string', 'refused: a directory on the way is open to others');
+  t.equal(reason(() => openPrivateDir(home)), 'unsafe');
+  t.equal(checkPrivatePath(ours), undefined, 'the lookalike is fine on its own');
+});
