@@ -1,12 +1,15 @@
 /**
  * Secret values kept out of text Albedo composes from a server's output (its
  * stderr tail, lines on stdout that are not JSON-RPC, an HTTP error body's
- * excerpt, the server's error messages, every warning): every value the
- * resolved server was given that may be a secret — its environment (HOME,
- * PATH and TMPDIR aside), its header values, its OAuth client's secrets — is
- * cut out. A value shorter than four characters is not cut (no secret is
- * that short, and cutting "1" or "on" would shred the text). Pure; no side
- * effects.
+ * excerpt, the server's error messages and error data, every warning): every
+ * value the resolved server was given that may be a secret — its environment
+ * (HOME, PATH and TMPDIR aside), its header values (and the credential after
+ * an auth scheme, Basic's decoded `user:pass` and password), its OAuth
+ * client's secrets — and the OAuth tokens a link sends (added to a
+ * connection's live `Redactor` as they change) is cut out, in each of the
+ * forms protocol/redact-forms.ts lists (JSON-, URL- and HTML-escaped…). A
+ * value shorter than four characters is not cut (no secret is that short,
+ * and cutting "1" or "on" would shred the text). Pure; no side effects.
  *
  * Text is redacted whole and only then cut (`redactThenCut`): a cut never
  * leaves part of a secret behind. Where a cut breaks a secret — ours, or one
@@ -14,57 +17,124 @@
  * fragment of it at the cut edge is dropped, however short: the text is
  * already cut there, so a few characters more cost nothing.
  */
-import type { ResolvedServer } from './config.ts';
+import { MIN_SECRET_LENGTH, cleanSecrets, formsOf, secretValues } from './redact-forms.ts';
 
-/** What the launcher passes from the daemon's own environment: not the server's values. */
-const DAEMON_ENV = new Set(['HOME', 'PATH', 'TMPDIR']);
-
-/** The shortest value that is cut. */
-export const MIN_SECRET_LENGTH = 4;
+export { MIN_SECRET_LENGTH, secretValues };
 
 /** What stands in for a secret. */
 export const REDACTED = '[redacted]';
 
-/** Every secret value a resolved server carries, longest first (a value that contains another is cut whole). */
-export function secretValues(server: ResolvedServer): string[] {
-  const out: string[] = [];
-  if (server.type === 'stdio') {
-    for (const [k, v] of Object.entries(server.env)) if (!DAEMON_ENV.has(k)) out.push(v);
-  } else {
-    for (const v of Object.values(server.headers)) {
-      out.push(v);
-      // `Bearer <token>`: the token alone may be echoed back.
-      const m = /^\s*bearer\s+(.+)$/i.exec(v);
-      if (m) out.push(m[1]!.trim());
-    }
-    const o = server.auth?.oauth;
-    for (const v of [o?.clientSecret, o?.privateKey, o?.assertion, o?.idp?.idToken]) if (v) out.push(v);
+/** At most this many live values (tokens as they rotate) are kept besides the configured ones. */
+const MAX_LIVE = 16;
+/** Error data is walked at most this deep and this many values far; the rest is replaced. */
+const DATA_DEPTH = 64;
+const DATA_NODES = 20_000;
+const PRUNED = '[not shown]';
+
+/**
+ * The secrets of one connection with their forms computed once: the
+ * configured values, and live ones (the OAuth tokens a link sends) added as
+ * they change — the forms are rebuilt only then.
+ */
+export class Redactor {
+  readonly #base: string[];
+  #live: string[] = [];
+  #forms: string[] = [];
+  #longest = 0;
+
+  constructor(values: readonly string[] = []) {
+    this.#base = cleanSecrets(values);
+    this.#build();
   }
-  return [...new Set(out.filter((v) => v.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
+
+  /** Adds values that are secrets from now on (a token sent, a refresh token); nothing is rebuilt when none is new. */
+  add(values: readonly (string | undefined)[]): void {
+    let fresh = false;
+    for (const v of values) {
+      if (typeof v !== 'string' || v.length < MIN_SECRET_LENGTH || this.#base.includes(v) || this.#live.includes(v)) continue;
+      this.#live.unshift(v);
+      fresh = true;
+    }
+    if (!fresh) return;
+    if (this.#live.length > MAX_LIVE) this.#live.length = MAX_LIVE;
+    this.#build();
+  }
+
+  #build(): void {
+    const forms = formsOf(cleanSecrets([...this.#base, ...this.#live]));
+    // A marker already in the text (data redacted before) is never split either: it is a span like a secret.
+    this.#forms = forms.length ? [...forms, REDACTED] : forms;
+    this.#longest = this.#forms.reduce((n, f) => Math.max(n, f.length), 0);
+  }
+
+  /** Every secret value, longest first. */
+  get values(): string[] {
+    return cleanSecrets([...this.#base, ...this.#live]);
+  }
+
+  /** `text` with every occurrence of each secret's forms replaced by `[redacted]`. */
+  redact(text: string): string {
+    if (!this.#forms.length || !text) return text;
+    return render(text, spansOf(text, this.#forms), 0, text.length);
+  }
+
+  /** `text` redacted, then cut (see `redactThenCut`). */
+  cut(text: string, o: CutOptions): string {
+    return cutText(text, this.#forms, this.#longest, o);
+  }
+
+  /**
+   * `value` (an error's data) with every string in it, keys included,
+   * redacted: a copy, walked at most DATA_DEPTH levels and DATA_NODES values,
+   * what lies beyond shown as a placeholder.
+   */
+  data(value: unknown): unknown {
+    if (!this.#forms.length) return value;
+    const budget = { left: DATA_NODES };
+    const walk = (v: unknown, depth: number): unknown => {
+      if (typeof v === 'string') return this.redact(v);
+      if (v === null || typeof v !== 'object') return v;
+      if (depth >= DATA_DEPTH || --budget.left < 0) return PRUNED;
+      if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) {
+        // defineProperty: a `__proto__` key stays a key.
+        Object.defineProperty(out, this.redact(k), { value: walk(x, depth + 1), enumerable: true, writable: true, configurable: true });
+      }
+      return out;
+    };
+    return walk(value, 0);
+  }
+}
+
+/** Secret values as a list (forms computed on each call), or a connection's Redactor. */
+export type Secrets = readonly string[] | Redactor;
+
+/** A list's Redactor, made once per list (a caller passes the same list again; lists are never changed). */
+const made = new WeakMap<readonly string[], Redactor>();
+function redactorOf(s: Secrets): Redactor {
+  if (s instanceof Redactor) return s;
+  let r = made.get(s);
+  if (!r) made.set(s, (r = new Redactor(s)));
+  return r;
 }
 
 /**
- * Each secret as it may appear in text: as given, JSON-escaped (a server
- * that prints its config as JSON, a quote or backslash in the value) and
- * with its white space folded (an excerpt folds it).
+ * Where the forms occur in `text`, overlaps included, as sorted disjoint
+ * [start, end) spans. Each form's matches are merged as they are found (a
+ * run of overlapping matches is one span), so the list stays as short as
+ * the text has separate occurrences.
  */
-function formsOf(secrets: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const s of secrets) {
-    if (s.length < MIN_SECRET_LENGTH) continue;
-    out.add(s);
-    out.add(JSON.stringify(s).slice(1, -1));
-    out.add(s.replace(/\s+/g, ' '));
-  }
-  return [...out].filter((f) => f.length >= MIN_SECRET_LENGTH);
-}
-
-/** Where the forms occur in `text`, overlaps included, as sorted disjoint [start, end) spans. */
 function spansOf(text: string, forms: readonly string[]): [number, number][] {
   const found: [number, number][] = [];
   for (const f of forms) {
-    for (let i = text.indexOf(f); i >= 0; i = text.indexOf(f, i + 1)) found.push([i, i + f.length]);
+    let last: [number, number] | undefined;
+    for (let i = text.indexOf(f); i >= 0; i = text.indexOf(f, i + 1)) {
+      if (last && i <= last[1]) last[1] = i + f.length;
+      else found.push((last = [i, i + f.length]));
+    }
   }
+  if (found.length < 2) return found;
   found.sort((a, b) => a[0] - b[0]);
   const merged: [number, number][] = [];
   for (const [s, e] of found) {
@@ -88,25 +158,36 @@ function render(text: string, spans: readonly [number, number][], from: number, 
   return out + text.slice(at, to);
 }
 
-/** `text` with every occurrence of each secret replaced by `[redacted]`. */
-export function redact(text: string, secrets: readonly string[]): string {
-  const forms = formsOf(secrets);
-  if (!forms.length || !text) return text;
-  return render(text, spansOf(text, forms), 0, text.length);
+/** `text` with every occurrence of each secret (in each of its forms) replaced by `[redacted]`. */
+export function redact(text: string, secrets: Secrets): string {
+  return redactorOf(secrets).redact(text);
+}
+
+/** `value` (an error's data) with every string in it redacted (see `Redactor.data`). */
+export function redactData(value: unknown, secrets: Secrets): unknown {
+  return redactorOf(secrets).data(value);
 }
 
 /**
  * How many characters to drop at a cut edge of `text`: the longest part
  * ending at its end that begins a form (`end`), or beginning at its start
- * that ends one (`start`). A whole form is a span already; only fragments count.
+ * that ends one (`start`). A whole form is a span already; only fragments
+ * count. Candidates are found by the fragment's first (or last) character.
  */
 function fragment(text: string, forms: readonly string[], edge: 'start' | 'end'): number {
   let most = 0;
+  const n = text.length;
   for (const f of forms) {
-    for (let k = Math.min(f.length - 1, text.length); k > most; k--) {
-      // The cheap test first: the fragment's first character (at an end) or its last (at a start).
-      const hint = edge === 'end' ? text.charCodeAt(text.length - k) === f.charCodeAt(0) : text.charCodeAt(k - 1) === f.charCodeAt(f.length - 1);
-      if (hint && (edge === 'end' ? text.endsWith(f.slice(0, k)) : text.startsWith(f.slice(f.length - k)))) { most = k; break; }
+    if (edge === 'end') {
+      // The earliest start found is the longest fragment.
+      for (let p = text.indexOf(f[0]!, Math.max(0, n - f.length + 1)); p >= 0 && n - p > most; p = text.indexOf(f[0]!, p + 1)) {
+        if (f.startsWith(text.slice(p))) { most = n - p; break; }
+      }
+    } else {
+      const c = f[f.length - 1]!;
+      for (let q = text.lastIndexOf(c, Math.min(n, f.length - 1) - 1); q >= 0 && q + 1 > most; q = q ? text.lastIndexOf(c, q - 1) : -1) {
+        if (f.endsWith(text.slice(0, q + 1))) { most = q + 1; break; }
+      }
     }
   }
   return most;
@@ -124,19 +205,22 @@ export interface CutOptions {
 /**
  * `text` redacted, then cut to `max` characters at one end; a secret broken
  * by the cut (or by an earlier one, `cut`) leaves nothing at the edge. Only
- * the part that can be kept is searched: `max` plus the longest secret's
+ * the part that can be kept is searched: `max` plus the longest form's
  * length, the rest counting as cut.
  */
-export function redactThenCut(text: string, secrets: readonly string[], o: CutOptions): string {
-  const forms = formsOf(secrets);
+export function redactThenCut(text: string, secrets: Secrets, o: CutOptions): string {
+  return redactorOf(secrets).cut(text, o);
+}
+
+function cutText(text: string, forms: readonly string[], longest: number, o: CutOptions): string {
   const head = o.keep === 'head';
-  const window = o.max + forms.reduce((n, f) => Math.max(n, f.length), 0);
+  const window = o.max + longest;
   let cut = o.cut ?? false;
   if (text.length > window) {
     cut = true;
     text = head ? text.slice(0, window) : text.slice(text.length - window);
   }
-  const spans = spansOf(text, forms);
+  const spans = forms.length ? spansOf(text, forms) : [];
   // From the kept end, take plain characters and whole [redacted]s while they fit.
   let room = o.max;
   let at = head ? 0 : text.length;
@@ -154,10 +238,10 @@ export function redactThenCut(text: string, secrets: readonly string[], o: CutOp
   let to = text.length;
   if (head) {
     if (at < to) { cut = true; to = at; }
-    if (cut) to -= fragment(text.slice(0, to), forms, 'end');
+    if (cut && forms.length) to -= fragment(text.slice(0, to), forms, 'end');
   } else {
     if (at > from) { cut = true; from = at; }
-    if (cut) from += fragment(text.slice(from), forms, 'start');
+    if (cut && forms.length) from += fragment(text.slice(from), forms, 'start');
   }
   return render(text, spans, from, to);
 }

@@ -27,6 +27,7 @@ import type { Implementation } from '../../protocol/mcp.ts';
 import type { ConnectionInfo } from '../../protocol/services/transport.ts';
 import { wireCodeOf, type RpcPeer } from '../transport/rpc-peer.ts';
 import { describeZodError } from '../../protocol/config.ts';
+import { redactThenCut, type Secrets } from '../../protocol/redact.ts';
 
 export interface NegotiateOptions {
   clientInfo: Implementation;
@@ -43,6 +44,17 @@ export interface NegotiateOptions {
   onLegacyVersion?: (version: string) => void;
   /** Sends `notifications/initialized` and waits until the server accepted it (HTTP); default: fire and forget. */
   sendInitialized?: () => Promise<void>;
+  /** The connection's secrets: cut out of the server's versions before they are cut short into a message. */
+  redactor?: Secrets;
+}
+
+/** At most this many of the server's versions are named in a message, each at most VERSION_CHARS long. */
+const MAX_VERSIONS = 20;
+const VERSION_CHARS = 40;
+
+/** The server's versions for a message and its data: a few, each redacted, then cut (protocol/redact.ts). */
+function versionsOf(named: readonly unknown[], redactor: Secrets | undefined): string[] {
+  return named.slice(0, MAX_VERSIONS).map((v) => redactThenCut(String(v), redactor ?? [], { keep: 'head', max: VERSION_CHARS }));
 }
 
 /** Negotiates the era on `peer`. Rejects with ALBEDO_ERA_REFUSED, ALBEDO_HANDSHAKE_FAILED or ALBEDO_TIMEOUT. */
@@ -179,18 +191,19 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
     /** A modern server that named versions: initialize if one is legacy, else refuse. */
     function decideBySupported(supported: string[]): void {
       if (supported.some((v) => LEGACY_ACCEPTED.includes(v))) {
-        discoverFailure = new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server supports only ${supported.join(', ')}`);
+        const more = supported.length > MAX_VERSIONS ? ', …' : '';
+        discoverFailure = new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server supports only ${versionsOf(supported, opts.redactor).join(', ')}${more}`);
         startInit();
         return;
       }
-      done(refused(supported));
+      done(refused(supported, opts.redactor));
     }
   });
 }
 
-function refused(named: string[]): AlbedoError {
+function refused(named: string[], redactor: Secrets | undefined): AlbedoError {
   // The server's list is its data: a few short entries are enough to say what it speaks.
-  const serverVersions = named.slice(0, 20).map((v) => String(v).slice(0, 40));
+  const serverVersions = versionsOf(named, redactor);
   const ours = [...MODERN_VERSIONS, ...LEGACY_ACCEPTED];
   const why = `no protocol version in common: the server supports ${serverVersions.join(', ') || '(none)'}; Albedo supports ${ours.join(', ')}`;
   return new AlbedoError('ALBEDO_ERA_REFUSED', why, { outcome: 'not_run', data: { server: serverVersions, albedo: ours } });
@@ -203,7 +216,7 @@ async function initialize(peer: RpcPeer, opts: NegotiateOptions, timeoutMs: numb
     throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `initialize returned a malformed result: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
   }
   const r = parsed.data;
-  if (!isLegacyVersion(r.protocolVersion)) throw refused([r.protocolVersion]);
+  if (!isLegacyVersion(r.protocolVersion)) throw refused([r.protocolVersion], opts.redactor);
   opts.onLegacyVersion?.(r.protocolVersion);
   if (opts.sendInitialized) {
     try {
@@ -274,7 +287,7 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
         return discoverAgain(peer, opts, detection);
       }
       if (data.data.supported.some((v) => LEGACY_ACCEPTED.includes(v))) return legacy();
-      throw refused(data.data.supported);
+      throw refused(data.data.supported, opts.redactor);
     }
     if (code === ErrorCode.HeaderMismatch || code === ErrorCode.MissingRequiredClientCapability) {
       const why = `the server speaks ${MODERN_VERSION} but refused ${DISCOVER_METHOD}: ${e.message}`;
@@ -299,7 +312,7 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
     };
   }
   if (r.supportedVersions.some((v) => LEGACY_ACCEPTED.includes(v))) return legacy();
-  throw refused(r.supportedVersions);
+  throw refused(r.supportedVersions, opts.redactor);
 }
 
 async function discoverAgain(peer: RpcPeer, opts: NegotiateOptions, detection: ConnectionInfo['detection']): Promise<ConnectionInfo> {

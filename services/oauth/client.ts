@@ -12,7 +12,7 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import type { AuthServerMetadata } from '../../protocol/oauth.ts';
 import type { ClientRecord, OAuthRecord } from './store.ts';
 import type { Discovery } from './discovery.ts';
-import { describeOAuthError, isTooLarge, OAUTH_HTTP_TIMEOUT_MS, parseJson, readCapped, signInFailed, type FlowContext } from './http.ts';
+import { describeOAuthError, oauthSecrets, isTooLarge, OAUTH_HTTP_TIMEOUT_MS, parseJson, readCapped, signInFailed, type FlowContext } from './http.ts';
 
 type CryptoKey = webcrypto.CryptoKey;
 
@@ -117,7 +117,7 @@ export async function resolveClient(ctx: FlowContext, d: Discovery, rec: OAuthRe
     reg = body as typeof reg;
   } catch (err) {
     if (isTooLarge(err)) throw err;
-    throw signInFailed('registration_failed', `dynamic client registration at ${d.as.registration_endpoint} failed: ${describeOAuthError(err)}`);
+    throw signInFailed('registration_failed', `dynamic client registration at ${d.as.registration_endpoint} failed: ${describeOAuthError(err, oauthSecrets(ctx))}`);
   }
   const secret = typeof reg.client_secret === 'string' ? reg.client_secret : undefined;
   const returned = typeof reg.token_endpoint_auth_method === 'string' ? reg.token_endpoint_auth_method : undefined;

@@ -19,7 +19,7 @@
 import * as oauth from 'oauth4webapi';
 import { scopeUnion } from '../../protocol/oauth.ts';
 import type { Discovery } from './discovery.ts';
-import { signInFailed } from './http.ts';
+import { oauthSecrets, oauthText, signInFailed } from './http.ts';
 import type { ClientRecord, OAuthRecord } from './store.ts';
 
 export * from './http.ts';
@@ -86,10 +86,12 @@ export function checkCallback(d: Discovery, p: PendingAuthorization, params: URL
   }
   if (iss !== null && iss !== d.issuer) {
     throw signInFailed('iss_mismatch',
-      `the callback's iss ${JSON.stringify(iss)} is not the issuer ${JSON.stringify(d.issuer)} (RFC 9207); a mix-up is refused`);
+      `the callback's iss ${JSON.stringify(oauthText(iss, []))} is not the issuer ${JSON.stringify(d.issuer)} (RFC 9207); a mix-up is refused`);
   }
   const error = params.get('error');
   const description = params.get('error_description');
-  if (error) throw signInFailed('denied', `the authorization server refused: ${error}${description ? `: ${description}` : ''}`);
+  // The server's text, bounded, with the verifier and any code cut out (http.ts oauthText).
+  const said = oauthText(`${error}${description ? `: ${description}` : ''}`, oauthSecrets(undefined, p.verifier, params.get('code')));
+  if (error) throw signInFailed('denied', `the authorization server refused: ${said}`);
   if (!params.get('code')) throw signInFailed('no_code', 'the callback carries no authorization code');
 }

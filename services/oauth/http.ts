@@ -11,6 +11,8 @@ import { fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'und
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { ResolvedAuth } from '../../protocol/config.ts';
 import type { CredsStore } from './store.ts';
+import { redactThenCut } from '../../protocol/redact.ts';
+import { cleanSecrets } from '../../protocol/redact-forms.ts';
 
 /** Each OAuth network exchange is bounded (seed 002: 15 s). */
 export const OAUTH_HTTP_TIMEOUT_MS = 15_000;
@@ -160,8 +162,37 @@ export async function getJson(serverUrl: string, url: string): Promise<{ status:
   return { status: 200, body: parseJson(await readCapped(res, url)) };
 }
 
-/** What the error said, without the response body's secrets: the OAuth error code and description. */
-export function describeOAuthError(err: unknown): string {
+/** The most characters of a server's own text (an error_description, a failure's message) a sign-in error quotes. */
+export const OAUTH_TEXT_CHARS = 300;
+
+/**
+ * The secrets in play in an OAuth exchange: the configured client secret,
+ * private key, assertion and IdP ID token, and `extra` (a registered
+ * client's secret, the tokens, the PKCE verifier, the authorization code).
+ */
+export function oauthSecrets(ctx: { auth: ResolvedAuth } | undefined, ...extra: (string | undefined | null)[]): string[] {
+  const o = ctx?.auth.oauth;
+  return cleanSecrets([o?.clientSecret, o?.privateKey, o?.assertion, o?.idp?.idToken, ...extra]);
+}
+
+/**
+ * An authorization server's text for a sign-in error: every secret in play
+ * cut out first (a token endpoint may echo the client secret it was sent),
+ * then at most OAUTH_TEXT_CHARS characters (protocol/redact.ts).
+ */
+export function oauthText(text: string, secrets: readonly string[]): string {
+  return redactThenCut(text, secrets, { keep: 'head', max: OAUTH_TEXT_CHARS });
+}
+
+/**
+ * What the error said: the OAuth error code and description, every secret
+ * in play (`secrets`, oauthSecrets) cut out and then bounded (oauthText).
+ */
+export function describeOAuthError(err: unknown, secrets: readonly string[] = []): string {
+  return oauthText(describeRaw(err), secrets);
+}
+
+function describeRaw(err: unknown): string {
   if (err instanceof oauth.ResponseBodyError) return `${err.error}${err.error_description ? `: ${err.error_description}` : ''} (HTTP ${err.status})`;
   if (err instanceof oauth.WWWAuthenticateChallengeError) return `HTTP ${err.status} ${err.cause.map((c) => c.parameters.error ?? c.scheme).join(', ')}`;
   if (AlbedoError.is(err)) return err.message;

@@ -63,6 +63,15 @@ export class LinkAuth {
     return this.#rec;
   }
 
+  /**
+   * The secrets of the record in use — its access and refresh tokens and its client's secret — for the
+   * link's redactor (protocol/redact.ts): a server that echoes one must not put it in a message.
+   */
+  get secrets(): (string | undefined)[] {
+    const r = this.#rec;
+    return [r?.tokens?.accessToken, r?.tokens?.refreshToken, r?.client?.clientSecret];
+  }
+
   /** Headers for one request: Authorization (Bearer or DPoP) and a fresh DPoP proof; none without a token. */
   async headers(htm: string, url: URL): Promise<{ headers: Record<string, string>; token: string | undefined }> {
     let rec = await this.#load();

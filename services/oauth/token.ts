@@ -11,7 +11,7 @@ import { clientAuthFor, pickSecretMethod } from './client.ts';
 import type { Discovery } from './discovery.ts';
 import { dpopHandle, type DpopKey } from './dpop.ts';
 import {
-  describeOAuthError, fetchOpts, insecureAllowed, isTooLarge, OAUTH_HTTP_TIMEOUT_MS, parseJson, readCapped, requireSecure, signInFailed,
+  describeOAuthError, oauthSecrets, oauthText, fetchOpts, insecureAllowed, isTooLarge, OAUTH_HTTP_TIMEOUT_MS, parseJson, readCapped, requireSecure, signInFailed,
   type FlowContext,
 } from './http.ts';
 import type { ClientRecord, TokenRecord } from './store.ts';
@@ -98,7 +98,7 @@ export async function exchangeCode(
     return tokenRecord(t, d.issuer, d.resource, undefined, scope);
   } catch (err) {
     if (isTooLarge(err)) throw err;
-    throw signInFailed('token_refused', `the token endpoint refused the authorization code: ${describeOAuthError(err)}`);
+    throw signInFailed('token_refused', `the token endpoint refused the authorization code: ${describeOAuthError(err, oauthSecrets(ctx, client.clientSecret, verifier, callback.get('code')))}`);
   }
 }
 
@@ -109,6 +109,7 @@ export async function refresh(ctx: FlowContext, d: Discovery, client: ClientReco
   const auth = await clientAuthFor(client, ctx);
   const extra: Record<string, string> = {};
   if (tokens.resource) extra.resource = tokens.resource;
+  const secrets = oauthSecrets(ctx, client.clientSecret, tokens.refreshToken, tokens.accessToken);
   try {
     const t = await tokenExchange(ctx, dpop,
       (o) => oauth.refreshTokenGrantRequest(as, c, auth, tokens.refreshToken!, { ...o, additionalParameters: extra }),
@@ -116,8 +117,8 @@ export async function refresh(ctx: FlowContext, d: Discovery, client: ClientReco
     return tokenRecord(t, d.issuer, tokens.resource, tokens);
   } catch (err) {
     if (isTooLarge(err)) throw err;
-    if (isGrantRefusal(err)) throw signInFailed('refresh_refused', `the authorization server refused to refresh the token: ${describeOAuthError(err)}`);
-    throw signInFailed('network', `refreshing the token failed: ${describeOAuthError(err)}`);
+    if (isGrantRefusal(err)) throw signInFailed('refresh_refused', `the authorization server refused to refresh the token: ${describeOAuthError(err, secrets)}`);
+    throw signInFailed('network', `refreshing the token failed: ${describeOAuthError(err, secrets)}`);
   }
 }
 
@@ -162,7 +163,7 @@ export async function nonInteractiveGrant(
     return { tokens: tokenRecord(t, d.issuer, d.resource, undefined, scope), client };
   } catch (err) {
     if (isTooLarge(err)) throw err;
-    throw signInFailed('token_refused', `the authorization server refused the ${o.grant} grant: ${describeOAuthError(err)}`);
+    throw signInFailed('token_refused', `the authorization server refused the ${o.grant} grant: ${describeOAuthError(err, oauthSecrets(ctx, params.assertion))}`);
   }
 }
 
@@ -191,14 +192,14 @@ async function idJag(ctx: FlowContext, d: Discovery, scope: string | undefined):
       redirect: 'manual',
     });
   } catch (err) {
-    throw signInFailed('network', `cannot reach the identity provider at ${idp.tokenEndpoint}: ${describeOAuthError(err)}`);
+    throw signInFailed('network', `cannot reach the identity provider at ${idp.tokenEndpoint}: ${describeOAuthError(err, oauthSecrets(ctx))}`);
   }
   const body = parseJson(await readCapped(res, idp.tokenEndpoint)) as { access_token?: unknown; error?: unknown; error_description?: unknown } | undefined;
   if (res.status !== 200 || typeof body?.access_token !== 'string') {
     const why = body && typeof body.error === 'string'
       ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}`
       : 'no token in the answer';
-    throw signInFailed('token_refused', `the identity provider refused the token exchange (HTTP ${res.status}, ${why})`);
+    throw signInFailed('token_refused', `the identity provider refused the token exchange (HTTP ${res.status}, ${oauthText(why, oauthSecrets(ctx))})`);
   }
   return body.access_token;
 }

@@ -25,7 +25,7 @@ import { EraParams } from './era-params.ts';
 import { WarnLimiter } from './warn-limiter.ts';
 import { ToolHeaders } from './tool-headers.ts';
 import { holdListen, listenFilter } from './listen.ts';
-import { redact, redactThenCut, secretValues } from '../../protocol/redact.ts';
+import { Redactor, secretValues } from '../../protocol/redact.ts';
 
 export type Emit = <E extends keyof TransportEvents>(name: E, payload: TransportEvents[E]) => void;
 
@@ -100,10 +100,11 @@ export class Connection {
   /** How many lines were not JSON-RPC, and the first one quoted (redacted, then cut), for the silence hint. */
   #junk = { count: 0, sample: '' };
   /**
-   * The values the server was given that may be secrets (protocol/redact.ts): cut out of every
-   * warning, of the failures it reports, and of its own text before any of it is cut short.
+   * The values the server was given that may be secrets, and the OAuth tokens its HTTP link sends
+   * (added as they change), with their forms (protocol/redact.ts): cut out of every warning, of every
+   * failure it reports (message and data), and of its own text before any of it is cut short.
    */
-  #secrets: string[];
+  #redactor: Redactor;
   #warnings = new WarnLimiter();
   #lastInfo: ConnectionInfo | undefined;
   #dialLink: Link | undefined;
@@ -126,25 +127,37 @@ export class Connection {
     this.#cache = cache;
     this.#emit = emit;
     this.#eraParams = new EraParams(clientInfo, client.capabilities);
-    this.#secrets = secretValues(server);
+    this.#redactor = new Redactor(secretValues(server));
   }
 
   /** The server's text, at most `max` characters, quoted: secrets cut out first, then cut short. */
   #quote(text: string, max: number): string {
-    return JSON.stringify(redactThenCut(text, this.#secrets, { keep: 'head', max }));
+    return JSON.stringify(this.#redactor.cut(text, { keep: 'head', max }));
   }
 
-  /** A failure leaving the connection, with every secret cut out of its message (its quotes were cut so already). */
+  /**
+   * A failure leaving the connection, with every secret cut out of its message (its quotes were cut so
+   * already) and of every string in its data (a server's error data, its required capabilities…).
+   */
   #redacted<T>(err: T): T {
-    if (err instanceof Error) err.message = redact(err.message, this.#secrets);
+    if (!(err instanceof Error)) return err;
+    err.message = this.#redactor.redact(err.message);
+    if (AlbedoError.is(err) && err.data !== undefined) {
+      Object.defineProperty(err, 'data', { value: this.#redactor.data(err.data), enumerable: true, writable: true, configurable: true });
+    }
     return err;
   }
+
+  /** Rejects with `err` redacted: every failure leaving request(). */
+  #fail = (err: unknown): never => {
+    throw this.#redacted(err);
+  };
 
   /** Dials, negotiates and discovers everything. */
   async open(signal?: AbortSignal): Promise<OpenResult> {
     try {
       const opened = await this.#open(signal);
-      return { ...opened, warnings: opened.warnings.map((w) => redact(w, this.#secrets)) };
+      return { ...opened, warnings: opened.warnings.map((w) => this.#redactor.redact(w)) };
     } catch (err) {
       throw this.#redacted(err);
     }
@@ -229,7 +242,7 @@ export class Connection {
           if (note) this.#warn(note);
         }),
         headerParams: (name) => this.#toolHeaders.of(name),
-      }, http!.auth);
+      }, http!.auth, this.#redactor);
       return link;
     }
     link = new StdioLink(this.server, {
@@ -249,7 +262,7 @@ export class Connection {
       onRequest: (req: JsonRpcRequest, signal: AbortSignal) => this.#onServerRequest(req, signal),
       onNotification: (n) => this.#onNotification(n),
       onJunk: (what, line) => this.#onJunk(what, line),
-      secrets: this.#secrets,
+      secrets: this.#redactor,
     });
     this.#dialLink = link;
     try {
@@ -262,6 +275,7 @@ export class Connection {
         cached,
         capabilities: this.#client.capabilities,
         explainSilence: () => this.#silenceHint(link),
+        redactor: this.#redactor,
       };
       const info = !(link instanceof StdioLink) ? await negotiateHttp(peer, link, nopts) : await negotiate(peer, nopts);
       if (this.#closed) throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed while it opened`, { outcome: 'not_run' });
@@ -313,7 +327,7 @@ export class Connection {
   }
 
   #warn(message: string, code?: string): void {
-    const text = redact(message, this.#secrets);
+    const text = this.#redactor.redact(message);
     this.#emit('connection/warned', code ? { id: this.id, message: text, code } : { id: this.id, message: text });
   }
 
@@ -348,7 +362,7 @@ export class Connection {
     }
     // Every MCP notification is named notifications/…; anything else (`constructor`, `__proto__`) is not one.
     if (!n.method.startsWith('notifications/')) {
-      const note = this.#warnings.admit(`ignored a notification with method ${this.#quote(n.method, 100)}, which is not an MCP notification`);
+      const note = this.#warnings.admit(() => `ignored a notification with method ${this.#quote(n.method, 100)}, which is not an MCP notification`);
       if (note) this.#warn(note);
     }
     // Other notifications (logging, progress, the listen acknowledgement) need no action here.
@@ -357,7 +371,8 @@ export class Connection {
   #onJunk(what: string, line: string): void {
     this.#junk.count++;
     if (this.#junk.count === 1) this.#junk.sample = this.#quote(line, 120);
-    const note = this.#warnings.admit(`ignored a line from the server (${what}): ${this.#quote(line, 200)}`);
+    // Quoted only when the warning is shown: a flood of junk is counted, never redacted line by line.
+    const note = this.#warnings.admit(() => `ignored a line from the server (${what}): ${this.#quote(line, 200)}`);
     if (!note) return;
     if (!this.#live && this.#openNotes.length < 16) this.#openNotes.push(note);
     this.#warn(note);
@@ -373,6 +388,7 @@ export class Connection {
       send: (m, p, t, s) => live.peer.request(m, this.#params(live, p), { timeoutMs: t, signal: s }),
       capabilities: this.#client.capabilities,
       ask: (m, p, t, s) => this.#client.ask(m, p, t, s),
+      redactor: this.#redactor,
     };
     return requestWithInput(live.rounds, method, params, timeoutMs, signal);
   }
@@ -380,6 +396,7 @@ export class Connection {
   #lister(live: Live): Lister {
     return {
       server: this.name,
+      redactor: this.#redactor,
       request: (m, p, t, s) => this.#request(live, m, p, t, s),
       acceptTools: (tools, warnings) => this.#acceptTools(live, tools, warnings),
     };
@@ -461,8 +478,9 @@ export class Connection {
   request(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
     // A live connection goes straight on: awaiting an already settled dial cost a promise and a turn per call.
     const live = this.#closed ? undefined : this.#live;
-    if (live) return operate(this.#target(live), op, timeoutMs, signal);
-    return this.#dial().then((l) => operate(this.#target(l), op, timeoutMs, signal));
+    // Every failure, the redial's too, leaves redacted (message and data).
+    if (live) return operate(this.#target(live), op, timeoutMs, signal).catch(this.#fail);
+    return this.#dial().then((l) => operate(this.#target(l), op, timeoutMs, signal)).catch(this.#fail);
   }
 
   /** What operations.ts needs of a live link, made once per dial. */

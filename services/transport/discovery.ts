@@ -11,6 +11,7 @@ import { listSchemas, LIST_FIELD, MAX_LIST_PAGES, type Catalogue, type ListMetho
 import { MAX_DEPTH, MAX_LIST_ITEMS, MAX_CATALOGUE_BYTES, depthOf, type BoundKind } from '../../protocol/bounds.ts';
 import type { ConnectionInfo } from '../../protocol/services/transport.ts';
 import { wireSizeOf } from './rpc-peer.ts';
+import { redactThenCut, type Secrets } from '../../protocol/redact.ts';
 import type { z } from 'zod';
 
 export type ListField = (typeof LIST_FIELD)[ListMethod];
@@ -19,6 +20,8 @@ export type ListField = (typeof LIST_FIELD)[ListMethod];
 export interface Lister {
   /** The server's name, for errors. */
   readonly server: string;
+  /** The connection's secrets: cut out of the server's text before it is cut short into a warning. */
+  readonly redactor?: Secrets;
   request(method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
   /** Filters one page of tools (modern HTTP checks their x-mcp-header annotations). */
   acceptTools(tools: unknown[], warnings: string[]): unknown[];
@@ -66,7 +69,7 @@ export async function listAll(l: Lister, method: ListMethod, timeoutMs: number, 
     const next = parsed.data.nextCursor as string | undefined;
     if (next === undefined) return { items, bytes };
     if (seen.has(next)) {
-      warnings.push(`${method}: the server repeated cursor ${JSON.stringify(next.slice(0, 200))}; stopped after ${page + 1} pages`);
+      warnings.push(`${method}: the server repeated cursor ${JSON.stringify(redactThenCut(next, l.redactor ?? [], { keep: 'head', max: 200 }))}; stopped after ${page + 1} pages`);
       return { items, bytes };
     }
     seen.add(next);

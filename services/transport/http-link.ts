@@ -20,7 +20,7 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import { MAX_MESSAGE_BYTES } from '../../protocol/framing.ts';
 import type { RequestId } from '../../protocol/jsonrpc.ts';
 import type { ResolvedHttpServer } from '../../protocol/config.ts';
-import { redactThenCut, secretValues } from '../../protocol/redact.ts';
+import { Redactor, secretValues } from '../../protocol/redact.ts';
 import { MODERN_VERSION } from '../../protocol/versions.ts';
 import { encodeHeaderValue, nameHeaderFor, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
 import { authChallenge } from '../../protocol/oauth.ts';
@@ -76,13 +76,15 @@ export class HttpLink {
   lastHttpError: { status: number; body: string } | undefined;
 
   #auth: LinkAuth | undefined;
-  #secrets: string[];
-  /** The last few access tokens sent (newest first). */
-  #tokens: string[] = [];
+  /**
+   * The connection's secrets (protocol/redact.ts), shared with its peer and its warnings: this link
+   * adds the OAuth tokens (access and refresh) and the client secret in use as they change.
+   */
+  #redactor: Redactor;
 
-  constructor(server: ResolvedHttpServer, events: HttpLinkEvents, auth?: LinkAuth) {
+  constructor(server: ResolvedHttpServer, events: HttpLinkEvents, auth?: LinkAuth, redactor?: Redactor) {
     this.server = server;
-    this.#secrets = secretValues(server);
+    this.#redactor = redactor ?? new Redactor(secretValues(server));
     this.url = new URL(server.url);
     this.#events = events;
     this.#auth = auth;
@@ -175,8 +177,9 @@ export class HttpLink {
   /** Authorization (and a DPoP proof) for one request, when the server uses OAuth. */
   async #authHeaders(htm: string): Promise<AuthHeaders> {
     const h = this.#auth ? await this.#auth.headers(htm, this.url) : undefined;
-    // The tokens sent are secrets too: a server that echoes one in an error body must not put it in an error.
-    if (h?.token && !this.#tokens.includes(h.token)) this.#tokens = [h.token, ...this.#tokens].slice(0, 4);
+    // The tokens sent are secrets too: a server that echoes one in an error body, an error message or a
+    // warning must not put it there (the connection's redactor, rebuilt only when one is new).
+    if (this.#auth) this.#redactor.add(this.#auth.secrets);
     return h;
   }
 
@@ -185,12 +188,12 @@ export class HttpLink {
    * (headers, OAuth secrets, tokens) cut out before it is cut short.
    */
   #excerpt(text: string): string {
-    return excerptOf(text, [...this.#secrets, ...this.#tokens], Buffer.byteLength(text) >= ERROR_BODY_BYTES);
+    return excerptOf(text, this.#redactor, Buffer.byteLength(text) >= ERROR_BODY_BYTES);
   }
 
   /** The server's text quoted for a message: secrets cut out, then cut to `max` characters (protocol/redact.ts). */
   #quote(text: string, max: number): string {
-    return JSON.stringify(redactThenCut(text, [...this.#secrets, ...this.#tokens], { keep: 'head', max }));
+    return JSON.stringify(this.#redactor.cut(text, { keep: 'head', max }));
   }
 
   /**

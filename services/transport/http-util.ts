@@ -4,7 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { AlbedoError } from '../../protocol/errors.ts';
-import { redact, redactThenCut } from '../../protocol/redact.ts';
+import { redact, redactThenCut, type Secrets } from '../../protocol/redact.ts';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -46,7 +46,7 @@ export async function readCapped(body: Dispatcher.ResponseData['body'], limit: n
  * white space folded and at most 200 characters kept, a secret the cut broke
  * dropped (protocol/redact.ts). `cut`: the body was read only so far.
  */
-export function excerptOf(text: string, secrets: readonly string[] = [], cut = false): string {
+export function excerptOf(text: string, secrets: Secrets = [], cut = false): string {
   const folded = redact(text, secrets).replace(/\s+/g, ' ').trim();
   return redactThenCut(folded, secrets, { keep: 'head', max: 200, cut });
 }

@@ -12,6 +12,7 @@ import { resultTypeOf } from '../../protocol/mcp.ts';
 import { INPUT_METHODS, MRTR_METHODS, MAX_INPUT_ROUNDS, inputRequestsSchema } from '../../protocol/client-input.ts';
 import { wireCodeOf } from './rpc-peer.ts';
 import { pruned } from '../../protocol/bounds.ts';
+import { redactThenCut, type Secrets } from '../../protocol/redact.ts';
 
 export interface InputRoundsContext {
   /** Sends one request (era params added) and resolves with its raw result. */
@@ -20,6 +21,14 @@ export interface InputRoundsContext {
   capabilities: Record<string, unknown>;
   /** Runs the embedder's handler for one input request; `signal` aborts when the request is given up. */
   ask(method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  /** The connection's secrets: cut out of the server's text before it is cut short into a message. */
+  redactor?: Secrets;
+}
+
+/** The server's value for a message: secrets cut out, then at most `max` characters (protocol/redact.ts); a string quoted after. */
+function shown(c: InputRoundsContext, value: unknown, max: number): string {
+  const cut = (text: string): string => redactThenCut(text, c.redactor ?? [], { keep: 'head', max });
+  return typeof value === 'string' ? JSON.stringify(cut(value)) : cut(JSON.stringify(value) ?? String(value));
 }
 
 /** One input_required round may ask for at most this many inputs. */
@@ -43,7 +52,7 @@ export async function requestWithInput(
       // The first round sends the caller's params as they are; a retry adds its answers to a copy.
       result = await c.send(method, round === 0 ? params : { ...params, ...retry }, Math.max(1, deadline - Date.now()), signal);
     } catch (err) {
-      throw wireCodeOf(err) === ErrorCode.MissingRequiredClientCapability ? missingCapabilities(method, err as AlbedoError) : err;
+      throw wireCodeOf(err) === ErrorCode.MissingRequiredClientCapability ? missingCapabilities(c, method, err as AlbedoError) : err;
     }
     if (resultTypeOf(result) === 'complete') return result;
     retry = await nextRound(c, method, result, round, deadline, signal);
@@ -51,10 +60,10 @@ export async function requestWithInput(
 }
 
 /** A server refused the request for client capabilities this client did not declare (-32021). */
-function missingCapabilities(method: string, err: AlbedoError): AlbedoError {
+function missingCapabilities(c: InputRoundsContext, method: string, err: AlbedoError): AlbedoError {
   const server = err.data as { data?: { requiredCapabilities?: unknown } };
   const required = server.data?.requiredCapabilities;
-  const which = required ? ` (${JSON.stringify(required)})` : '';
+  const which = required ? ` (${shown(c, required, 300)})` : '';
   const why = `${method} needs client capabilities this client did not declare${which}: register a handler for them`;
   return inputRequired(why, { requiredCapabilities: required, server });
 }
@@ -64,7 +73,7 @@ async function nextRound(
   c: InputRoundsContext, method: string, result: Record<string, unknown>, round: number, deadline: number, signal?: AbortSignal,
 ): Promise<Record<string, unknown>> {
   const kind = resultTypeOf(result);
-  if (kind !== 'input_required') throw invalid(`${method} returned an unknown resultType ${JSON.stringify(kind)}`);
+  if (kind !== 'input_required') throw invalid(`${method} returned an unknown resultType ${shown(c, kind, 100)}`);
   if (!MRTR_METHODS.has(method)) throw invalid(`${method} returned resultType input_required, which only tools/call, prompts/get and resources/read may`);
   const raw = result.inputRequests ?? {};
   // zod's record drops a `__proto__` key: refuse it rather than answer a map with a hole in it.
@@ -77,7 +86,7 @@ async function nextRound(
   const requests = Object.entries(parsed.data);
   const undeclared = requests.filter(([, r]) => !(INPUT_METHODS[r.method]! in c.capabilities));
   if (undeclared.length) {
-    const list = undeclared.slice(0, 10).map(([k, r]) => `${k.slice(0, 100)}: ${r.method}`).join(', ') + (undeclared.length > 10 ? ', …' : '');
+    const list = undeclared.slice(0, 10).map(([k, r]) => `${shown(c, k, 100)}: ${r.method}`).join(', ') + (undeclared.length > 10 ? ', …' : '');
     throw inputRequired(`${method} needs input (${list}) that this client has no handler for`, { inputRequests: pruned(result.inputRequests, 8) });
   }
   if (round + 1 >= MAX_INPUT_ROUNDS) throw inputRequired(`${method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; gave up`, undefined);

@@ -7,7 +7,7 @@
 import { classify, ErrorCode, type JsonRpcRequest, type JsonRpcNotification, type RequestId, type JsonRpcErrorObject } from '../../protocol/jsonrpc.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { pruned } from '../../protocol/bounds.ts';
-import { redactThenCut } from '../../protocol/redact.ts';
+import { redactData, redactThenCut, type Secrets } from '../../protocol/redact.ts';
 
 export interface PeerLink {
   send(message: unknown): void;
@@ -73,8 +73,8 @@ export interface PeerHandlers {
   onNotification(n: JsonRpcNotification): void;
   /** A line that is not a JSON-RPC message, or a response nobody waits for. */
   onJunk(what: string, line: string): void;
-  /** Values the server was given that may be secrets: cut out of its error messages before they are cut short. */
-  secrets?: readonly string[];
+  /** Values the server was given that may be secrets (the connection's live set): cut out of its error messages before they are cut short. */
+  secrets?: Secrets;
 }
 
 /** How many of the server's own requests are served at once; more are dropped with a warning. */
@@ -369,13 +369,13 @@ function timeoutError(p: Pending): AlbedoError {
 }
 
 /** A server's JSON-RPC error as an AlbedoError; the server's code and data stay in `data`. */
-export function serverError(method: string, e: JsonRpcErrorObject, secrets: readonly string[] = []): AlbedoError {
+export function serverError(method: string, e: JsonRpcErrorObject, secrets: Secrets = []): AlbedoError {
   // The server's text and data are shown, never trusted: bounded in length and depth (deep data could not cross threads).
-  // Its secrets are cut out before its text is cut short (protocol/redact.ts).
+  // Its secrets are cut out before its text is cut short, and out of every string of its data (protocol/redact.ts).
   const cut = (max: number): string => redactThenCut(e.message, secrets, { keep: 'head', max });
   const message = e.message.length > 4096 ? `${cut(4096)}…` : cut(4096);
   const why = `${method} failed on the server: ${cut(1000)} (${e.code})`;
-  return new AlbedoError('ALBEDO_SERVER_ERROR', why, { data: { code: e.code, message, data: pruned(e.data) } });
+  return new AlbedoError('ALBEDO_SERVER_ERROR', why, { data: { code: e.code, message, data: redactData(pruned(e.data), secrets) } });
 }
 
 export function wireCodeOf(err: unknown): number | undefined {

@@ -18,8 +18,11 @@ export class WarnLimiter {
     this.#now = now;
   }
 
-  /** The text to warn with now (with a note of what was suppressed before), or undefined to stay quiet. */
-  admit(message: string): string | undefined {
+  /**
+   * The text to warn with now (with a note of what was suppressed before), or undefined to stay quiet.
+   * `message` may be a function: it is called only when the warning is shown.
+   */
+  admit(message: string | (() => string)): string | undefined {
     const now = this.#now();
     if (now - this.#windowStart >= WINDOW_MS) {
       this.#windowStart = now;
@@ -30,6 +33,7 @@ export class WarnLimiter {
       return undefined;
     }
     this.#shown++;
+    if (typeof message === 'function') message = message();
     if (!this.#suppressed) return message;
     const note = ` (${this.#suppressed} similar warning(s) suppressed before this one)`;
     this.#suppressed = 0;
