@@ -22,6 +22,7 @@
  * server's pending sign-in (its tokens would be for a server that is no
  * longer there, or were just dropped on purpose).
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { SettingsView } from '../protocol/services/settings.ts';
 import type { SectionsPatch } from '../protocol/settings.ts';
@@ -164,6 +165,8 @@ export class SettingsWrites {
       if (pre.ifMatch !== undefined || pre.ifNoneMatch !== undefined) {
         checkPreconditions(pre, cur ? (await describeServer(this.#reader, name, cur)).etag : null);
       }
+      // The entry as written, from the bytes the view (and so the ETag checked above) came from: a file changed in between
+      // (a hand edit landing between the reload and this read) is refused, so the plan and the version are of one read.
       const written = writtenEntry(view, name);
       if (written === undefined) {
         throw editConflict(new AlbedoError('ALBEDO_EDIT_CONFLICT', `${view.path} changed while it was read; nothing was written: try again`), pre);
@@ -209,16 +212,26 @@ function notFound(name: string): ApiError {
 /**
  * The server's entry as written in extensions.json (null: none), so a merge
  * patch keeps what the user wrote (defaults stay implicit), and the commit
- * can tell whether it changed meanwhile. The file was just reloaded and is
- * valid, so it is what is in force; undefined when it cannot be read now
- * (an edit under way).
+ * can tell whether it changed meanwhile. Read once, and taken only when
+ * those bytes are the ones the settings in force (`view`, of which the
+ * ETag) were read from (`view.digest`); undefined when they are not (the
+ * file changed since), or the file cannot be read now (an edit under way).
  */
 function writtenEntry(view: SettingsView, name: string): Record<string, unknown> | null | undefined {
+  let bytes: Buffer | null;
+  try {
+    bytes = readFileSync(view.path!);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+    bytes = null;
+  }
+  if (view.digest !== undefined && (bytes === null ? null : createHash('sha256').update(bytes).digest('hex')) !== view.digest) return undefined;
+  if (bytes === null) return null;
   let doc: unknown;
   try {
-    doc = JSON.parse(readFileSync(view.path!, 'utf8')) as unknown;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
+    doc = JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
   }
   const servers = isObject(doc) && isObject(doc.mcp) ? doc.mcp.servers : undefined;
   const e = isObject(servers) && Object.hasOwn(servers, name) ? servers[name] : undefined;

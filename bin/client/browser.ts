@@ -16,6 +16,7 @@ import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openerCommand, redirectPageHtml } from '../../protocol/opener.ts';
+import { pendingFile } from '../../protocol/pending-files.ts';
 
 /** The opener of this platform (for messages). */
 export const OPENER = openerCommand(process.platform, 'file:///').file;
@@ -23,9 +24,6 @@ export const OPENER = openerCommand(process.platform, 'file:///').file;
 /** How long a page is kept at most: a login link's life (a sign-in's is shorter). */
 const PAGE_TTL_MS = 15 * 60_000;
 
-/** Pages to remove when this process exits (those of sign-ins it waited for). */
-const leftovers = new Set<string>();
-process.once('exit', () => { for (const p of leftovers) rmSync(p, { force: true }); });
 
 /** Writes the redirect page for `url` under `home` (older pages removed); null for a URL that is not http(s). */
 function writePage(home: string, url: string, text: string): string | null {
@@ -70,7 +68,8 @@ export interface Opened {
  * Opens `url` through a redirect page in `home`. `keep`: the page outlives
  * this process (`albedo open` exits at once; the browser reads it later,
  * and the next `albedo open` removes it after 15 minutes); otherwise it is
- * removed by `remove()` or when this process exits.
+ * removed by `remove()`, when this process exits, or on SIGTERM/SIGHUP
+ * while it is pending (protocol/pending-files.ts).
  */
 export async function openBrowser(home: string, url: string, o: { text?: string; keep?: boolean } = {}): Promise<Opened> {
   let page: string | null = null;
@@ -79,12 +78,9 @@ export async function openBrowser(home: string, url: string, o: { text?: string;
   } catch {
     // A home that cannot hold the page: nothing is opened (the caller has shown the URL).
   }
-  const remove = (): void => {
-    if (page) rmSync(page, { force: true });
-    if (page) leftovers.delete(page);
-  };
-  if (!page) return { opened: false, remove };
-  if (!o.keep) leftovers.add(page);
+  if (!page) return { opened: false, remove: () => undefined };
+  // Removed by remove(), when this process exits, or on SIGTERM/SIGHUP while pending (protocol/pending-files.ts).
+  const remove = o.keep ? () => rmSync(page, { force: true }) : pendingFile(page);
   const opened = await startOpener(pathToFileURL(page).href);
   if (!opened) remove();
   return { opened, remove };

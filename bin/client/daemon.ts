@@ -29,6 +29,7 @@ import { createRequire } from 'node:module';
 import { openPrivateDir, PrivateDirError, type PrivateDir } from '../../protocol/private-dir.ts';
 import { CliError, EXIT } from './errors.ts';
 import { ConnectFailed, request } from './http.ts';
+import { withoutPrivate } from './private-env.ts';
 
 // Required, not imported: an ESM import of node:crypto reads every export, its lazy getters included (start-up is the budget).
 const crypto = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
@@ -307,7 +308,8 @@ function spawnDetached(home: string, logFile: string): () => number | null | und
     const child = spawn(process.execPath, [BIN, 'daemon'], {
       cwd: home, detached: true, stdio: ['ignore', 'ignore', log],
       // Its stderr is a log file: a login link there would outlive its use (`albedo open` makes one when it is wanted).
-      env: { ...process.env, ALBEDO_HOME: home, ALBEDO_NO_PANE_LINK: '1' },
+      // Without the variables this command read as secrets (--bearer-from VAR, …): they would stay in its environ.
+      env: { ...withoutPrivate(process.env), ALBEDO_HOME: home, ALBEDO_NO_PANE_LINK: '1' },
     });
     child.once('exit', (code) => { exit = code; });
     child.once('error', () => { exit = EXIT.failed; });

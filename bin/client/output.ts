@@ -11,35 +11,36 @@
  * the JSON way (toJson).
  */
 
-// C0, DEL, C1, and the bidirectional controls (U+061C, U+200E–F, U+202A–E, U+2066–9), which reorder what follows them:
-// a server's `…$ \u202Egnp.exe` must not read as something else.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-const hex = (c: string): string => {
-  const n = c.charCodeAt(0);
-  return n > 0xff ? `\\u${n.toString(16).padStart(4, '0')}` : `\\x${n.toString(16).padStart(2, '0')}`;
-};
+import { INVISIBLE, spelled } from '../../web/shared/shown.js';
+
+// C0, DEL, C1, and the invisible and reordering characters of web/shared/shown.js (bidi controls, which reorder what follows
+// them — a server's `…$ \u202Egnp.exe` must not read as something else —, zero-width and tag characters, which hide text).
+const CONTROL = new RegExp(`[\\u0000-\\u001f\\u007f-\\u009f${INVISIBLE}]`, 'gu');
+const CONTROL_BUT_LINES = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${INVISIBLE}]`, 'gu');
 
 /**
  * `s` with every C0 and C1 control character and DEL shown as `\xHH`, and
- * every bidirectional control as `\uHHHH`;
+ * every invisible or reordering one (web/shared/shown.js) as `\uHHHH`, or
+ * `\u{HHHHH}` beyond the basic plane;
  * `lines`: line feeds and tabs are kept (a multi-line text meant as such).
  */
 export function safe(s: string, lines = false): string {
-  return s.replace(lines ? CONTROL_BUT_LINES : CONTROL, hex);
+  return s.replace(lines ? CONTROL_BUT_LINES : CONTROL, spelled);
 }
 
-// What toJson writes as \uXXXX beyond JSON.stringify's own: DEL, C1 and the bidirectional controls.
-const JSON_EXTRA = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// What toJson writes as \uXXXX beyond JSON.stringify's own: DEL, C1 and the invisible and reordering characters.
+const JSON_EXTRA = new RegExp(`[\\u007f-\\u009f${INVISIBLE}]`, 'gu');
+const u4 = (n: number): string => `\\u${n.toString(16).padStart(4, '0')}`;
 
 /**
- * `value` as JSON, with DEL, the C1 controls and the bidirectional ones
- * written as `\uXXXX` too (JSON.stringify escapes only the C0 ones): the
- * same JSON value, and nothing in it a terminal would obey. `space`: as
+ * `value` as JSON, with DEL, the C1 controls and the invisible and
+ * reordering characters written as `\uXXXX` too (JSON.stringify escapes
+ * only the C0 ones; a tag character as its two surrogates): the same JSON
+ * value, and nothing in it a terminal would obey or hide. `space`: as
  * JSON.stringify's (0: one line).
  */
 export function toJson(value: unknown, space = 2): string {
-  return JSON.stringify(value, null, space).replace(JSON_EXTRA, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, space).replace(JSON_EXTRA, (c) => [...Array(c.length).keys()].map((i) => u4(c.charCodeAt(i))).join(''));
 }
 
 /** Writes `value` as one JSON document (`json`), or the human text. */

@@ -12,6 +12,7 @@
 import path from 'node:path';
 import { dict } from '../client/dict.ts';
 import { usage } from '../client/errors.ts';
+import { namedForDaemon, readPrivately } from '../client/private-env.ts';
 import { splitCommandLine } from '../../protocol/command-line.ts';
 
 /** The API's typed secrets of a write (docs/api.md "Secrets"); null removes, absent keeps. */
@@ -50,13 +51,23 @@ export interface EntryParts {
 }
 
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A name as environment variables are conventionally named: only such a name is echoed in an error (not `ghp_x1…`, a token). */
+const SHOWN_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
+/** `name` when it looks like a variable's name, else `instead` (or nothing): a value typed by mistake is never echoed. */
+function shown(name: string, instead = ''): string {
+  return SHOWN_NAME.test(name) ? name : instead;
+}
 /** `${VAR}`, the whole value. */
 const WHOLE_VAR = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
 
 /** `${VAR}` → VAR, else null; a value that holds `${…}` among other text is refused (only whole values can be named). */
 export function namedVar(value: string, what: string): string | null {
   const m = WHOLE_VAR.exec(value);
-  if (m) return m[1]!;
+  if (m) {
+    namedForDaemon(m[1]!);
+    return m[1]!;
+  }
   if (/\$\{[^}]*\}/.test(value)) throw usage(`${what}: \${VAR} must be the whole value (the daemon reads the variable; it does not expand text)`);
   return null;
 }
@@ -79,9 +90,11 @@ function timeout(v: string | undefined, option: string, max: number): number | u
 function envOption(raw: string, parts: EntryParts): void {
   const eq = raw.indexOf('=');
   const name = eq < 0 ? raw : raw.slice(0, eq);
-  if (!VAR_NAME.test(name)) throw usage(`--env ${JSON.stringify(raw)}: expected NAME=VALUE with a variable name`);
+  // Not echoed: a value typed where the name goes (`--env sk-…`) would go to the terminal and its logs.
+  if (!VAR_NAME.test(name)) throw usage('--env: expected NAME=VALUE or NAME, with a variable name (what was given is not shown)');
+  if (eq < 0 && Object.hasOwn(process.env, name)) readPrivately(name);
   const value = eq < 0 ? (Object.hasOwn(process.env, name) ? process.env[name] : undefined) : raw.slice(eq + 1);
-  if (value === undefined) throw usage(`--env ${name}: ${name} is not set in this environment (write NAME=VALUE)`);
+  if (value === undefined) throw usage(`--env ${shown(name)}: ${shown(name, 'the variable')} is not set in this environment (write NAME=VALUE)`);
   const v = namedVar(value, `--env ${name}`);
   if (v !== null) {
     parts.named.env[name] = { env: v };
@@ -101,7 +114,8 @@ function headerOption(raw: string, parts: EntryParts): void {
   const colon = raw.indexOf(':');
   const name = colon < 0 ? '' : raw.slice(0, colon).trim();
   const value = colon < 0 ? '' : raw.slice(colon + 1).trim();
-  if (!HEADER_NAME.test(name) || !value) throw usage(`--header ${JSON.stringify(raw.split(':')[0])}: expected 'Name: value'`);
+  // The name only, and only when it is one: `--header sk-…` (a value alone) is not echoed.
+  if (!HEADER_NAME.test(name) || !value) throw usage(`--header${HEADER_NAME.test(name) ? ` ${name}` : ''}: expected 'Name: value'`);
   headerValue(name, value, parts, true);
 }
 
@@ -148,14 +162,20 @@ async function fromStdin(what: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
-/** VAR's value in this command's environment (a missing one is exit 2), or stdin's for `-`. */
+/**
+ * VAR's value in this command's environment (a missing one is exit 2), or
+ * stdin's for `-`. `option` names the flag, never the source: a careless
+ * user may have typed the secret itself where VAR goes, and errors name the
+ * variable only when it looks like one (`shown`).
+ */
 async function fromHere(source: string, option: string, what: string, trim = false): Promise<string> {
   let value: string | undefined;
   if (source === '-') value = await fromStdin(what);
   else {
-    if (!VAR_NAME.test(source)) throw usage(`${option}: expected a variable name or - (stdin), not ${JSON.stringify(source)}`);
+    if (!VAR_NAME.test(source)) throw usage(`${option}: expected a variable name or - (stdin); what was given is not a variable name (not shown)`);
     value = Object.hasOwn(process.env, source) ? process.env[source] : undefined;
-    if (value === undefined) throw usage(`${option}: ${source} is not set in this environment`);
+    if (value === undefined) throw usage(`${option}: ${shown(source, 'the variable named')} is not set in this environment`);
+    readPrivately(source);
   }
   if (trim) value = value.trim();
   // A blank secret means "keep the stored one" to the API: an empty value cannot be stored.
@@ -175,12 +195,13 @@ export async function privateValues(o: EntryOptions): Promise<PrivateValues> {
   if (o.headerFrom !== undefined) {
     const eq = o.headerFrom.indexOf('=');
     h = { name: o.headerFrom.slice(0, Math.max(eq, 0)), source: o.headerFrom.slice(eq + 1) };
-    if (eq < 0 || !HEADER_NAME.test(h.name)) throw usage(`--header-from ${JSON.stringify(o.headerFrom)}: expected Name=VAR or Name=- (stdin)`);
+    // Not echoed: `--header-from 'X-Key: value'` holds the value.
+    if (eq < 0 || !HEADER_NAME.test(h.name)) throw usage('--header-from: expected Name=VAR or Name=- (stdin), a header name and a variable name (what was given is not shown)');
   }
   if (o.bearerFrom === '-' && h?.source === '-') throw usage('--bearer-from - and --header-from Name=-: only one value can be read from stdin');
   if (o.bearerFrom !== undefined) {
-    out.bearer = await fromHere(o.bearerFrom, `--bearer-from ${o.bearerFrom}`, 'bearer token');
-    if (/\s/.test(out.bearer)) throw usage(`--bearer-from ${o.bearerFrom}: the token holds whitespace (give the token alone, without "Bearer")`);
+    out.bearer = await fromHere(o.bearerFrom, '--bearer-from', 'bearer token');
+    if (/\s/.test(out.bearer)) throw usage('--bearer-from: the token holds whitespace (give the token alone, without "Bearer")');
   }
   if (h) out.header = { name: h.name, value: await fromHere(h.source, `--header-from ${h.name}`, `value of the header ${h.name}`, true) };
   return out;
@@ -215,6 +236,7 @@ export function entryParts(o: EntryOptions, argv: string[] | null, given: Privat
   if (o.bearerEnv !== undefined) {
     if (!VAR_NAME.test(o.bearerEnv)) throw usage(`--bearer-env ${JSON.stringify(o.bearerEnv)}: expected a variable name`);
     parts.fields.bearerTokenEnvVar = o.bearerEnv;
+    namedForDaemon(o.bearerEnv);
   }
   for (const h of o.header ?? []) headerOption(h, parts);
   if (given.bearer !== undefined) parts.secrets.bearer = given.bearer;

@@ -13,6 +13,8 @@ import { openAuthorizationUrl } from '../../api/browser.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { exposureWarnings } from '../../services/settings/working-dir.ts';
 import { safe, toJson } from '../client/output.ts';
+import { openHome } from '../client/daemon.ts';
+import { CliError } from '../client/errors.ts';
 import type { Connection } from '../../api/connection.ts';
 
 export const PROBE_HELP = `usage: albedo probe [options] -- COMMAND [ARGS...]
@@ -49,7 +51,8 @@ options:
 
 exit status: 0 success; 1 the server could not be reached or the request
 failed (4 when it needs a sign-in); 2 bad usage; 3 the tool ran and
-reported an error (isError).`;
+reported an error (isError); 7 (--url) $ALBEDO_HOME is not this user's
+alone (ALBEDO_HOME_UNSAFE): nothing in it was read.`;
 
 class UsageError extends Error {}
 
@@ -192,6 +195,19 @@ export async function probeCommand(argv: string[]): Promise<number> {
   }
   const a = args;
   // An HTTP probe keeps OAuth tokens (and era verdicts) in the state directory; a stdio probe keeps nothing.
+  if (a.url !== undefined) {
+    // Checked as every other command checks it (bin/client/daemon.ts), before anything in it is read or written:
+    // another user's home could hold a creds.json of theirs, whose tokens would be sent, or take the user's.
+    try {
+      openHome(defaultHome(), true)?.close();
+    } catch (err) {
+      if (err instanceof CliError) {
+        process.stderr.write(`${safe(`albedo probe: ${err.code}: ${oneLine(err.message)}`)}\n`);
+        return err.exit;
+      }
+      throw err;
+    }
+  }
   const albedo: Albedo = await createAlbedo({ home: a.url !== undefined ? defaultHome() : null, transportWorkers: 1, authorize: terminalAuthorize });
   let interrupted = false;
   const onSignal = (sig: NodeJS.Signals): void => {

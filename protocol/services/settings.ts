@@ -52,6 +52,12 @@ export interface SettingsView {
   enabled: ExtensionsEnabled;
   /** When the file on disk is broken: its issues (the settings above are the last valid ones). */
   invalid: SettingsIssue[] | null;
+  /**
+   * SHA-256 (hex) of the extensions.json bytes last read or written (null:
+   * no file): a writer that reads the file itself can tell that what it
+   * read is what these settings came from (daemon/writes.ts).
+   */
+  digest?: string | null;
 }
 
 export interface ResolveAllResult {

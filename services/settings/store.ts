@@ -16,6 +16,7 @@
  * home completes or undoes that write, so the files are the old pair or the
  * new pair, never one of each.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { AlbedoError } from '../../protocol/errors.ts';
@@ -178,7 +179,8 @@ export class SettingsStore {
       servers[name] = { ...entry, secrets: summaryOf(stored) };
     }
     const { retryMs, enabled } = this.#settings;
-    return { generation: this.#generation, path: this.file, servers, retryMs, enabled: { ...enabled }, invalid: this.#invalid };
+    const digest = this.#bytes ? createHash('sha256').update(this.#bytes).digest('hex') : null;
+    return { generation: this.#generation, path: this.file, servers, retryMs, enabled: { ...enabled }, invalid: this.#invalid, digest };
   }
 
   #entry(name: string): SettingsServer {
@@ -283,6 +285,11 @@ export class SettingsStore {
       await this.#secrets.withRecord(name, async (tx) => {
         // Read under the record lock, just before the renames: what the new document keeps, and what `planned` is checked against.
         const read = readSettingsFile(this.#readFile);
+        if (planned && (!read.result.ok || !read.doc)) {
+          // The caller planned on a valid file (daemon/writes.ts refuses a broken one first): broken since is a hand edit meanwhile.
+          const message = `${this.file} was changed (and is not valid now) while this save was under way; nothing was written: fix it, then try again`;
+          throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { server: name } });
+        }
         if (!read.result.ok || !read.doc) throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
         if (input === undefined && !Object.hasOwn(read.result.settings.servers, name)) {
           throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, { outcome: 'not_run', data: { server: name } });

@@ -4,12 +4,17 @@
  * server whose working directory is the home — or an ancestor of it —
  * serves them to the model as soon as it serves "." (`server-filesystem .`).
  *
- * - A server saved without `cwd` runs in an empty directory of its own,
- *   `<tmp>/albedo-<uid>/cwd/<name>-<digest>`: `<tmp>` the daemon's temporary
- *   directory, every directory on the way checked as the home is
- *   (protocol/private-dir.ts) and made 0700 when missing, the digest over
- *   the home and the name (two homes never share one). It is
- *   never the home, inside it or above it: such a place is refused.
+ * - A server saved without `cwd` runs in a directory of its own,
+ *   `<base>/<name>-<digest>`, the digest over the home and the name (two
+ *   homes never share one). `<base>` is the first of these that passes the
+ *   home's check (protocol/private-dir.ts: every directory on the way this
+ *   user's or root's, missing ones made 0700) and is neither in nor above
+ *   the home: `$XDG_RUNTIME_DIR/albedo/cwd` (when set and absolute),
+ *   `<tmp>/albedo-<uid>/cwd` (`<tmp>` the daemon's temporary directory),
+ *   `$XDG_CACHE_HOME/albedo/cwd` (else `~/.cache/albedo/cwd`). Another user
+ *   who plants `<tmp>/albedo-<uid>` in a shared /tmp only moves the server
+ *   on to the next; the last lies in the user's own home, where no one
+ *   else can make it.
  * - A configured `cwd`, or an argument that resolves (against the working
  *   directory) to the home, into it or to a directory above it, is kept but
  *   warned about (`exposureWarnings`).
@@ -59,20 +64,50 @@ function leafOf(home: string, name: string): string {
   return `${plain || 'server'}-${digest}`;
 }
 
+/** Where the neutral directories may lie, in the order they are tried (see the module's comment). */
+export function neutralBases(): string[] {
+  const uid = process.getuid?.();
+  const out: string[] = [];
+  const runtime = process.env.XDG_RUNTIME_DIR;
+  if (runtime && path.isAbsolute(runtime)) out.push(path.join(runtime, 'albedo', 'cwd'));
+  out.push(path.join(os.tmpdir(), uid === undefined ? 'albedo' : `albedo-${uid}`, 'cwd'));
+  let home = '';
+  try { home = os.homedir(); } catch { /* no home directory */ }
+  const cache = process.env.XDG_CACHE_HOME || (home ? path.join(home, '.cache') : '');
+  if (cache && path.isAbsolute(cache)) out.push(path.join(cache, 'albedo', 'cwd'));
+  return out;
+}
+
 /**
- * The working directory of server `name` of `home` saved without one: made
- * (0700) when missing. Throws an Error saying why when no such directory can
- * be used (its parent is not ours alone, or it would lie in or above the home).
+ * The working directory of server `name` of `home` saved without one: the
+ * first candidate (`neutralBases`) that is this user's alone and neither in
+ * nor above the home, made (0700) when missing. Throws an Error saying why
+ * each was refused when none can be used.
  */
 export function neutralCwd(home: string, name: string): string {
-  const uid = process.getuid?.();
-  const dir = path.join(os.tmpdir(), uid === undefined ? 'albedo' : `albedo-${uid}`, 'cwd', leafOf(home, name));
-  if (relationTo(dir, home) !== null) throw new Error(`${dir} would lie in or above $ALBEDO_HOME (${home}); give the server a cwd`);
-  // Checked from the root down as the home is (protocol/private-dir.ts): an `albedo-<uid>` another user planted in a shared
-  // /tmp, or a link there, is refused; missing directories are made one at a time, 0700.
-  const held = openPrivateDir(dir, { create: true, forbid: 0o077 });
-  closeSync(held.fd);
-  return held.real;
+  const why: string[] = [];
+  for (const base of neutralBases()) {
+    const dir = path.join(base, leafOf(home, name));
+    if (relationTo(dir, home) !== null) {
+      why.push(`${dir} would lie in or above $ALBEDO_HOME (${home})`);
+      continue;
+    }
+    try {
+      // Checked from the root down as the home is (protocol/private-dir.ts): an `albedo-<uid>` another user planted in a
+      // shared /tmp, or a link there, is refused; missing directories are made one at a time, 0700.
+      const held = openPrivateDir(dir, { create: true, forbid: 0o077 });
+      closeSync(held.fd);
+      // Made in a place that resolves into the home after all (a link): not used.
+      if (relationTo(held.real, home) !== null) {
+        why.push(`${held.real} lies in or above $ALBEDO_HOME (${home})`);
+        continue;
+      }
+      return held.real;
+    } catch (err) {
+      why.push((err as Error).message);
+    }
+  }
+  throw new Error(`${why.join('; ')}; give the server a cwd`);
 }
 
 /** The words of `arg` that may be paths: the argument, or the value of `--flag=value`. */

@@ -12,8 +12,8 @@ import { NODE, ROOT, fixture, newTag, tempHome } from '../helpers.ts';
 import { BIN, sdkServer, startDaemon } from '../daemon/harness.ts';
 
 const KERNEL_SIDE = ['api', 'services', 'kernel', 'daemon'];
-/** protocol/ modules with no zod (nothing heavy) that the CLI may load: the shared command-line splitter, the private-directory check, the opener's pure half. */
-const CHEAP_PROTOCOL = new Set(['protocol/command-line.ts', 'protocol/private-dir.ts', 'protocol/opener.ts']);
+/** protocol/ modules with no zod (nothing heavy) that the CLI may load: the shared command-line splitter, the private-directory check, the opener's pure half, the pending pages' removal. */
+const CHEAP_PROTOCOL = new Set(['protocol/command-line.ts', 'protocol/private-dir.ts', 'protocol/opener.ts', 'protocol/pending-files.ts']);
 /** The two commands that run the kernel in-process. */
 const LOADS_KERNEL = new Set(['bin/commands/probe.ts', 'bin/commands/daemon.ts']);
 

@@ -4,7 +4,7 @@
 // while --json stays the exact JSON value and a pipe gets a result's text
 // as the tool sent it (issue 11, hardening: terminal escape injection).
 import t from 'tap';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pty from 'node-pty';
 import { NODE, ROOT, newTag, tempHome } from '../helpers.ts';
@@ -81,4 +81,34 @@ t.test('bidirectional controls are shown, not obeyed (a reversed "exe.png" stays
   for (const c of ['\u061c', '\u200e', '\u200f', '\u202a', '\u202d', '\u2066', '\u2069']) t.notOk(safe(`a${c}b`).includes(c), `U+${c.charCodeAt(0).toString(16)}`);
   t.equal(safe('line\nnext\tcol', true), 'line\nnext\tcol', 'line feeds and tabs kept where lines are meant');
   t.equal(safe('é 𝄞 ü'), 'é 𝄞 ü', 'other characters as they are');
+});
+
+t.test('invisible characters are shown too: separators, zero-width, word joiners, the BOM, tag characters', async (t) => {
+  const { safe, toJson } = await import('../../bin/client/output.ts');
+  const cases: Array<[string, string]> = [
+    ['\u2028', '\\u2028'], ['\u2029', '\\u2029'], ['\u200b', '\\u200b'], ['\u2060', '\\u2060'], ['\u2061', '\\u2061'],
+    ['\u2064', '\\u2064'], ['\ufeff', '\\ufeff'], ['\u{e0000}', '\\u{e0000}'], ['\u{e0041}', '\\u{e0041}'], ['\u{e007f}', '\\u{e007f}'],
+  ];
+  for (const [c, shown] of cases) {
+    const label = `U+${c.codePointAt(0)!.toString(16)}`;
+    t.equal(safe(`a${c}b`), `a${shown}b`, `${label}: spelled out`);
+    t.equal(safe(`a${c}b`, true), `a${shown}b`, `${label}: also where lines are kept`);
+    const json = toJson({ v: `a${c}b` }, 0);
+    t.notOk(json.includes(c), `${label}: --json escapes it`);
+    t.same(JSON.parse(json), { v: `a${c}b` }, `${label}: --json is the same value`);
+  }
+  // A hidden message in tag characters: every one shown.
+  const hidden = 'ok' + [...'run rm'].map((ch) => String.fromCodePoint(0xe0000 + ch.charCodeAt(0))).join('');
+  t.equal(safe(hidden), 'ok\\u{e0072}\\u{e0075}\\u{e006e}\\u{e0020}\\u{e0072}\\u{e006d}');
+  // What emoji and scripts need stays: the zero-width non-joiner and joiner, astral characters that are not tags.
+  for (const keep of ['👩\u200d💻', 'می\u200cخواهم', '𝄞', '🏴\u{e0067}'.slice(0, 2)]) t.equal(safe(keep), keep, `${JSON.stringify(keep)} kept`);
+  t.equal(toJson('👩\u200d💻', 0), '"👩\u200d💻"', 'and --json leaves them as they are');
+});
+
+t.test('the web pane spells out the same set (web/shared/shown.js, which the CLI uses)', async (t) => {
+  const { INVISIBLE, spelled } = await import('../../web/shared/shown.js');
+  const pane = readFileSync(path.join(ROOT, 'web', 'app', 'ui.js'), 'utf8');
+  t.match(pane, /from '\.\.\/shared\/shown\.js'/, 'the pane imports the shared set');
+  const re = new RegExp(`[${INVISIBLE}]`, 'gu');
+  t.equal('x\u202e\u200b\u{e0041}\u200dy'.replace(re, spelled), 'x\\u202e\\u200b\\u{e0041}\u200dy');
 });

@@ -9,7 +9,9 @@
 // uid 65534, made with chown.)
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { NODE, newTag, tempHome } from '../helpers.ts';
@@ -125,4 +127,39 @@ t.test('a home whose parent others may write (not sticky) is refused too; nothin
   const list = await piped(fresh, ['mcp', 'list', '--json']);
   t.equal(list.code, 7, list.stderr);
   t.equal(errorCode(list.stderr), 'ALBEDO_HOME_UNSAFE');
+});
+
+t.test('albedo probe --url checks the home too: another user\'s creds.json is never read, its server is sent nothing', { skip: !root && 'needs root to chown' }, async (t) => {
+  // The server another user's planted token would be sent to: records every request's Authorization.
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+    req.resume();
+    res.writeHead(401).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+
+  const home = tempHome(t);
+  const now = Date.now();
+  writeFileSync(path.join(home, 'creds.json'), JSON.stringify({ mcp: { pwn: { oauth: {
+    url, state: 'signed_in', updatedAt: now,
+    tokens: { accessToken: 'ATTACKER-PLANTED-TOKEN', tokenType: 'Bearer', issuer: new URL(url).origin, obtainedAt: now },
+  } } } }), { mode: 0o644 });
+  chownSync(path.join(home, 'creds.json'), NOBODY, NOBODY);
+  chownSync(home, NOBODY, NOBODY);
+  chmodSync(home, 0o755);
+  const before = readFileSync(path.join(home, 'creds.json'), 'utf8');
+
+  const e = { home, tag: newTag(), env: { ALBEDO_NO_BROWSER: '1' } };
+  for (const args of [['probe', '--json', '--url', url, '--name', 'pwn'], ['probe', '--url', url, '--name', 'pwn', '--sign-out']]) {
+    const r = await piped(e, args);
+    t.equal(r.code, 7, `${args.join(' ')}: ${r.stderr}`);
+    t.ok(r.stderr.includes('ALBEDO_HOME_UNSAFE'), 'the home is refused');
+    t.equal(r.stdout, '');
+  }
+  t.same(seen, [], 'the server was sent nothing');
+  t.equal(readFileSync(path.join(home, 'creds.json'), 'utf8'), before, 'creds.json untouched');
+  t.same(readdirSync(home), ['creds.json'], 'nothing made in the home');
 });

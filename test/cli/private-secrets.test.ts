@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { NODE, fixture, httpFixture, newTag, tempHome } from '../helpers.ts';
 import { BIN, startDaemon } from '../daemon/harness.ts';
-import { errorCode, type CliEnv } from './cli-harness.ts';
+import { daemonInfo, errorCode, stopDaemonAtTeardown, type CliEnv } from './cli-harness.ts';
 
 t.setTimeout(170_000);
 
@@ -110,4 +110,57 @@ t.test('--bearer-from and --header-from: from the environment or stdin, stored a
   }
   t.same(rec.seen, [], 'the server was never tried');
   t.same(files(e.home), f, 'neither file changed');
+});
+
+/** The environment of process `pid`, as /proc/PID/environ holds it. */
+function environOf(pid: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')) {
+    const eq = kv.indexOf('=');
+    if (eq > 0) out[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return out;
+}
+
+t.test('a daemon the command starts does not inherit the variables it read as secrets', async (t) => {
+  const cases: Array<{ args: string[]; env: Record<string, string> }> = [
+    { args: ['--url', 'http://127.0.0.1:9/mcp', '--bearer-from', 'MY_TOKEN', '--header-from', 'X-Key=MY_KEY'], env: { MY_TOKEN: TOKEN, MY_KEY: HEADER } },
+    { args: ['--env', 'API_KEY', '--', NODE, '-e', '0'], env: { API_KEY: PIPED_TOKEN } },
+  ];
+  for (const c of cases) {
+    const e: CliEnv = { home: tempHome(t), tag: newTag() };
+    stopDaemonAtTeardown(t, e);
+    const r = await albedo(e, ['mcp', 'add', 'y', '--disabled', '--json', ...c.args], { env: { ...c.env, KEPT_PLAIN: 'kept-plain-value' } });
+    t.equal(r.code, 0, r.stderr);
+    const info = daemonInfo(e.home);
+    t.ok(info, 'a daemon was started');
+    const env = environOf(info!.pid);
+    t.equal(env.KEPT_PLAIN, 'kept-plain-value', 'the rest of the environment is passed on');
+    for (const [k, v] of Object.entries(c.env)) {
+      t.notOk(k in env, `${k} is not in the daemon's environment`);
+      t.notOk(Object.values(env).some((x) => x.includes(v)), 'nor its value');
+    }
+    t.ok(Object.values(files(e.home).creds.mcp.y.secrets).length > 0, 'the secret was stored all the same');
+  }
+});
+
+t.test('a value typed where a variable name goes is never echoed: exit 2, nothing sent', async (t) => {
+  const e: CliEnv = { home: tempHome(t), tag: newTag() };
+  stopDaemonAtTeardown(t, e);
+  const cases: Array<[string[], string]> = [
+    [['--url', 'http://127.0.0.1:9/mcp', '--bearer-from', 'sk-live.SECRET123'], 'SECRET123'],
+    [['--url', 'http://127.0.0.1:9/mcp', '--bearer-from', 'ghp_lowerSECRET9'], 'lowerSECRET9'],
+    [['--url', 'http://127.0.0.1:9/mcp', '--header-from', 'X-Key=ghp_SECRETabc'], 'SECRETabc'],
+    [['--url', 'http://127.0.0.1:9/mcp', '--header-from', 'X-Key: s3cretvalue'], 's3cretvalue'],
+    [['--url', 'http://127.0.0.1:9/mcp', '--header', 'tok-literal-SECRET7'], 'SECRET7'],
+    [['--env', 'sk-env.SECRET456', '--', NODE], 'SECRET456'],
+    [['--env', 'sk_env_lowerSECRET', '--', NODE], 'lowerSECRET'],
+  ];
+  for (const [args, secret] of cases) {
+    const r = await albedo(e, ['mcp', 'add', 'z', ...args]);
+    t.equal(r.code, 2, `${args.join(' ')}: exit 2`);
+    t.equal(errorCode(r.stderr), 'ALBEDO_INVALID_ARGUMENT');
+    t.notOk(r.stdout.includes(secret) || r.stderr.includes(secret), 'the value is not echoed');
+  }
+  t.same(files(e.home).creds, {}, 'nothing stored');
 });

@@ -7,7 +7,7 @@
 // above the home is kept, with a warning: in the saved server
 // (`warnings`), on the CLI's stderr, and in a session over it.
 import t from 'tap';
-import { readdirSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { NODE, ROOT, newTag, tempHome } from '../helpers.ts';
@@ -117,4 +117,45 @@ t.test('albedo probe warns too: its working directory or "." in the home', async
   const clean = await probe(otherDir(t));
   t.equal(clean.code, 0, clean.stderr);
   t.equal(clean.stderr.trim(), '', 'nothing to say elsewhere');
+});
+
+t.test('another user who plants <tmp>/albedo-<uid> does not stop a server without a cwd: the next candidate is used', async (t) => {
+  const uid = process.getuid!();
+  // A temporary directory of the test's own, sticky and open to all like /tmp, with albedo-<uid> planted by uid 65534.
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'albedo-tmpdir-'));
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+  chmodSync(tmp, 0o1777);
+  const planted = path.join(tmp, `albedo-${uid}`);
+  mkdirSync(planted, { mode: 0o755 });
+  chownSync(planted, 65534, 65534);
+  const cache = otherDir(t);
+  const e: CliEnv = { home: tempHome(t), tag: newTag() };
+  writeFileSync(path.join(e.home, 'extensions.json'), JSON.stringify({ mcp: { servers: { fs: { command: NODE, args: [FS, '.'], env: TAG_ENV } } } }));
+  await startDaemon(t, e.home, { tag: e.tag, env: { TMPDIR: tmp, XDG_RUNTIME_DIR: '', XDG_CACHE_HOME: cache } });
+
+  const allowed = await piped(e, ['call', 'fs/list_allowed_directories', '--json']);
+  t.equal(allowed.code, 0, allowed.stderr);
+  const text: string = JSON.parse(allowed.stdout).content.map((c: { text?: string }) => c.text ?? '').join('\n');
+  const dirs = text.split('\n').map((l) => l.trim()).filter((l) => path.isAbsolute(l));
+  t.equal(dirs.length, 1, 'one allowed directory');
+  const dir = dirs[0]!;
+  t.ok(within(dir, path.join(cache, 'albedo', 'cwd')), 'under the user\'s cache directory');
+  t.notOk(within(dir, planted), 'not in the planted directory');
+  t.same(readdirSync(planted), [], 'nothing made in the planted directory');
+  t.equal(statSync(dir).uid, uid, 'this user\'s');
+  t.equal(statSync(dir).mode & 0o077, 0, 'this user\'s alone');
+  t.same(readdirSync(dir), [], 'a directory of its own');
+});
+
+t.test('$XDG_RUNTIME_DIR, when set, comes first', async (t) => {
+  const runtime = otherDir(t);
+  const e: CliEnv = { home: tempHome(t), tag: newTag() };
+  writeFileSync(path.join(e.home, 'extensions.json'), JSON.stringify({ mcp: { servers: { fs: { command: NODE, args: [FS, '.'], env: TAG_ENV } } } }));
+  await startDaemon(t, e.home, { tag: e.tag, env: { XDG_RUNTIME_DIR: runtime } });
+  const allowed = await piped(e, ['call', 'fs/list_allowed_directories', '--json']);
+  t.equal(allowed.code, 0, allowed.stderr);
+  const text: string = JSON.parse(allowed.stdout).content.map((c: { text?: string }) => c.text ?? '').join('\n');
+  const dirs = text.split('\n').map((l) => l.trim()).filter((l) => path.isAbsolute(l));
+  t.equal(dirs.length, 1);
+  t.ok(within(dirs[0]!, path.join(runtime, 'albedo', 'cwd')), 'under $XDG_RUNTIME_DIR/albedo/cwd');
 });

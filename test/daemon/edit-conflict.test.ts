@@ -116,3 +116,36 @@ t.test('a failed creds.json write puts back extensions.json only while it holds 
   t.not(r.status, 200, 'the save failed');
   t.same(readFileSync(path.join(home, 'extensions.json')), edited, 'the hand edit was not overwritten by the bytes read before the save');
 });
+
+t.test('a file made invalid JSON by hand while the save is tried: 409 ALBEDO_EDIT_CONFLICT (412 with If-Match), nothing written', async (t) => {
+  const home = tempHome(t);
+  const d = await startDaemon(t, home, { tag: newTag() });
+  const file = path.join(home, 'extensions.json');
+  const broken = Buffer.from('{ "mcp": { "servers": { "svc": { "command": "half-typed", \n');
+
+  // A new server, no precondition.
+  const g = gate(t);
+  const put = await duringTry(g, d.call('PUT', srv('svc'), { body: { ...gated(g.dir), secrets: { env: { K: 'secret-value-3' } } } }), () => {
+    writeFileSync(file, broken);
+  });
+  t.equal(put.status, 409, put.text);
+  t.equal(put.body?.error?.code, 'ALBEDO_EDIT_CONFLICT');
+  t.equal(put.body?.error?.outcome, 'not_run');
+  t.same(readFileSync(file), broken, 'the hand edit intact, byte for byte');
+  t.notOk(existsSync(path.join(home, 'creds.json')) && readFileSync(path.join(home, 'creds.json'), 'utf8').includes('secret-value-3'),
+    'the save\'s secret was not stored');
+
+  // With If-Match: the version is stale, 412.
+  writeFileSync(file, `${JSON.stringify({ mcp: { servers: {} } }, null, 2)}\n`);
+  const g2 = gate(t);
+  await until(async () => (await d.call('GET', '/v1/mcp')).body?.invalid === null, 30_000, 'the fixed file in force');
+  t.equal((await d.call('PUT', srv('svc'), { body: gated(g2.dir, { enabled: false }) })).status, 201);
+  const etag = (await d.call('GET', srv('svc'))).headers.etag as string;
+  t.ok(etag);
+  const enable = await duringTry(g2, d.call('PATCH', srv('svc'), { body: { enabled: true }, headers: { 'if-match': etag } }), () => {
+    writeFileSync(file, broken);
+  });
+  t.equal(enable.status, 412, enable.text);
+  t.equal(enable.body?.error?.code, 'ALBEDO_PRECONDITION_FAILED');
+  t.same(readFileSync(file), broken, 'the hand edit intact');
+});

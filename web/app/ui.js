@@ -6,11 +6,16 @@
 // escapes it; nothing here sets HTML.
 
 import { html, useEffect, useRef } from './vendor.js';
+import { INVISIBLE, spelled } from '../shared/shown.js';
 
 /** @typedef {import('../shared/labels.js').Label} Label */
 
-/** Bidirectional controls, which reorder the text after them: shown as \uHHHH so a server's text reads as it is. */
-const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * Bidirectional controls, which reorder the text after them, and invisible
+ * characters, which hide it: shown as \uHHHH (or \u{HHHHH}) so a server's
+ * text reads as it is — the set the CLI and the screen use (shared/shown.js).
+ */
+const INVISIBLE_RE = new RegExp(`[${INVISIBLE}]`, 'gu');
 
 /**
  * Any value of an answer as words to show. Preact would take an object
@@ -21,7 +26,7 @@ const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
  */
 export function asText(v) {
   if (v === null || v === undefined) return '';
-  if (typeof v === 'string') return v.replace(BIDI, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (typeof v === 'string') return v.replace(INVISIBLE_RE, spelled);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   const o = /** @type {Record<string, unknown>} */ (v);
   if (typeof o.message === 'string') return typeof o.code === 'string' ? `${o.code}: ${o.message}` : o.message;
