@@ -6,7 +6,7 @@
 // and it cannot read daemon.json. A configured cwd or an argument in or
 // above the home is kept, with a warning: in the saved server
 // (`warnings`), on the CLI's stderr, and in a session over it.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,18 +32,23 @@ function otherDir(t: Parameters<typeof tempHome>[0]): string {
   return dir;
 }
 
+/** The one directory the filesystem server `fs` says it serves (asked through `albedo call`). */
+async function allowedDir(t: Test, e: CliEnv): Promise<string> {
+  const allowed = await piped(e, ['call', 'fs/list_allowed_directories', '--json']);
+  t.equal(allowed.code, 0, allowed.stderr);
+  const text: string = JSON.parse(allowed.stdout).content.map((c: { text?: string }) => c.text ?? '').join('\n');
+  const dirs = text.split('\n').map((l) => l.trim()).filter((l) => path.isAbsolute(l));
+  t.equal(dirs.length, 1, 'one allowed directory');
+  return dirs[0]!;
+}
+
 t.test('a server saved without a cwd runs in an empty directory of its own: "." does not reach the home', async (t) => {
   const e: CliEnv = { home: tempHome(t), tag: newTag() };
   // By hand, as extensions.json allows: no cwd.
   writeFileSync(path.join(e.home, 'extensions.json'), JSON.stringify({ mcp: { servers: { fs: { command: NODE, args: [FS, '.'], env: TAG_ENV } } } }));
   const d = await startDaemon(t, e.home, { tag: e.tag });
 
-  const allowed = await piped(e, ['call', 'fs/list_allowed_directories', '--json']);
-  t.equal(allowed.code, 0, allowed.stderr);
-  const text: string = JSON.parse(allowed.stdout).content.map((c: { text?: string }) => c.text ?? '').join('\n');
-  const dirs = text.split('\n').map((l) => l.trim()).filter((l) => path.isAbsolute(l));
-  t.equal(dirs.length, 1, 'one allowed directory');
-  const dir = dirs[0]!;
+  const dir = await allowedDir(t, e);
   const real = path.resolve(e.home);
   t.notOk(within(dir, real), 'not the home, nor in it');
   t.notOk(within(real, dir), 'nor a directory above it');
@@ -133,12 +138,7 @@ t.test('another user who plants <tmp>/albedo-<uid> does not stop a server withou
   writeFileSync(path.join(e.home, 'extensions.json'), JSON.stringify({ mcp: { servers: { fs: { command: NODE, args: [FS, '.'], env: TAG_ENV } } } }));
   await startDaemon(t, e.home, { tag: e.tag, env: { TMPDIR: tmp, XDG_RUNTIME_DIR: '', XDG_CACHE_HOME: cache } });
 
-  const allowed = await piped(e, ['call', 'fs/list_allowed_directories', '--json']);
-  t.equal(allowed.code, 0, allowed.stderr);
-  const text: string = JSON.parse(allowed.stdout).content.map((c: { text?: string }) => c.text ?? '').join('\n');
-  const dirs = text.split('\n').map((l) => l.trim()).filter((l) => path.isAbsolute(l));
-  t.equal(dirs.length, 1, 'one allowed directory');
-  const dir = dirs[0]!;
+  const dir = await allowedDir(t, e);
   t.ok(within(dir, path.join(cache, 'albedo', 'cwd')), 'under the user\'s cache directory');
   t.notOk(within(dir, planted), 'not in the planted directory');
   t.same(readdirSync(planted), [], 'nothing made in the planted directory');
