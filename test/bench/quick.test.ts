@@ -8,11 +8,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT, NODE } from '../helpers.ts';
 
+// The quick run takes about a minute on an idle two-core machine and three beside the rest of the suite (measured: 178 s
+// with a CI run alongside, before and after issue 20): this file's own limit, so a loaded machine does not fail it.
+t.setTimeout(450_000);
+
 t.test('bench --quick writes latest.json, latest.md and latest.svg with every scenario', async (t) => {
   const out = mkdtempSync(path.join(os.tmpdir(), 'albedo-bench-test-'));
   t.teardown(() => rmSync(out, { recursive: true, force: true }));
   const { NODE_OPTIONS: _drop, ...env } = process.env;
-  const r = spawnSync(NODE, [path.join(ROOT, 'bench', 'run.ts'), '--quick', '--out', out], { cwd: ROOT, env, encoding: 'utf8', timeout: 170_000 });
+  const r = spawnSync(NODE, [path.join(ROOT, 'bench', 'run.ts'), '--quick', '--out', out], { cwd: ROOT, env, encoding: 'utf8', timeout: 420_000 });
   t.equal(r.status, 0, r.stderr.slice(-3000));
   type Results = { meta: { mode: string }; rows: Array<{ group: string; albedo: number; peer: number | null }> };
   const json = JSON.parse(readFileSync(path.join(out, 'latest.json'), 'utf8')) as Results;
