@@ -16,6 +16,9 @@ import { AlbedoError } from '../protocol/errors.ts';
 import type { StdioServerInput } from '../protocol/config.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The protocol/ modules the CLI may load (built-ins only, no zod): the command-line splitter, the private-directory check, the opener's argument vector, pending files. */
+export const CLI_PROTOCOL = new Set(['protocol/command-line.ts', 'protocol/private-dir.ts', 'protocol/opener.ts', 'protocol/pending-files.ts']);
 export const NODE = process.execPath;
 export const fixture = (name: string): string => path.join(ROOT, 'test', 'fixtures', name);
 export const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');

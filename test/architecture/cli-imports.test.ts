@@ -8,12 +8,12 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { NODE, ROOT, fixture, newTag, tempHome } from '../helpers.ts';
+import { CLI_PROTOCOL, NODE, ROOT, fixture, newTag, tempHome } from '../helpers.ts';
 import { BIN, sdkServer, startDaemon } from '../daemon/harness.ts';
 
 const KERNEL_SIDE = ['api', 'services', 'kernel', 'daemon'];
 /** protocol/ modules with no zod (nothing heavy) that the CLI may load: the shared command-line splitter, the private-directory check, the opener's pure half, the pending pages' removal. */
-const CHEAP_PROTOCOL = new Set(['protocol/command-line.ts', 'protocol/private-dir.ts', 'protocol/opener.ts', 'protocol/pending-files.ts']);
+const CHEAP_PROTOCOL = CLI_PROTOCOL;
 /** The two commands that run the kernel in-process. */
 const LOADS_KERNEL = new Set(['bin/commands/probe.ts', 'bin/commands/daemon.ts']);
 

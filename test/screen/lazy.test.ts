@@ -9,7 +9,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { NODE, ROOT, fixture, newTag, tempHome } from '../helpers.ts';
+import { CLI_PROTOCOL, NODE, ROOT, fixture, newTag, tempHome } from '../helpers.ts';
 import { BIN, sdkServer, srv, startDaemon } from '../daemon/harness.ts';
 import { openScreen } from './screen-harness.ts';
 
@@ -49,6 +49,6 @@ t.test('albedo mcp list loads no Ink, no React, no screen; the screen loads them
   t.equal(await s.exited, 0);
   const screen = loaded(screenLog);
   t.ok(screen.includes('bin/screen/app.ts') && screen.some((f) => f.startsWith('node_modules/ink/')), 'the screen loads Ink');
-  t.same(screen.filter((f) => KERNEL_SIDE.test(f) || (f.startsWith('protocol/') && f !== 'protocol/command-line.ts')), [],
+  t.same(screen.filter((f) => KERNEL_SIDE.test(f) || (f.startsWith('protocol/') && !CLI_PROTOCOL.has(f))), [],
     'nothing of the kernel\'s side');
 });
