@@ -1,6 +1,6 @@
 // The CLI's commands that talk to the daemon must not load the kernel or any
 // service (issue 11, item 3; HOST.md "The daemon"): only `albedo daemon`
-// (run) and `albedo probe` do, and bin/albedo.ts imports those two only on
+// (run) and `albedo probe` do, and bin/main.ts imports those two only on
 // demand. Checked twice: every import of every bin/ file (static, dynamic
 // and type-only), and the modules a real `albedo mcp list` loads against a
 // real daemon.
@@ -52,7 +52,7 @@ t.test('bin/ files other than commands/probe.ts and commands/daemon.ts import no
       if (!LOADS_KERNEL.has(rel) && KERNEL_SIDE.includes(top)) wrong.push(`${rel} imports ${imp.spec}`);
       // protocol/ holds zod schemas: only its types are cheap enough for the CLI.
       if (!LOADS_KERNEL.has(rel) && top === 'protocol' && !imp.typeOnly && !CHEAP_PROTOCOL.has(target)) wrong.push(`${rel} loads ${imp.spec} at run time`);
-      if (LOADS_KERNEL.has(target) && (rel !== 'bin/albedo.ts' || !imp.dynamic)) wrong.push(`${rel} imports ${imp.spec} ${imp.dynamic ? '' : 'statically'}`);
+      if (LOADS_KERNEL.has(target) && (rel !== 'bin/main.ts' || !imp.dynamic)) wrong.push(`${rel} imports ${imp.spec} ${imp.dynamic ? '' : 'statically'}`);
     }
   }
   t.ok(checked > 20, `${checked} imports checked`);
