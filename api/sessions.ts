@@ -14,7 +14,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Kernel, ServiceSpec } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
-import type { ModelTool, RouteEntry } from '../protocol/catalogue.ts';
+import type { InputCheck, ModelTool, RouteEntry } from '../protocol/catalogue.ts';
 import type { Activity, ContextCost, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions, ToolsMode } from '../protocol/composer.ts';
 import type { SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
 import { COMPOSER_TOPICS } from '../services/composer/transport-port.ts';
@@ -55,6 +55,7 @@ export class AlbedoSession {
   #snap: SessionSnapshot;
   #view!: SessionView;
   #routes!: Map<string, RouteEntry>;
+  #inputs!: Map<string, InputCheck>;
   #listeners = new Set<Listener>();
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -77,6 +78,7 @@ export class AlbedoSession {
   #setView(view: SessionView): void {
     this.#view = view;
     this.#routes = new Map(view.routes);
+    this.#inputs = new Map(view.inputs);
     this.#deferred.setView(view);
     // `auto` is sticky: once deferred, a generation that would fit again stays deferred, so the fixed tools and the loaded list hold.
     this.#defers = (this.#snap.tools === 'auto' && this.#defers) || defers(this.#snap.tools, this.#snap.contextBudget, view);
@@ -140,6 +142,19 @@ export class AlbedoSession {
     return [...this.#view.tools];
   }
 
+  /**
+   * Where a definition of this session comes from: its server and the raw
+   * tool name (`read_resource` / `get_prompt` for those pseudo-operations,
+   * `kind` telling them from a tool of that name); Albedo's own tools
+   * (mcp_read_result, mcp_search_tools, mcp_call_tool) have server null.
+   * Undefined for a name the session does not know.
+   */
+  origin(name: string): { server: string | null; tool: string; kind: RouteEntry['kind'] | 'albedo' } | undefined {
+    const r = this.#routes.get(name);
+    if (r) return { server: r.server, tool: r.kind === 'tool' ? r.tool : r.kind, kind: r.kind };
+    return [READ_TOOL, SEARCH_TOOL, CALL_TOOL].includes(name) ? { server: null, tool: name, kind: 'albedo' } : undefined;
+  }
+
   /** The session's `tools` option (`all`, `deferred`, `auto`) and whether the current generation defers. */
   get toolsMode(): { option: ToolsMode; deferred: boolean; contextBudget: number } {
     return { option: this.#snap.tools, deferred: this.#defers, contextBudget: this.#snap.contextBudget };
@@ -196,9 +211,13 @@ export class AlbedoSession {
   }
 
   /**
-   * Calls an advertised name or `server/tool` (raw names). Arguments use the
-   * property names of the advertised schema (the server's own names work
-   * too). A tool's `isError` is a result; errors carry `code` and `outcome`.
+   * Calls an advertised name, `server/tool` (raw names; `server/read_resource`
+   * and `server/get_prompt` too), a raw tool name only one server has, or an
+   * advertised name without its hash. Arguments use the property names of
+   * the advertised schema (the server's own names work too) and are checked
+   * against the server's input schema before the call is sent
+   * (ALBEDO_INVALID_ARGUMENT naming the argument). A tool's `isError` is a
+   * result; errors carry `code` and `outcome`.
    * A server that cannot be reached fails as not run (`data.unavailable`);
    * nothing is retried.
    */
@@ -223,7 +242,7 @@ export class AlbedoSession {
       return this.call(inner.name, inner.args, opts);
     }
     const status = this.#snap.status;
-    const { route, op } = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args);
+    const { route, op } = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args, this.#inputs);
     // The server's own budget (the user's setting) wins; else the tool's hint, within the hard cap; else the session's.
     const chars = this.#budgets.has(route.server) || !(route.kind === 'tool' && route.maxResultChars)
       ? this.#budgetChars(route.server) : Math.min(route.maxResultChars, MAX_RESULT_HINT_CHARS);

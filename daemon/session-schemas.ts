@@ -6,6 +6,7 @@
  */
 import { z } from '@hono/zod-openapi';
 import { SERVER_STATES, TOOLS_MODES } from '../protocol/composer.ts';
+import { errorSchema } from './schemas.ts';
 
 const names = z.array(z.string().min(1)).max(1_000);
 
@@ -66,11 +67,19 @@ const costSchema = z.object({
   servers: z.array(z.object({ name: z.string(), tools: z.number().int(), definitions: z.number().int(), context: z.number().int() })),
 }).openapi('ContextCost');
 
+/** A definition as the tools route lists it: the model's fields, then where it comes from (so no client parses descriptions). */
+export const listedToolSchema = modelToolSchema.extend({
+  server: z.string().nullable().openapi({ description: 'the server it calls; null for Albedo\'s own (mcp_read_result, mcp_search_tools, mcp_call_tool)' }),
+  tool: z.string().openapi({ description: 'the raw tool name; read_resource or get_prompt for those pseudo-operations; the name itself for Albedo\'s own' }),
+  kind: z.enum(['tool', 'read_resource', 'get_prompt', 'albedo'])
+    .openapi({ description: 'a server\'s tool, one of its pseudo-operations (told apart from a tool of that name), or Albedo\'s own' }),
+}).openapi('ListedTool');
+
 export const toolsSchema = z.object({
   generation: z.number().int(),
   profile: z.string(),
   deferred: z.boolean(),
-  tools: z.array(modelToolSchema),
+  tools: z.array(listedToolSchema),
   loaded: z.array(z.string()).openapi({ description: 'deferred: the alwaysLoad names and those searches found, in order (only grows within a generation); else every name' }),
   cost: costSchema,
 }).openapi('SessionTools');
@@ -117,8 +126,15 @@ export const toolsQuerySchema = z.object({
 });
 
 export const callBodySchema = z.strictObject({
-  name: z.string().min(1).max(4_096).openapi({ description: 'an advertised name, or server/tool with the raw names', example: 'docs/search' }),
-  arguments: z.record(z.string(), z.unknown()).optional().openapi({ description: 'the arguments, by the advertised schema\'s property names' }),
+  name: z.string().min(1).max(4_096).openapi({
+    description: 'an advertised name; server/tool with the raw names (server/read_resource, server/get_prompt too); a raw tool name only one '
+      + 'server has; or an advertised name without its hash (mcp_docs_search)',
+    example: 'docs/search',
+  }),
+  arguments: z.record(z.string(), z.unknown()).optional()
+    .openapi({
+      description: 'the arguments, by the advertised schema\'s property names; checked against the server\'s input schema before the call is sent',
+    }),
   timeoutMs: z.number().int().positive().max(3_600_000).optional().openapi({ description: 'overrides the server\'s callTimeoutMs' }),
 }).openapi('Call');
 
@@ -128,3 +144,25 @@ export const callResultSchema = z.object({
 
 export const activityBodySchema = z.strictObject({ kind: z.enum(['submit', 'turn_end']) }).openapi('Activity');
 export const generationSchema = z.object({ generation: z.number().int() }).openapi('Generation');
+
+/** A call's error: the API's error, with `data` saying more (the argument at fault, the names meant). */
+export const callErrorSchema = z.object({
+  error: errorSchema.shape.error.extend({
+    data: z.object({
+      name: z.string().optional().openapi({ description: 'the name called' }),
+      server: z.string().optional(),
+      tool: z.string().optional().openapi({ description: 'the raw tool name (or read_resource, get_prompt)' }),
+      state: z.string().optional().openapi({ description: 'not found: the state of the server the name named' }),
+      suggestions: z.array(z.string()).optional().openapi({ description: 'not found: the nearest advertised names, nearest first (maybe none)' }),
+      ambiguous: z.boolean().optional().openapi({ description: 'not found: the name fits several definitions, listed in candidates' }),
+      candidates: z.array(z.string()).optional().openapi({ description: 'the advertised names an ambiguous name fits' }),
+      argument: z.string().optional()
+        .openapi({ description: 'invalid arguments: the first argument at fault, as a person reads it (options.count)', example: 'message' }),
+      path: z.array(z.union([z.string(), z.number()])).optional().openapi({ description: 'its path inside arguments' }),
+      pointer: z.string().optional().openapi({ description: 'its JSON Pointer inside arguments', example: '/message' }),
+      keyword: z.string().optional().openapi({ description: 'the JSON Schema keyword it failed', example: 'required' }),
+      problems: z.array(z.object({ argument: z.string(), pointer: z.string(), keyword: z.string(), message: z.string() })).optional()
+        .openapi({ description: 'every problem found (at most 10)' }),
+    }).optional(),
+  }),
+}).openapi('CallError');

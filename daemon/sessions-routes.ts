@@ -10,11 +10,12 @@ import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { AlbedoSession } from '../api/sessions.ts';
 import { AlbedoError, type AlbedoErrorCode } from '../protocol/errors.ts';
-import { ApiError, toApiError } from './errors.ts';
+import { ApiError, toApiError, type FieldPath } from './errors.ts';
 import { errorSchema } from './schemas.ts';
 import {
-  activityBodySchema, callBodySchema, callResultSchema, contextSchema, generationSchema, idParamSchema, openBodySchema, searchBodySchema,
-  resultPageSchema, resultParamSchema, resultQuerySchema, searchResultSchema, sessionListSchema, sessionSchema, toolsQuerySchema, toolsSchema,
+  activityBodySchema, callBodySchema, callErrorSchema, callResultSchema, contextSchema, generationSchema, idParamSchema, openBodySchema,
+  searchBodySchema, resultPageSchema, resultParamSchema, resultQuerySchema, searchResultSchema, sessionListSchema, sessionSchema,
+  toolsQuerySchema, toolsSchema,
 } from './session-schemas.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
@@ -77,11 +78,15 @@ const callRoute = createRoute({
   method: 'post', path: '/v1/sessions/{id}/calls', tags: ['sessions'], summary: 'Call a tool (or read_resource, get_prompt) of the session',
   request: { ...id, body: body(callBodySchema) },
   responses: {
-    200: json(callResultSchema, 'the result (a tool\'s isError is a result)'), ...BAD,
+    200: json(callResultSchema, 'the result (a tool\'s isError is a result)'),
+    400: json(callErrorSchema, 'invalid input (ALBEDO_INVALID_ARGUMENT, not run): arguments that do not match the tool\'s input schema are '
+      + 'refused before the call is sent, `path` and `data` naming the argument'),
     409: err('the server needs the user to sign in (ALBEDO_NEEDS_SIGN_IN, not run)'),
     502: err('the server failed the request or cannot be reached: the code says how, `outcome` whether it may have run'),
     504: err('the request timed out (ALBEDO_TIMEOUT: not_run while waiting for the server to start, unknown at the server)'),
     ...COMMON,
+    404: json(callErrorSchema, 'no open session has this id, or no single definition has this name (ALBEDO_NOT_FOUND, not run): '
+      + '`data.suggestions` has the nearest names, `data.candidates` those an ambiguous name fits'),
   },
 });
 const activityRoute = createRoute({
@@ -115,6 +120,27 @@ function dto(s: AlbedoSession) {
   };
 }
 
+/** An API error with `data`: a call's name that resolved to nothing, or arguments that do not match the schema. */
+class CallApiError extends ApiError {
+  readonly data: Record<string, unknown>;
+
+  constructor(status: number, e: AlbedoError, data: Record<string, unknown>, path?: FieldPath) {
+    super(status, e.code, e.message, { outcome: e.outcome, ...(path ? { path } : {}) });
+    this.data = data;
+  }
+
+  override body() {
+    const b = super.body();
+    return { error: { ...b.error, data: this.data } };
+  }
+}
+
+/** What of an error's `data` an answer may carry (names and positions only: never a server's text). */
+const DATA_FIELDS: Partial<Record<AlbedoErrorCode, readonly string[]>> = {
+  ALBEDO_NOT_FOUND: ['name', 'server', 'tool', 'state', 'suggestions', 'ambiguous', 'candidates'],
+  ALBEDO_INVALID_ARGUMENT: ['name', 'server', 'tool', 'argument', 'path', 'pointer', 'keyword', 'problems'],
+};
+
 /** A call's failure: the server's trouble is a 502; the caller's, the session's and the daemon's keep their own statuses. */
 function callError(e: unknown): ApiError {
   const api = toApiError(e);
@@ -123,7 +149,17 @@ function callError(e: unknown): ApiError {
     ALBEDO_INVALID_ARGUMENT: 400, ALBEDO_NOT_FOUND: 404, ALBEDO_NEEDS_SIGN_IN: 409, ALBEDO_TIMEOUT: 504, ALBEDO_DEADLINE: 504,
     ALBEDO_SERVICE_LOST: 503, ALBEDO_SERVICE_FAILED: 503, ALBEDO_CLOSED: 503, ALBEDO_INTERNAL: 500,
   };
-  return new ApiError(own[e.code] ?? 502, e.code, e.message, { outcome: e.outcome });
+  const status = own[e.code] ?? 502;
+  const d = e.data !== null && typeof e.data === 'object' ? e.data as Record<string, unknown> : undefined;
+  const fields = DATA_FIELDS[e.code];
+  // Only the resolution's and the argument check's data (they name `name`); a server's error data stays out.
+  if (fields && d && typeof d.name === 'string' && (e.code !== 'ALBEDO_INVALID_ARGUMENT' || Array.isArray(d.problems))) {
+    const data: Record<string, unknown> = {};
+    for (const k of fields) if (d[k] !== undefined) data[k] = d[k];
+    const path = e.code === 'ALBEDO_INVALID_ARGUMENT' && Array.isArray(d.path) ? ['body', 'arguments', ...d.path as FieldPath] : undefined;
+    return new CallApiError(status, e, data, path);
+  }
+  return new ApiError(status, e.code, e.message, { outcome: e.outcome });
 }
 
 export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): void {
@@ -150,7 +186,9 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
       throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', message, { path: ['query', 'profile'] });
     }
     const all = c.req.query('all') === 'true';
-    const tools = all ? s.allTools() : s.tools();
+    // Where each comes from, so no client parses descriptions.
+    const tools = (all ? s.allTools() : s.tools())
+      .map((t) => ({ ...t, ...(s.origin(t.name) ?? { server: null, tool: t.name, kind: 'albedo' as const }) }));
     const cost = { ...s.cost(), ...(all ? { advertised: s.cost().definitions } : {}) };
     return c.json({ generation: s.generation, profile: s.profile, deferred: s.toolsMode.deferred && !all, tools, loaded: s.loaded(), cost }, 200);
   });

@@ -63,6 +63,18 @@ export const routeEntrySchema = z.union([
   z.strictObject({ server: z.string(), kind: z.enum(PSEUDO_OPERATIONS), args: argPlanSchema.optional() }),
 ]);
 
+/**
+ * What a call's arguments are checked against before it is sent: the input
+ * schema as the server gave it (for read_resource and get_prompt, Albedo's
+ * own, before the normaliser), and the plan that takes the caller's
+ * arguments to that schema's property names (the normaliser's, when it
+ * renamed any). Plain JSON.
+ */
+export interface InputCheck {
+  schema: unknown;
+  args?: ArgPlan;
+}
+
 /** One tool as the model sees it: a name matching NAME_RULE, a bounded description, a normalised input schema. */
 export interface ModelTool {
   name: string;

@@ -17,19 +17,20 @@ const SIGNAL_EXIT: Record<'SIGINT' | 'SIGTERM' | 'SIGHUP', number> = { SIGINT: 1
 
 /**
  * The servers a session for `albedo call NAME` needs: for `SERVER/TOOL`,
- * that server only (not every enabled one); for an advertised name, all.
- * A server name may itself hold `/`: then each prefix that names a
- * configured server is included (the daemon tries the splits left to right).
+ * that server only (not every enabled one); for any other name, all. A
+ * server name may itself hold `/`: then each prefix that names a configured
+ * server is included (the daemon tries the splits left to right). A name
+ * whose prefix names no configured server gets all of them, so the daemon
+ * can say which names come nearest.
  */
 async function callServers(client: Client, name: string): Promise<string[] | undefined> {
   const first = name.indexOf('/');
   if (first <= 0) return undefined;
-  if (name.indexOf('/', first + 1) < 0) return [name.slice(0, first)];
   const { body } = await client.call('GET', '/v1/mcp/servers');
   const configured = new Set((body.servers as Array<{ name: string }>).map((s) => s.name));
   const prefixes: string[] = [];
   for (let i = first; i >= 0; i = name.indexOf('/', i + 1)) if (configured.has(name.slice(0, i))) prefixes.push(name.slice(0, i));
-  return prefixes.length ? prefixes : [name.slice(0, first)];
+  return prefixes.length ? prefixes : undefined;
 }
 
 /**
@@ -77,15 +78,10 @@ async function sessionFor(client: Client, id: string | undefined, open: () => Pr
   return { id: opened, close };
 }
 
-/** The raw names a description's frame states: `[server "x", tool "y"]`. */
-function origin(description: string): string {
-  const m = /^\[server ("(?:[^"\\]|\\.)*"), tool ("(?:[^"\\]|\\.)*")\]/.exec(description);
-  if (!m) return '';
-  try {
-    return `${JSON.parse(m[1]!)}/${JSON.parse(m[2]!)}`;
-  } catch {
-    return '';
-  }
+/** The FROM column: `server/tool` from the listing's origin fields; `albedo` for Albedo's own tools. */
+function origin(t: { server?: string | null; tool?: string }): string {
+  if (t.server === null) return 'albedo';
+  return typeof t.server === 'string' && typeof t.tool === 'string' ? `${t.server}/${t.tool}` : '';
 }
 
 /** The text of a tool result for a person: its text blocks, and a word for each other block. */
@@ -100,16 +96,50 @@ function resultText(result: any): string {
   return out.join('\n');
 }
 
-function parseArgs(raw: string | undefined): Record<string, unknown> | undefined {
+const KINDS: Record<string, string> = { string: 'a string', number: 'a number', boolean: 'true or false' };
+
+/** Where JSON text breaks: line, column and a short excerpt marking the place (jsonc-parser finds it, loaded only then). */
+async function whereJsonBreaks(raw: string, v8: string): Promise<string> {
+  const { parse, printParseErrorCode } = await import('jsonc-parser');
+  const errors: Array<{ error: number; offset: number }> = [];
+  parse(raw, errors as never, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const e = errors[0];
+  const offset = e?.offset ?? Number(/at position (\d+)/.exec(v8)?.[1] ?? raw.length);
+  const why = e ? printParseErrorCode(e.error as never).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase() : v8.replace(/ in JSON at position.*$/, '');
+  const before = raw.slice(0, offset);
+  const line = before.split('\n').length;
+  const column = offset - before.lastIndexOf('\n');
+  const flat = (x: string): string => x.replace(/\s+/g, ' ');
+  const head = flat(before.slice(-24));
+  const tail = flat(raw.slice(offset, offset + 16));
+  const excerpt = `${offset > 24 ? '…' : ''}${head} <-- here${tail ? ` ${tail}${offset + 16 < raw.length ? '…' : ''}` : ''}`;
+  return `--args is not valid JSON: ${why || 'unexpected input'} at line ${line}, column ${column}: ${excerpt.trim()}`;
+}
+
+/** --args: a JSON object; invalid JSON says where it breaks, anything else what it is. */
+async function parseArgs(raw: string | undefined): Promise<Record<string, unknown> | undefined> {
   if (raw === undefined) return undefined;
   let v: unknown;
   try {
     v = JSON.parse(raw);
-  } catch {
-    throw usage('--args must be a JSON object');
+  } catch (err) {
+    throw usage(await whereJsonBreaks(raw, err instanceof Error ? err.message : ''));
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw usage('--args must be a JSON object');
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    const got = v === null ? 'null' : Array.isArray(v) ? 'an array' : (KINDS[typeof v] ?? typeof v);
+    throw usage(`--args must be a JSON object ({"name": value, …}), not ${got}`);
+  }
   return v as Record<string, unknown>;
+}
+
+/**
+ * The daemon refused the arguments (they do not match the tool's input
+ * schema): its message names the argument; the API path it points at
+ * (body.arguments.…) is the request's, not the command's, so it is left out.
+ */
+function argumentsRefused(err: unknown): unknown {
+  if (!(err instanceof CliError) || err.code !== 'ALBEDO_INVALID_ARGUMENT' || err.path?.[0] !== 'body' || err.path[1] !== 'arguments') return err;
+  return new CliError(err.code, err.message, err.exit);
 }
 
 export function sessionCommands(program: Command): void {
@@ -117,7 +147,7 @@ export function sessionCommands(program: Command): void {
     .description('the tools a session advertises to the model (without --session: a session opened for this command)')
     .option('--session <id>', 'an open session of the daemon')
     .option('--profile <profile>', 'the schemas\' dialect: portable (default), openai, openai-strict, anthropic, gemini, bedrock')
-    .option('--json', 'print one JSON object: { session, generation, profile, tools: [{ name, description, inputSchema }] }')
+    .option('--json', 'print one JSON object: { session, generation, profile, tools: [{ name, description, inputSchema, server, tool, kind }] }')
     .action(async (o: { session?: string; profile?: string; json?: boolean }) => {
       const client = new Client();
       const s = await sessionFor(client, o.session, async () => (o.profile === undefined ? {} : { profile: o.profile }));
@@ -127,7 +157,7 @@ export function sessionCommands(program: Command): void {
         const out = { session: o.session ?? null, generation: body.generation, profile: body.profile, tools: body.tools };
         emit(!!o.json, out, () => (body.tools.length
           ? table(['TOOL', 'FROM', 'DESCRIPTION'], body.tools.map((t: any) => [
-            t.name, origin(t.description), cell(String(t.description).replace(/^\[server [^\]]*\]\s*/, ''), 70),
+            t.name, origin(t), cell(String(t.description).replace(/^\[server [^\]]*\]\s*/, ''), 70),
           ]))
           : 'no tools (no server is enabled and ready; see albedo mcp list)'));
       } finally {
@@ -135,14 +165,15 @@ export function sessionCommands(program: Command): void {
       }
     });
 
-  program.command('call').argument('<name>', 'an advertised tool name (albedo tools), or SERVER/TOOL')
-    .description('call one tool (without --session: in a session opened for this command); exit 6 when the tool reports an error')
+  program.command('call').argument('<name>', 'a tool: its advertised name (albedo tools), SERVER/TOOL, or a tool name only one server has')
+    .description('call one tool (without --session: in a session opened for this command); the arguments are checked against the tool\'s '
+      + 'input schema first (exit 2 naming the argument); exit 6 when the tool reports an error')
     .option('--args <json>', 'the arguments, a JSON object')
     .option('--session <id>', 'an open session of the daemon')
     .option('--timeout <ms>', 'the call\'s timeout (default: the server\'s callTimeoutMs)')
     .option('--json', 'print the MCP result as one JSON object')
     .action(async (name: string, o: { args?: string; session?: string; timeout?: string; json?: boolean }) => {
-      const args = parseArgs(o.args);
+      const args = await parseArgs(o.args);
       const timeoutMs = o.timeout === undefined ? undefined : Number(o.timeout);
       if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 3_600_000)) {
         throw usage('--timeout must be a whole number of milliseconds from 1 to 3600000');
@@ -164,7 +195,7 @@ export function sessionCommands(program: Command): void {
         if (err instanceof CliError && err.code === 'ALBEDO_NEEDS_SIGN_IN') {
           note(safe(`albedo: sign in first: albedo mcp sign-in ${name.includes('/') ? name.split('/')[0] : 'SERVER'}`));
         }
-        throw err;
+        throw argumentsRefused(err);
       } finally {
         await s.close();
       }

@@ -8,7 +8,7 @@
  * to redial). The `host` service lives on the owner's thread: the composer
  * asks it to drain the calls it sent directly before a connection closes.
  */
-import type { ModelTool, RouteEntry } from '../catalogue.ts';
+import type { InputCheck, ModelTool, RouteEntry } from '../catalogue.ts';
 import type { Activity, ContextCost, ServerStatus, SessionEvent, SessionOptions, ToolsMode } from '../composer.ts';
 
 /** Where one server's calls go: its transport connection, and whether that connection is open now. */
@@ -27,6 +27,8 @@ export interface SessionView {
   context: string;
   /** Advertised name → route; an array of pairs, as Maps cross threads but not every wire. */
   routes: [string, RouteEntry][];
+  /** Advertised name → the schema its arguments are checked against before a call is sent (exactly the names in `routes`). */
+  inputs: [string, InputCheck][];
   /** The session's server names, for `server/tool` calls. */
   servers: string[];
   /** Advertised names the settings mark `alwaysLoad` (a deferred session advertises them from the start). */

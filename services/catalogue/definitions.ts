@@ -9,10 +9,11 @@
  */
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { Catalogue, Tool } from '../../protocol/mcp.ts';
-import type { ArgPlan, Identity, LeftOut, ModelTool, Normalise, RouteEntry, ToolFilters } from '../../protocol/catalogue.ts';
+import type { ArgPlan, Identity, InputCheck, LeftOut, ModelTool, Normalise, RouteEntry, ToolFilters } from '../../protocol/catalogue.ts';
 import { assignNames, identityKey, type Digest } from './names.ts';
 import { boundText, label, promptsDescription, resourcesDescription } from './definitions-text.ts';
 import { composePlans, promptArguments } from './prompt-args.ts';
+import { planNeeded } from './schema/args.ts';
 
 /** Prompt names become an enum of get_prompt's `name` when there are at most this many, none longer than MAX_ENUM_NAME. */
 export const MAX_PROMPT_ENUM = 100;
@@ -39,6 +40,8 @@ export interface Definitions {
   tools: ModelTool[];
   /** Advertised name → where a call goes (with the argument plan, when the schema renamed properties). Exactly the names in `tools`. */
   routes: Map<string, RouteEntry>;
+  /** Advertised name → the schema a call's arguments are checked against before it is sent (the server's own). Exactly the names in `routes`. */
+  inputs: Map<string, InputCheck>;
   /** One line per thing left out (naming the server and the tool) and per filter entry that matched nothing. */
   warnings: string[];
   /** The same left-out items, structured (for the session's server states and the MCP context text). */
@@ -184,12 +187,14 @@ function build(entry: ServerCatalogue, opts: DefinitionOptions, nameFor: (id: Id
     // The argument plan travels with the route: a call restores the server's property names before it is sent.
     const args = composePlans(r.args, plan);
     out.routes.set(name, { ...id, ...(args ? { args } : {}), ...(maxResultChars ? { maxResultChars } : {}) });
+    // Calls are checked against the schema as given (not the profile's cut-down copy), once the normaliser's renames are undone.
+    out.inputs.set(name, { schema, ...(planNeeded(r.args) ? { args: r.args } : {}) });
     out.tools.push({ name, description: boundText(description), inputSchema: r.schema });
     for (const note of r.notes) out.notes.push(`server ${label(server)}: ${what}: ${note}`);
   }
 }
 
-const empty = (): Definitions => ({ tools: [], routes: new Map(), warnings: [], leftOut: [], notes: [] });
+const empty = (): Definitions => ({ tools: [], routes: new Map(), inputs: new Map(), warnings: [], leftOut: [], notes: [] });
 
 /**
  * Definitions for all servers of one session at once. Names are assigned
@@ -214,39 +219,4 @@ export function serverDefinitions(entry: ServerCatalogue, opts: DefinitionOption
   return catalogueDefinitions([entry], opts);
 }
 
-/** What a call name resolved to: the advertised name and where it goes. */
-export interface ResolvedCall {
-  name: string;
-  route: RouteEntry;
-}
-
-/**
- * Resolves what a caller named: an advertised name (looked up in `routes`,
- * never split), or `server/tool` with the raw names. The latter splits at
- * the first `/` whose left side is a configured server (`servers`); tool
- * names may contain `/` and `_`, and when server names themselves contain
- * `/` (`host/path`) the splits are tried left to right and the first that
- * names a routed tool wins. Only tools resolve this way (`server/read_resource`
- * is the tool of that name, if the server has one). O(routes) for the
- * `server/tool` form. Throws ALBEDO_NOT_FOUND (`not_run`); its `data` is
- * `{ name }`, plus `{ server, tool }` of the first split that named a
- * configured server, so the caller can say why that server has no such tool
- * (left out, needs a sign-in, filtered).
- */
-export function resolveCall(routes: ReadonlyMap<string, RouteEntry>, name: string, servers: Iterable<string>): ResolvedCall {
-  const route = routes.get(name);
-  if (route) return { name, route };
-  const configured = servers instanceof Set ? (servers as ReadonlySet<string>) : new Set(servers);
-  let first: { server: string; tool: string } | undefined;
-  for (let i = name.indexOf('/'); i >= 0; i = name.indexOf('/', i + 1)) {
-    const server = name.slice(0, i);
-    if (!configured.has(server)) continue;
-    const tool = name.slice(i + 1);
-    first ??= { server, tool };
-    for (const [advertised, r] of routes) {
-      if (r.kind === 'tool' && r.server === server && r.tool === tool) return { name: advertised, route: r };
-    }
-  }
-  const what = first ? `server ${label(first.server)} has no advertised tool ${label(first.tool, 128)}` : `no advertised tool is named ${label(name, 128)}`;
-  throw new AlbedoError('ALBEDO_NOT_FOUND', what, { outcome: 'not_run', data: { name, ...first } });
-}
+export { resolveCall, type ResolvedCall } from './resolve-call.ts';

@@ -166,7 +166,7 @@ export class Composition {
   readonly preparedAt: number;
   /** What its preparation warned about (left-out servers); the definitions' warnings are in `definitions`. */
   readonly warnings: PrepareWarning[];
-  definitions: Definitions = { tools: [], routes: new Map(), warnings: [], leftOut: [], notes: [] };
+  definitions: Definitions = { tools: [], routes: new Map(), inputs: new Map(), warnings: [], leftOut: [], notes: [] };
   context = '';
   /** What the current generation costs the context (estimated tokens). */
   cost: ContextCost = { definitions: 0, context: 0, servers: [] };

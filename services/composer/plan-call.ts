@@ -7,11 +7,14 @@
  */
 import { AlbedoError } from '../../protocol/errors.ts';
 import { MAX_ENVELOPE_DEPTH, depthOf } from '../../protocol/bounds.ts';
-import type { RouteEntry } from '../../protocol/catalogue.ts';
+import type { ArgPlan, InputCheck, RouteEntry } from '../../protocol/catalogue.ts';
 import type { ServerState, StateReason } from '../../protocol/composer.ts';
 import type { ClientOp } from '../../protocol/services/transport.ts';
 import { resolveCall } from '../catalogue/definitions.ts';
-import { restoreArguments } from '../catalogue/schema/args.ts';
+import { planNeeded, restoreArguments } from '../catalogue/schema/args.ts';
+import { label } from '../catalogue/definitions-text.ts';
+import { operationOf } from '../catalogue/resolve-call.ts';
+import { argumentProblems, type CallerPath } from './check-args.ts';
 import { callArguments, notAdvertised, operationFor } from './routing.ts';
 
 /** The deepest arguments a call may carry: they cross threads inside an envelope, which has a few levels of its own. */
@@ -38,15 +41,17 @@ export function checkCall(name: unknown, opts: { timeoutMs?: unknown }): asserts
 }
 
 /**
- * Plans a call of `name` (an advertised name or `server/tool`) with the
- * model's arguments. A name that resolves to nothing is ALBEDO_NOT_FOUND
- * (or ALBEDO_NEEDS_SIGN_IN for a server waiting for one), bad arguments
- * ALBEDO_INVALID_ARGUMENT; both not run.
+ * Plans a call of `name` (an advertised name, `server/tool`, a raw tool
+ * name or an advertised name without its hash: resolveCall) with the
+ * model's arguments, checked against the schema `inputs` holds for it
+ * (check-args.ts). A name that resolves to nothing is ALBEDO_NOT_FOUND (or
+ * ALBEDO_NEEDS_SIGN_IN for a server waiting for one), bad arguments
+ * ALBEDO_INVALID_ARGUMENT (`data`: the argument at fault); all not run.
  */
 export function planCall(
   routes: ReadonlyMap<string, RouteEntry>, servers: Iterable<string>,
   serverOf: (name: string) => { name: string; state: ServerState; reason?: StateReason } | undefined,
-  name: string, args: unknown,
+  name: string, args: unknown, inputs?: ReadonlyMap<string, InputCheck>,
 ): PlannedCall {
   if (depthOf(args, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH) {
     throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`, { outcome: 'not_run' });
@@ -57,7 +62,59 @@ export function planCall(
   } catch (err) {
     throw notAdvertised(err, serverOf);
   }
+  const given = callArguments(args);
+  const check = inputs?.get(resolved.name);
+  if (check) {
+    const problems = argumentProblems(check.schema, restoreArguments(given, check.args), callerPath(check.args, given));
+    refuseInvalid(resolved.name, resolved.route, problems);
+  }
   // The model's arguments back in the server's form: renamed properties get their names back, strict-mode nulls go.
-  const restored = restoreArguments(callArguments(args), resolved.route.args) as Record<string, unknown>;
+  const restored = restoreArguments(given, resolved.route.args) as Record<string, unknown>;
   return { name: resolved.name, route: resolved.route, op: operationFor(resolved.route, restored) };
+}
+
+/** Arguments that do not match the schema: ALBEDO_INVALID_ARGUMENT, not run, naming each argument at fault. */
+function refuseInvalid(name: string, route: RouteEntry, problems: ReturnType<typeof argumentProblems>): void {
+  if (!problems.length) return;
+  const first = problems[0]!;
+  const more = problems.length > 3 ? `; and ${problems.length - 3} more` : '';
+  const what = route.kind === 'tool' ? `tool ${label(route.tool, 128)}` : operationOf(route);
+  const said = problems.slice(0, 3).map((p) => p.message).join('; ');
+  const message = `${said}${more} (the input schema of ${what} of server ${label(route.server)}; the call was not sent)`;
+  throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, {
+    outcome: 'not_run',
+    data: {
+      name, server: route.server, tool: operationOf(route),
+      argument: first.argument, path: first.path, pointer: first.pointer, keyword: first.keyword,
+      problems: problems.map(({ argument, pointer, keyword, message: m }) => ({ argument, pointer, keyword, message: m })),
+    },
+  });
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A problem's path (in the server's property names) as the caller named it:
+ * a property the profile renamed (`opt.x` advertised as `opt_x`) by the name
+ * the caller gave, or, when it gave neither, the advertised one.
+ */
+function callerPath(plan: ArgPlan | undefined, given: unknown): CallerPath | undefined {
+  if (!planNeeded(plan)) return undefined;
+  return (path) => {
+    let at: ArgPlan | undefined = plan;
+    let value = given;
+    return path.map((seg) => {
+      if (typeof seg === 'number') {
+        at = at?.items;
+        value = Array.isArray(value) ? value[seg] : undefined;
+        return seg;
+      }
+      const renamed = Object.entries(at?.props ?? {}).find(([k, p]) => p.from === seg && k !== seg);
+      const name = renamed && !(isObj(value) && Object.hasOwn(value, seg)) ? renamed[0] : seg;
+      const props = at?.props;
+      at = props && Object.hasOwn(props, name) ? props[name]!.plan : undefined;
+      value = isObj(value) && Object.hasOwn(value, name) ? value[name] : undefined;
+      return name;
+    });
+  };
 }

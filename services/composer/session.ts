@@ -223,7 +223,8 @@ export class Session {
     this.#alive();
     checkCall(name, opts);
     const comp = this.#active;
-    const { route, op } = planCall(comp.definitions.routes, comp.slots.map((s) => s.name), (server) => comp.slot(server), name, args);
+    const { definitions: d } = comp;
+    const { route, op } = planCall(d.routes, comp.slots.map((s) => s.name), (server) => comp.slot(server), name, args, d.inputs);
     const slot = comp.slot(route.server)!;
     const timeoutMs = opts.timeoutMs ?? slot.entry.callTimeoutMs;
     return slot.upstream!.request(op, { timeoutMs, budgetMs: slot.entry.startupTimeoutMs + timeoutMs, signal: opts.signal });

@@ -30,6 +30,7 @@ export function viewOf(comp: Composition, generation: number): SessionView {
     tools: comp.definitions.tools,
     context: comp.context,
     routes: [...comp.definitions.routes],
+    inputs: [...comp.definitions.inputs],
     servers: comp.slots.map((s) => s.name),
     alwaysLoad: alwaysLoadOf(comp),
     cost: comp.cost,

@@ -207,7 +207,8 @@ t.test('resolveCall: advertised names, server/tool with / and _ in names, never 
   const e2 = t.throws(() => resolveCall(d.routes, 'other/echo', servers)) as AlbedoError;
   t.match(e2, { code: 'ALBEDO_NOT_FOUND', data: { name: 'other/echo' } });
   t.equal((e2.data as { server?: string }).server, undefined, 'no configured server named');
-  // An advertised name is never split, even when a prefix of it looks like a server name.
-  t.throws(() => resolveCall(d.routes, 'mcp_docs_echo', ['mcp']), { code: 'ALBEDO_NOT_FOUND' });
+  // An advertised name is never split, even when a prefix of it looks like a server name (without its hash it is that definition's).
+  t.throws(() => resolveCall(d.routes, 'mcp_docs_echo_b', ['mcp']), { code: 'ALBEDO_NOT_FOUND' });
+  t.same(tool('mcp_docs_echo'), { server: 'docs', kind: 'tool', tool: 'echo' }, 'the advertised name without its hash, not server mcp');
   t.throws(() => resolveCall(d.routes, 'docs/fs', new Set(servers)), { code: 'ALBEDO_NOT_FOUND' });
 });
