@@ -157,26 +157,26 @@ export function settingsRoutes(app: OpenAPIHono, o: SettingsRoutesOptions): void
     checkName(name);
     // The body as sent (the validated copy has the defaults filled in; the file keeps what the user wrote).
     const body = await c.req.json();
-    return answer(c, await writes.put(name, body, preconditions(c.req.valid('header' as never)), c.req.query('dry_run') === 'true'));
+    return answer(c, await writes.put(name, body, preconditions(c.req.valid('header' as never)), c.req.query('dry_run') === 'true', c.req.raw.signal));
   });
 
   route(patchServer, async (c) => {
     const name = c.req.param('name')!;
     checkName(name);
     const body = await c.req.json();
-    return answer(c, await writes.patch(name, body, preconditions(c.req.valid('header' as never)), c.req.query('dry_run') === 'true'));
+    return answer(c, await writes.patch(name, body, preconditions(c.req.valid('header' as never)), c.req.query('dry_run') === 'true', c.req.raw.signal));
   });
 
   route(deleteServer, async (c) => {
     const name = c.req.param('name')!;
-    await writes.remove(name, preconditions(c.req.valid('header' as never)));
+    await writes.remove(name, preconditions(c.req.valid('header' as never)), c.req.raw.signal);
     return c.body(null, 204);
   });
 
   for (const what of ['enable', 'disable'] as const) {
     route(toggle(what), async (c) => {
       const name = c.req.param('name')!;
-      return answer(c, await writes.setEnabled(name, what === 'enable', preconditions(c.req.valid('header' as never))));
+      return answer(c, await writes.setEnabled(name, what === 'enable', preconditions(c.req.valid('header' as never)), c.req.raw.signal));
     });
   }
 }

@@ -8,8 +8,10 @@
  * stay exactly as they were. A server that answers 401 is kept, needing a
  * sign-in.
  *
- * The error's message may quote the server's stderr, and a server may print
- * what it was given; every secret value of the draft is cut out of it
+ * The error's message says what happened in a person's words — "did not
+ * answer within 30 s", "exited with status 1" (try-failure.ts) — and quotes
+ * the last lines of the server's stderr; a server may print what it was
+ * given, so every secret value of the draft is cut out of it
  * (protocol/redact.ts, the one redactor: the transport already cut them
  * out before cutting the server's text short).
  */
@@ -21,6 +23,7 @@ import type { SavedCatalogue } from '../protocol/catalogue.ts';
 import type { ResolvedSettingsServer } from '../protocol/services/settings.ts';
 import type { SecretsPatch, SettingsServerInput } from '../protocol/settings.ts';
 import { ApiError, pathOf } from './errors.ts';
+import { failureMessage } from './try-failure.ts';
 import { SETTINGS_TIMEOUT_MS } from './servers.ts';
 
 export interface TryOptions {
@@ -29,6 +32,8 @@ export interface TryOptions {
   secrets?: SecretsPatch;
   /** $ALBEDO_HOME/store: the era verdict the try finds is kept for later dials. */
   eraCachePath: string | null;
+  /** The request's: its client went away, so the try is given up on (the caller then writes nothing). */
+  signal?: AbortSignal;
 }
 
 /** What the try found: a connection (with what it discovered, under the draft's fingerprint), or a server that needs a sign-in. */
@@ -69,14 +74,15 @@ export async function tryServer(kernel: Kernel, o: TryOptions): Promise<TryResul
       'transport',
       'connection/open',
       { id, server, eraCachePath: o.eraCachePath, capabilities: {}, name: o.name },
-      { key: id, isolate: draft.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000 },
+      { key: id, isolate: draft.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000, ...(o.signal ? { signal: o.signal } : {}) },
     );
   } catch (err) {
     await kernel.release('transport', id);
     if (AlbedoError.is(err) && err.code === 'ALBEDO_NEEDS_SIGN_IN') return { result: 'needs_sign_in' };
     // The daemon's own trouble (it is stopping, a worker was lost) says nothing about the server: not a 409.
     if (!AlbedoError.is(err) || NOT_THE_SERVER.has(err.code)) throw err;
-    const message = `${o.name} cannot start, so it was not saved: ${redact(err.message, secretValues(server))}`;
+    // In a person's words (try-failure.ts), with the server's last stderr lines; every secret of the draft cut out of it all.
+    const message = redact(failureMessage(o.name, err, server), secretValues(server));
     // Whatever the try's own outcome, the save did not happen.
     throw new ApiError(409, err.code, message, { outcome: 'not_run' });
   }

@@ -3,54 +3,21 @@
  * server (plan.ts), compare with the daemon's servers, and show the plan;
  * with `--yes`, ask for the inputs the added servers need (on a terminal)
  * and add each through the API — each one a strict save of its own, so one
- * that cannot start is reported and the others are still added.
+ * that cannot start is reported and the others are still added; several
+ * are tried at once (`--jobs`), with a progress line on a terminal. The
+ * report (report.ts) is in the file's order.
  */
 import { Client } from '../client/client.ts';
 import { dict, setOwn } from '../client/dict.ts';
 import { CliError, EXIT, oneLine } from '../client/errors.ts';
 import { seg } from '../client/http.ts';
-import { cell, emit, safe, table } from '../client/output.ts';
-import { target } from '../commands/show.ts';
-import type { ImportOptions } from '../commands/import.ts';
-import { plan, secretNames, type Planned } from './plan.ts';
+import { emit, safe } from '../client/output.ts';
+import { startProgress, type Progress } from '../client/progress.ts';
+import { DEFAULT_JOBS, type ImportOptions } from '../commands/import.ts';
+import { plan } from './plan.ts';
 import { ask } from './prompt.ts';
+import { human, json, type Row } from './report.ts';
 import { readSource, type Source } from './sources.ts';
-
-type Outcome = 'would_add' | 'added' | 'failed' | 'skipped';
-
-interface Row {
-  plan: Planned;
-  outcome: Outcome;
-  reason?: string;
-  message?: string;
-  check?: unknown;
-  error?: { code: string; message: string; path?: Array<string | number> };
-}
-
-function json(r: Row): Record<string, unknown> {
-  const p = r.plan;
-  const out: Record<string, unknown> = { name: p.name, outcome: r.outcome, type: p.kind, entry: p.entry, secrets: secretNames(p) };
-  if (p.inputs.length) out.inputs = [...new Set(p.inputs.map((i) => i.id))];
-  out.warnings = p.warnings;
-  if (r.reason) out.reason = r.reason;
-  if (r.message) out.message = r.message;
-  if (r.check) out.check = r.check;
-  if (r.error) out.error = r.error;
-  return out;
-}
-
-function human(rows: Row[], header: string, yes: boolean): string {
-  const words: Record<Outcome, string> = { would_add: 'add', added: 'added', failed: 'FAILED', skipped: 'skip' };
-  const lines = [safe(header), table(['', 'NAME', 'TYPE', 'TARGET', 'SECRETS / WHY'], rows.map((r) => [
-    words[r.outcome], r.plan.name, r.plan.kind ?? '-', r.plan.entry ? cell(target(r.plan.entry), 50) : '',
-    r.outcome === 'skipped' || r.outcome === 'failed' ? cell(`${r.reason ?? r.error?.code}: ${oneLine(r.message ?? r.error?.message ?? '')}`, 90)
-      : secretNames(r.plan).join(', '),
-  ]))];
-  for (const r of rows) for (const w of r.plan.warnings) lines.push(safe(`note: ${r.plan.name}: ${oneLine(w)}`));
-  const adding = rows.filter((r) => r.outcome === 'would_add').length;
-  if (!yes) lines.push(adding ? `nothing changed; run again with --yes to add ${adding} server(s)` : 'nothing to add');
-  return lines.join('\n');
-}
 
 /** Asks (once per input id) for the values the rows to add need; a row whose input cannot be asked for is skipped. */
 async function fillInputs(rows: Row[], inputs: Map<string, { description: string; password: boolean }>): Promise<void> {
@@ -84,8 +51,8 @@ export async function runImport(file: string | undefined, o: ImportOptions): Pro
   const ctx = { dialect: read.dialect, workspace: read.workspace };
   const client = new Client();
   const existing = new Set<string>(((await client.call('GET', '/v1/mcp/servers')).body.servers as Array<{ name: string }>).map((s) => s.name));
-  const rows: Row[] = read.servers.map(({ name, raw, original }) => {
-    const p = plan(name, raw, { ...ctx, original });
+  const rows: Row[] = read.servers.map(({ name, raw, original, project }) => {
+    const p = plan(name, raw, { ...ctx, original, project });
     if (p.skip) return { plan: p, outcome: 'skipped', reason: p.skip.reason, message: p.skip.message };
     const unknown = p.inputs.find((i) => !read.inputs.has(i.id));
     if (unknown) return { plan: p, outcome: 'skipped', reason: 'unknown_input', message: `\${input:${unknown.id}} is not declared in inputs` };
@@ -97,25 +64,71 @@ export async function runImport(file: string | undefined, o: ImportOptions): Pro
 
   if (o.yes) {
     await fillInputs(rows, read.inputs);
-    for (const r of rows) {
-      if (r.outcome !== 'would_add') continue;
-      const body: Record<string, unknown> = { ...r.plan.entry };
-      if (o.disabled) body.enabled = false;
-      if (Object.keys(r.plan.secrets).length) body.secrets = r.plan.secrets;
-      try {
-        const { body: saved } = await client.call('PUT', `/v1/mcp/servers/${seg(r.plan.name)}`, {
-          body, headers: o.replace ? {} : { 'if-none-match': '*' },
-        });
-        Object.assign(r, { outcome: 'added', check: saved.check });
-      } catch (err) {
-        if (!(err instanceof CliError) || err.exit === EXIT.unreachable) throw err;
-        r.outcome = 'failed';
-        r.error = { code: err.code, message: err.message, ...(err.path ? { path: err.path } : {}) };
-      }
-    }
+    await addAll(client, rows.filter((r) => r.outcome === 'would_add'), o);
   }
 
   const out = { from: read.from, file: read.file, added: !!o.yes, servers: rows.map(json) };
-  emit(!!o.json, out, () => human(rows, `from ${read.from}: ${read.file}`, !!o.yes));
+  emit(!!o.json, out, () => human(rows, `from ${read.from}: ${read.file}`, !!o.yes, process.stdout.isTTY ? process.stdout.columns : undefined));
   if (rows.some((r) => r.outcome === 'failed')) process.exitCode = EXIT.failed;
+}
+
+/** Adds one row's server through the API (a strict save of its own): `added` with the try's check, or `failed` with why. */
+async function add(client: Client, r: Row, o: ImportOptions): Promise<void> {
+  const body: Record<string, unknown> = { ...r.plan.entry };
+  if (o.disabled) body.enabled = false;
+  if (Object.keys(r.plan.secrets).length) body.secrets = r.plan.secrets;
+  try {
+    const { body: saved } = await client.call('PUT', `/v1/mcp/servers/${seg(r.plan.name)}`, {
+      body, headers: o.replace ? {} : { 'if-none-match': '*' },
+    });
+    Object.assign(r, { outcome: 'added', check: saved.check });
+  } catch (err) {
+    if (!(err instanceof CliError) || err.exit === EXIT.unreachable) throw err;
+    r.outcome = 'failed';
+    r.error = { code: err.code, message: err.message, ...(err.path ? { path: err.path } : {}) };
+  }
+}
+
+/**
+ * Adds the rows, at most `--jobs` at once (each server's try can take its
+ * whole start-up timeout: one after another, three slow ones take three
+ * times as long). Each row keeps its place: the report is in the file's
+ * order whatever finished first. A failure that is not the server's (no
+ * daemon) starts no more and is thrown once the running ones have ended.
+ */
+async function addAll(client: Client, rows: Row[], o: ImportOptions): Promise<void> {
+  if (!rows.length) return;
+  const running = new Set<string>();
+  let next = 0;
+  let done = 0;
+  let fatal: { err: unknown } | undefined;
+  // With --json the one document is all the command prints, even on a terminal.
+  const progress: Progress = o.json ? { update() {}, stop() {} } : startProgress(status());
+  function status(): string {
+    const names = [...running].map((n) => oneLine(n));
+    const what = o.disabled ? 'saving' : 'trying';
+    return safe(`${what} ${names.length ? names.join(', ') : `${rows.length} server(s)`} (${done} of ${rows.length} done)`);
+  }
+  const worker = async (): Promise<void> => {
+    while (!fatal && next < rows.length) {
+      const r = rows[next++]!;
+      running.add(r.plan.name);
+      progress.update(status());
+      try {
+        await add(client, r, o);
+      } catch (err) {
+        fatal ??= { err };
+      } finally {
+        running.delete(r.plan.name);
+        done++;
+        if (running.size) progress.update(status());
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(o.jobs ?? DEFAULT_JOBS, rows.length) }, worker));
+  } finally {
+    progress.stop();
+  }
+  if (fatal) throw fatal.err;
 }

@@ -108,6 +108,8 @@ export class Connection {
   #warnings = new WarnLimiter();
   #lastInfo: ConnectionInfo | undefined;
   #dialLink: Link | undefined;
+  /** The last stdio link dialled: what the server wrote on stderr, for a failed open's error (#withLastWords). */
+  #stdio: StdioLink | undefined;
   /** Warnings raised while opening, reported with the open result. */
   #openNotes: string[] = [];
   /** Each request's params for the era (era-params.ts: a modern _meta built once). */
@@ -159,8 +161,25 @@ export class Connection {
       const opened = await this.#open(signal);
       return { ...opened, warnings: opened.warnings.map((w) => this.#redactor.redact(w)) };
     } catch (err) {
-      throw this.#redacted(err);
+      throw this.#redacted(this.#withLastWords(err));
     }
+  }
+
+  /**
+   * A failed open's error with what a stdio server said on the side, in its `data` (unless there already): its stderr
+   * tail, and how many lines on stdout were not JSON-RPC with the first one — for a person's message of why it did not
+   * start (daemon/strict-save.ts). Redacted with the rest of the data as it leaves.
+   */
+  #withLastWords(err: unknown): unknown {
+    const link = this.#stdio;
+    if (!AlbedoError.is(err) || !link) return err;
+    const data = err.data;
+    if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) return err;
+    const more: Record<string, unknown> = {};
+    if (!(data && 'stderrTail' in data)) more.stderrTail = link.stderrTail;
+    if (this.#junk.count) more.stdoutJunk = { lines: this.#junk.count, first: this.#junk.sample };
+    Object.defineProperty(err, 'data', { value: { ...data, ...more }, enumerable: true, writable: true, configurable: true });
+    return err;
   }
 
   async #open(signal?: AbortSignal): Promise<OpenResult> {
@@ -249,6 +268,7 @@ export class Connection {
       onMessage: this.#guard(self, getPeer, (line: string) => getPeer().receive(line)),
       onClose: this.#guard(self, getPeer, (err: AlbedoError | null) => this.#onLinkClosed(link, getPeer(), err)),
     });
+    this.#stdio = link;
     return link;
   }
 

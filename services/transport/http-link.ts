@@ -232,7 +232,9 @@ export class HttpLink {
         const code = (err as { code?: string }).code;
         const notRun = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT';
         const why = `${f.method}: cannot reach ${this.url.origin}: ${describeNetError(err)}`;
-        this.#fail(f, new AlbedoError(notRun ? 'ALBEDO_CONNECTION_CLOSED' : 'ALBEDO_STREAM_BROKEN', why, { outcome: notRun ? 'not_run' : 'unknown' }));
+        this.#fail(f, new AlbedoError(notRun ? 'ALBEDO_CONNECTION_CLOSED' : 'ALBEDO_STREAM_BROKEN', why, {
+          outcome: notRun ? 'not_run' : 'unknown', data: { errno: code ?? null },
+        }));
         return;
       }
       if (f.dropped) return void res.body.destroy();
