@@ -114,14 +114,30 @@ export function toApiError(err: unknown): ApiError {
 /**
  * A zod failure of one request part as a 400 with the field's path. A
  * union's failure names the branch that got furthest (fewest issues), so
- * `path` points into the variant the caller meant.
+ * `path` points into the variant the caller meant. A record's key refused
+ * says why (its key's own issue, not "Invalid key in record"). `names`:
+ * fields whose value is a name, not a secret (a typed header's name), said
+ * in the message as given (`secrets.header.name "Host": …`).
  */
-export function validationError(where: Location, error: z.ZodError): ApiError {
+export function validationError(where: Location, error: z.ZodError, input?: unknown, names: ReadonlyArray<string> = []): ApiError {
   const issue = deepest(error.issues);
   const path: FieldPath = [where, ...issue.path.map((s) => (typeof s === 'symbol' ? String(s) : s))];
   // An unknown field is named by its key, not by the object holding it.
   if (issue.code === 'unrecognized_keys' && issue.keys.length) path.push(issue.keys[0]!);
-  return new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', `${path.slice(1).join('.') || where}: ${issue.message}`, { path });
+  const why = issue.code === 'invalid_key' && issue.issues[0] ? issue.issues[0].message : issue.message;
+  let field = path.slice(1).join('.') || where;
+  const value = names.includes(field) ? valueAt(input, path.slice(1)) : undefined;
+  if (typeof value === 'string') field += ` ${JSON.stringify(value)}`;
+  return new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', `${field}: ${why}`, { path });
+}
+
+/** The value at `path` in `v`, own keys only. */
+function valueAt(v: unknown, path: FieldPath): unknown {
+  for (const k of path) {
+    if (typeof v !== 'object' || v === null || !Object.hasOwn(v, k)) return undefined;
+    v = (v as Record<string | number, unknown>)[k];
+  }
+  return v;
 }
 
 type Issue = z.core.$ZodIssue;

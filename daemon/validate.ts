@@ -48,7 +48,7 @@ export function parseBody(body: unknown): { raw: Record<string, unknown>; entry:
   if (type !== 'stdio' && type !== 'http') throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'type: expected "stdio" or "http"', { path: ['body', 'type'] });
   const schema: z.ZodType = type === 'stdio' ? stdioBodySchema : httpBodySchema;
   const r = schema.safeParse({ ...body, type });
-  if (!r.success) throw validationError('body', r.error);
+  if (!r.success) throw validationError('body', r.error, body, ['secrets.header.name']);
   const { secrets, ...entry } = r.data as SettingsServer & { secrets?: SecretsInput };
   // A stdio server has no sign-in: a sign-out of one is a mistake to say, not a save to try.
   if (entry.type === 'stdio' && secrets?.oauth !== undefined) throw bad(['secrets', 'oauth'], 'a stdio server has no sign-in to sign out of');

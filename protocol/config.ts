@@ -33,14 +33,19 @@ const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'an HTTP he
 
 /** A URL Albedo may POST to: http or https, no userinfo (secrets belong in headers), no fragment. */
 export const serverUrl = z.string().superRefine((value, ctx) => {
+  // What was typed, said back — but not a value that may carry a user name and password (`ftp://u:p@h`, `u:p@h`).
+  const typed = value.includes('@') ? 'the URL' : JSON.stringify(value);
   let u: URL;
   try {
     u = new URL(value);
   } catch {
-    ctx.addIssue({ code: 'custom', message: `not a URL: ${JSON.stringify(value)}` });
+    ctx.addIssue({ code: 'custom', message: `${typed} is not a URL` });
     return;
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: `the URL must be http or https, not ${u.protocol.slice(0, -1)}` });
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    const what = value.includes('@') ? `the URL must be http or https, not ${u.protocol.slice(0, -1)}` : `${typed} must be an http or https URL`;
+    ctx.addIssue({ code: 'custom', message: what });
+  }
   if (u.username || u.password) ctx.addIssue({ code: 'custom', message: 'the URL must not carry a user name or password; put credentials in a header or bearerTokenEnvVar' });
   if (value.includes('#')) ctx.addIssue({ code: 'custom', message: 'the URL must not have a fragment (#...)' });
 });

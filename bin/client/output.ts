@@ -57,11 +57,23 @@ export function note(line: string): void {
   process.stderr.write(line + '\n');
 }
 
-/** Rows as padded columns (the last column is not padded); every cell made safe and kept on its line. */
-export function table(header: string[], rows: string[][]): string {
+/**
+ * Rows as padded columns (the last column is not padded); every cell made
+ * safe and kept on its line. With `width` (a terminal's), the last column is
+ * cut, marked `…`, so that a row fits it.
+ */
+export function table(header: string[], rows: string[][], width?: number): string {
   const all = [header, ...rows].map((r) => r.map((c) => safe(c)));
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  const lead = widths.slice(0, -1).reduce((n, w) => n + w + 2, 0);
+  const room = width === undefined ? Infinity : Math.max(12, width - lead);
+  const last = (c: string): string => (c.length > room ? `${c.slice(0, room - 1)}…` : c);
+  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? last(c) : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+}
+
+/** The terminal's width when stdout is one (a table's last column is cut to it), else undefined. */
+export function terminalWidth(): number | undefined {
+  return process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : undefined;
 }
 
 /** A short, single-line, safe rendering of a value for a table cell. */

@@ -10,14 +10,20 @@ import type { Command } from 'commander';
 import { Client } from '../client/client.ts';
 import { CliError, oneLine, usage } from '../client/errors.ts';
 import { seg } from '../client/http.ts';
-import { cell, emit, note, safe, table } from '../client/output.ts';
+import { cell, emit, note, safe } from '../client/output.ts';
+import { EMPTY } from '../../web/shared/labels.js';
+import { problemOf, rowOf, serversTable } from './server-rows.ts';
 import type { EntryOptions } from './entry.ts';
-import { kindOf, saveLine, secretsOf, target } from './show.ts';
+import { saveLine, saving, secretsOf, target } from './show.ts';
 import { signInCommands } from './sign-in.ts';
 import { importCommand } from './import.ts';
 
 export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
-const srv = (name: string, suffix = ''): string => `/v1/mcp/servers/${seg(name)}${suffix}`;
+/** A server's route. `.` and `..` are refused here, as the daemon refuses them: in a URL they are a step, not a name. */
+function srv(name: string, suffix = ''): string {
+  if (name === '.' || name === '..') throw usage(`a server name cannot be "${name}"`);
+  return `/v1/mcp/servers/${seg(name)}${suffix}`;
+}
 
 /** A save's result for a person, and on stderr what the saved entry exposes (with --json, `server.warnings` says it). */
 function emitSave(json: boolean, name: string, r: any): void {
@@ -81,32 +87,32 @@ export function mcpCommands(program: Command): void {
   const mcp = program.command('mcp').description('the MCP servers of the daemon: list, add, edit, remove, enable, disable, sign in, import; '
     + 'with no subcommand on a terminal, the /mcp screen');
 
-  mcp.command('list')
+  mcp.command('list').alias('ls')
     .description('every configured server, in file order')
-    .option('--json', 'print a JSON array of servers: { name, enabled, config, secrets, tools, description, lastError, … }')
+    .option('--json', 'print a JSON array of servers: { name, enabled, config, secrets, tools, description, lastError, state, auth, … }')
     .action(async (o: { json?: boolean }) => {
       const { body } = await new Client().call('GET', '/v1/mcp/servers');
       if (body.invalid) note(`albedo: extensions.json is broken (${body.invalid.length} problem(s)); the servers shown are the last valid ones`);
       emit(!!o.json, body.servers, () => (body.servers.length
-        ? table(['NAME', 'TYPE', 'ENABLED', 'TOOLS', 'TARGET', 'SECRETS', 'PROBLEM'], body.servers.map((s: any) => [
-          s.name, kindOf(s.config), s.enabled ? 'yes' : 'no', s.tools === null ? '-' : String(s.tools), cell(target(s.config), 50),
-          cell(secretsOf(s), 40), s.lastError ? s.lastError.code : '',
-        ]))
+        ? serversTable(body.servers, { header: 'TARGET', cell: (s, max) => cell(target(s.config), max) })
         : 'no servers configured (albedo mcp add NAME …)'));
     });
 
   mcp.command('show').argument('<name>')
-    .description('one server: its entry, which secrets are stored, tools, description, problem')
+    .description('one server: its state, tools, sign-in, what it runs or reaches, which secrets are stored, its problem in full')
     .option('--json', 'print the server as one JSON object')
     .action(async (name: string, o: { json?: boolean }) => {
       const { body: s } = await new Client().call('GET', srv(name));
-      emit(!!o.json, s, () => [
-        `${s.name} (${kindOf(s.config)}, ${s.enabled ? 'enabled' : 'disabled'})`, `  target:  ${target(s.config)}`,
-        `  secrets: ${secretsOf(s) || 'none'}`, `  tools:   ${s.tools === null ? 'unknown (no saved catalogue)' : s.tools}`,
-        ...(s.description ? [`  about:   ${cell(s.description, 200)}`] : []),
-        ...(s.lastError ? [`  problem: ${s.lastError.code}: ${oneLine(String(s.lastError.message))}`] : []),
-        ...(s.warnings ?? []).map((w: any) => `  warning: ${oneLine(String(w.message))}`),
-      ].map((l) => safe(l)).join('\n'));
+      emit(!!o.json, s, () => {
+        const [, type, state, tools, signIn] = rowOf(s);
+        return [
+          s.name, `  type:     ${type}`, `  state:    ${state}`, `  tools:    ${tools}`, `  sign-in:  ${signIn}`,
+          `  target:   ${target(s.config)}`, `  secrets:  ${secretsOf(s) || EMPTY}`,
+          ...(s.description ? [`  about:    ${cell(s.description, 200)}`] : []),
+          ...(s.lastError ? [`  problem:  ${problemOf(s)} (${s.lastError.code})`] : []),
+          ...(s.warnings ?? []).map((w: any) => `  warning:  ${oneLine(String(w.message))}`),
+        ].map((l) => safe(l)).join('\n');
+      });
     });
 
   entryOptions(mcp.command('add').argument('<name>').argument('[command...]', 'after --: the command and its arguments'))
@@ -121,9 +127,9 @@ export function mcpCommands(program: Command): void {
       const parts = entryParts(o, argv, await privateValues(o));
       if (parts.kind === null) throw usage('give --url URL, --command "…" or -- COMMAND ARGS');
       const body = putBody(parts, !o.disabled);
-      const r = await new Client().call('PUT', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
+      const r = await saving(name, { tries: !o.disabled, json: o.json }, () => new Client().call('PUT', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
         body, headers: o.replace ? {} : { 'if-none-match': '*' },
-      }).then((x) => x.body, (err) => {
+      })).then((x) => x.body, (err) => {
         if (err instanceof CliError && err.code === 'ALBEDO_PRECONDITION_FAILED') {
           throw new CliError(err.code, `a server named ${JSON.stringify(name)} exists: change it with albedo mcp edit, or add --replace`, err.exit);
         }
@@ -146,13 +152,12 @@ export function mcpCommands(program: Command): void {
       const cur = await client.call('GET', srv(name));
       const patch = patchBody(entryParts(o, argv, given), cur.body, { env: o.unsetEnv ?? [], header: o.unsetHeader ?? [] });
       const etag: Record<string, string> = typeof cur.headers.etag === 'string' ? { 'if-match': cur.headers.etag } : {};
-      const { body: r } = await client.call('PATCH', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
-        body: patch, headers: { 'content-type': 'application/merge-patch+json', ...etag },
-      });
+      const { body: r } = await saving(name, { tries: cur.body.enabled !== false, json: o.json }, () => client.call('PATCH',
+        `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, { body: patch, headers: { 'content-type': 'application/merge-patch+json', ...etag } }));
       emitSave(!!o.json, name, r);
     });
 
-  mcp.command('remove').alias('rm').argument('<name>')
+  mcp.command('remove').aliases(['rm', 'delete']).argument('<name>')
     .description('remove a server and everything stored for it (typed secrets, sign-in, saved catalogue)')
     .option('--json', 'print one JSON object: { removed }')
     .action(async (name: string, o: { json?: boolean }) => {
@@ -165,7 +170,7 @@ export function mcpCommands(program: Command): void {
       .description(what === 'enable' ? 'switch a server on (it is tried first)' : 'switch a server off (kept, never dialled)')
       .option('--json', 'print the save result as one JSON object: { saved, created, check, server }')
       .action(async (name: string, o: { json?: boolean }) => {
-        const { body: r } = await new Client().call('POST', srv(name, `/${what}`));
+        const { body: r } = await saving(name, { tries: what === 'enable', json: o.json }, () => new Client().call('POST', srv(name, `/${what}`)));
         emitSave(!!o.json, name, r);
       });
   }

@@ -23,6 +23,14 @@ async function openOrSay(home: string, url: string): Promise<boolean> {
   return opened;
 }
 
+/** How long a link expiring at `expiresAt` (ISO 8601) still works, in words: `15 minutes`, `1 minute`, `less than a minute`. */
+export function lifeOf(expiresAt: string, now = Date.now()): string {
+  const minutes = Math.round((Date.parse(expiresAt) - now) / 60_000);
+  if (!Number.isFinite(minutes)) return 'a short while';
+  if (minutes < 1) return 'less than a minute';
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+}
+
 interface Link {
   url: string;
   expiresAt: string;
@@ -38,7 +46,7 @@ export function openCommand(program: Command): void {
       // The link first: whatever the browser does, the person has it.
       if (!o.json) {
         process.stdout.write(`${safe(body.url)}\n`);
-        note(safe(`albedo: the web pane's login link works once, until ${body.expiresAt}`));
+        note(safe(`albedo: the web pane's login link works once, for ${lifeOf(body.expiresAt)}`));
       }
       const opened = process.env.ALBEDO_NO_BROWSER ? false : await openOrSay(client.home, body.url);
       if (o.json) emit(true, { url: body.url, expiresAt: body.expiresAt, opened }, () => '');

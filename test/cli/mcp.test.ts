@@ -45,7 +45,7 @@ t.test('add, list, show, edit, disable, enable, remove: --json shapes and exit c
   t.match(screenJson(list), [{ name: 'sdk', enabled: true, secrets: { env: ['DOCS_TOKEN'] }, lastError: null }]);
   const human = await term(e, ['mcp', 'list']);
   t.equal(human.code, 0);
-  t.match(human.screen, /^sdk\s+stdio\s+yes\s+\d+\s/m, 'a line for the server');
+  t.match(human.screen, /^sdk\s+stdio\s+discovered\s+\d+\s/m, 'a line for the server: its state in the shared words');
   const shown = await term(e, ['mcp', 'show', 'sdk', '--json']);
   t.equal(shown.code, 0);
   t.match(screenJson(shown), { name: 'sdk', config: { command: NODE } });
