@@ -88,8 +88,21 @@ export interface ConnectOptions {
   handlers?: ClientHandlers;
 }
 
+/**
+ * The state directory: $ALBEDO_HOME, else ~/.albedo. A leading `~` or `~/`
+ * is the user's home (a quoted one reaches us unexpanded); a relative path
+ * is made absolute against the current directory; `~name` is refused
+ * (ALBEDO_INVALID_ARGUMENT): nothing here can expand it. The CLI has the
+ * same rule (bin/client/daemon.ts albedoHome).
+ */
 export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.ALBEDO_HOME || path.join(os.homedir(), '.albedo');
+  const v = env.ALBEDO_HOME;
+  if (!v) return path.join(os.homedir(), '.albedo');
+  if (v === '~' || v.startsWith('~/')) return path.join(os.homedir(), v.slice(1));
+  if (v.startsWith('~')) {
+    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `ALBEDO_HOME=${JSON.stringify(v)}: only ~ and ~/ are expanded (the user's home); write the full path`);
+  }
+  return path.resolve(v);
 }
 
 export class Albedo {

@@ -41,12 +41,25 @@ export interface DaemonInfo {
   version: string;
 }
 
-/** $ALBEDO_HOME, else ~/.albedo (as api/albedo.ts's defaultHome, without loading it). */
+/**
+ * $ALBEDO_HOME, else ~/.albedo — the rule of api/albedo.ts's defaultHome
+ * (test/cli/home-setting checks they agree), kept here because the CLI
+ * must not load the kernel to start: a leading `~` or `~/` is the user's
+ * home (a quoted one reaches us unexpanded), a relative path is taken from
+ * the current directory (the daemon the CLI starts is given the absolute
+ * one), and `~name` is refused (exit 2): no one here can expand it.
+ */
 export function albedoHome(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.ALBEDO_HOME || path.join(os.homedir(), '.albedo'));
+  const v = env.ALBEDO_HOME;
+  if (!v) return path.join(os.homedir(), '.albedo');
+  if (v === '~' || v.startsWith('~/')) return path.join(os.homedir(), v.slice(1));
+  if (v.startsWith('~')) {
+    throw new CliError('ALBEDO_INVALID_ARGUMENT', `ALBEDO_HOME=${JSON.stringify(v)}: only ~ and ~/ are expanded (the user's home); write the full path`, EXIT.usage);
+  }
+  return path.resolve(v);
 }
 
-const BIN = fileURLToPath(new URL('../albedo.ts', import.meta.url));
+const BIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
 /** How long an auto-started daemon may take to answer: the kernel's workers start on a busy machine. */
 const START_WAIT_MS = 90_000;

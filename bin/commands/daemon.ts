@@ -3,7 +3,7 @@
  * $ALBEDO_HOME in the foreground until SIGTERM or SIGINT.
  */
 import { parseArgs } from 'node:util';
-import { defaultHome } from '../../api/albedo.ts';
+import { albedoHome } from '../client/daemon.ts';
 import { EXIT, runDaemon } from '../../daemon/daemon.ts';
 
 export const DAEMON_HELP = `usage: albedo daemon [--port N]
@@ -45,5 +45,6 @@ export async function daemonCommand(argv: string[]): Promise<number> {
     process.stderr.write(`albedo: ALBEDO_INVALID_ARGUMENT: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')} (see albedo daemon --help)\n`);
     return EXIT.usage;
   }
-  return runDaemon({ home: defaultHome(), port });
+  // $ALBEDO_HOME read by the CLI's rule (a ~ expanded, a relative one made absolute; ~name refused, exit 2).
+  return runDaemon({ home: albedoHome(), port });
 }

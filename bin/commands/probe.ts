@@ -8,12 +8,12 @@
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { createAlbedo, defaultHome, type Albedo, type AuthorizeHandler } from '../../api/albedo.ts';
+import { createAlbedo, type Albedo, type AuthorizeHandler } from '../../api/albedo.ts';
 import { openAuthorizationUrl } from '../../api/browser.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { exposureWarnings } from '../../services/settings/working-dir.ts';
 import { safe, toJson } from '../client/output.ts';
-import { openHome } from '../client/daemon.ts';
+import { albedoHome, openHome } from '../client/daemon.ts';
 import { CliError } from '../client/errors.ts';
 import type { Connection } from '../../api/connection.ts';
 
@@ -194,21 +194,22 @@ export async function probeCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const a = args;
-  // An HTTP probe keeps OAuth tokens (and era verdicts) in the state directory; a stdio probe keeps nothing.
-  if (a.url !== undefined) {
+  // An HTTP probe keeps OAuth tokens (and era verdicts) in the state directory; a stdio probe keeps nothing (it reads the
+  // home's path for its warnings). $ALBEDO_HOME is read by the CLI's rule (a ~name refused, exit 2).
+  let home: string;
+  try {
+    home = albedoHome();
     // Checked as every other command checks it (bin/client/daemon.ts), before anything in it is read or written:
     // another user's home could hold a creds.json of theirs, whose tokens would be sent, or take the user's.
-    try {
-      openHome(defaultHome(), true)?.close();
-    } catch (err) {
-      if (err instanceof CliError) {
-        process.stderr.write(`${safe(`albedo probe: ${err.code}: ${oneLine(err.message)}`)}\n`);
-        return err.exit;
-      }
-      throw err;
+    if (a.url !== undefined) openHome(home, true)?.close();
+  } catch (err) {
+    if (err instanceof CliError) {
+      process.stderr.write(`${safe(`albedo probe: ${err.code}: ${oneLine(err.message)}`)}\n`);
+      return err.exit;
     }
+    throw err;
   }
-  const albedo: Albedo = await createAlbedo({ home: a.url !== undefined ? defaultHome() : null, transportWorkers: 1, authorize: terminalAuthorize });
+  const albedo: Albedo = await createAlbedo({ home: a.url !== undefined ? home : null, transportWorkers: 1, authorize: terminalAuthorize });
   let interrupted = false;
   const onSignal = (sig: NodeJS.Signals): void => {
     interrupted = true;
@@ -239,7 +240,7 @@ export async function probeCommand(argv: string[]): Promise<number> {
       process.stderr.write(`${safe(`albedo probe: signed in to ${st.server}${st.account ? ` as ${st.account}` : ' (the authorization server named no account)'}${st.scope ? ` (scope ${st.scope})` : ''}`)}\n`);
     }
     // A working directory or argument in or above $ALBEDO_HOME: a server serving it would hand out daemon.json (issue 20).
-    const exposed = httpConfig ? [] : exposureWarnings(defaultHome(), path.resolve(a.cwd ?? '.'), a.command.slice(1));
+    const exposed = httpConfig ? [] : exposureWarnings(home, path.resolve(a.cwd ?? '.'), a.command.slice(1));
     for (const w of exposed) process.stderr.write(`${safe(`albedo probe: warning: ${w.message}`)}\n`);
     const conn = httpConfig
       ? await albedo.connect(httpConfig, { name: a.name })

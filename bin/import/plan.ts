@@ -9,6 +9,12 @@
  * cannot keep faithfully is skipped with a reason, never guessed at: the
  * legacy HTTP+SSE transport, a variable inside an argument or inside other
  * text, a second literal header (one header secret is stored per server).
+ *
+ * A stdio server runs where its host would run it (docs/config.md "Working
+ * directory"): its own `cwd` (a relative one taken from its project, else
+ * the workspace), else its project's directory (`Context.project`: a
+ * project's file), else — a user-wide file, whose host runs it wherever it
+ * was started — no `cwd`: the daemon's empty directory of its own.
  */
 import path from 'node:path';
 import { dict, setOwn } from '../client/dict.ts';
@@ -93,7 +99,8 @@ export function plan(name: string, raw: unknown, c: Context): Planned {
       const args = raw.args ?? [];
       if (!Array.isArray(args)) throw new Skip('invalid', 'args is not an array');
       entry.args = args.map((a, i) => plain(a, `args[${i}]`, c));
-      if (raw.cwd !== undefined) entry.cwd = path.resolve(c.workspace, plain(raw.cwd, 'cwd', c));
+      if (raw.cwd !== undefined) entry.cwd = path.resolve(c.project ?? c.workspace, plain(raw.cwd, 'cwd', c));
+      else if (c.project) entry.cwd = c.project;
       stdioEnv(raw.env, entry, p, c);
       if (raw.envFile !== undefined) p.warnings.push('envFile is not imported: its variables are not passed to the server');
     } else {
@@ -173,6 +180,12 @@ function geminiExtras(raw: Record<string, unknown>, entry: Record<string, unknow
   const exclude = names(raw.excludeTools);
   if (include) entry.enabledTools = include;
   if (exclude) entry.disabledTools = exclude;
+}
+
+/** Where a planned stdio server will run, for the preview: its `cwd`, or the daemon's default; '' for an http one. */
+export function runsIn(p: Planned): string {
+  if (p.kind !== 'stdio' || !p.entry) return '';
+  return typeof p.entry.cwd === 'string' ? p.entry.cwd : '(an empty directory of its own)';
 }
 
 /** What a plan would store, by name only (for the preview): "env TOKEN", "bearer", "header X-Key". */

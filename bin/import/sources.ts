@@ -13,6 +13,17 @@
  * The others are JSON; VS Code's and Cursor's may hold comments and trailing
  * commas (JSONC, read with jsonc-parser, which reports errors instead of
  * guessing).
+ *
+ * Where a server runs (docs/config.md "Working directory"): a project's file
+ * (`.mcp.json`, `.vscode/`, `.cursor/`, `.gemini/`, `.codex/` in a project,
+ * and `~/.claude.json`'s `projects[<cwd>]`) is that project's, and its
+ * host runs the servers there: each server is given that `project`. A
+ * user-wide file (Claude Desktop's, `~/.claude.json`'s own servers, the
+ * user profile's, `~/.cursor`, `~/.gemini`, `$CODEX_HOME`) names no
+ * directory: its host runs the servers wherever it was started (Claude
+ * Desktop in one it does not document), so `project` is null and they keep
+ * the daemon's default, an empty directory of their own. A project at the
+ * user's home is not taken for one (the home holds ~/.albedo).
  */
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
@@ -39,8 +50,12 @@ export interface Read {
   dialect: Dialect;
   /** What `${workspaceFolder}` means for this file. */
   workspace: string;
-  /** `raw` in the generic shape plan.ts reads; `original` as the host wrote it. */
-  servers: Array<{ name: string; raw: unknown; original?: unknown }>;
+  /**
+   * `raw` in the generic shape plan.ts reads; `original` as the host wrote
+   * it; `project` the directory its host runs it in when it has no `cwd`
+   * (the project of a project's file), null for a user-wide one.
+   */
+  servers: Array<{ name: string; raw: unknown; original?: unknown; project: string | null }>;
   inputs: Map<string, Input>;
 }
 
@@ -69,6 +84,28 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 function serversOf(o: unknown): Array<{ name: string; raw: unknown }> {
   return isObject(o) ? Object.entries(o).map(([name, raw]) => ({ name, raw })) : [];
+}
+
+/** `dir`, unless it is the user's home (which holds ~/.albedo: never a server's directory by default), then null. */
+function notHome(dir: string): string | null {
+  let home = '';
+  try { home = os.homedir(); } catch { /* no home */ }
+  return home && path.resolve(dir) === path.resolve(home) ? null : dir;
+}
+
+/**
+ * The project `f` belongs to, or null for a user-wide file: a `.mcp.json`'s
+ * folder; the folder holding `.vscode/`, `.cursor/`, `.gemini/` or `.codex/`
+ * (not `$CODEX_HOME` itself, nor the home's own `~/.cursor` and the like).
+ */
+export function projectOf(from: Source, f: string): string | null {
+  const dir = path.dirname(f);
+  if (from === 'claude') return null;
+  if (from === 'claude-code') return path.basename(f) === '.mcp.json' ? notHome(dir) : null;
+  const dot = { vscode: '.vscode', cursor: '.cursor', gemini: '.gemini', codex: '.codex' }[from];
+  if (path.basename(dir) !== dot) return null;
+  if (from === 'codex' && process.env.CODEX_HOME && path.resolve(process.env.CODEX_HOME) === dir) return null;
+  return notHome(path.dirname(dir));
 }
 
 /** A config file larger than this is not one (the biggest real ones are kilobytes): refused before it is read. */
@@ -187,8 +224,9 @@ function parseDocument(from: Source, f: string, text: string): Record<string, un
 export function readSource(from: Source, file: string | undefined): Read {
   const f = path.resolve(file ?? defaultFile(from));
   const doc = parseDocument(from, f, readConfig(f));
+  const project = projectOf(from, f);
   if (from === 'codex') {
-    const servers = serversOf(doc.mcp_servers).map(({ name, raw }) => ({ name, raw: fromCodex(raw), original: raw }));
+    const servers = serversOf(doc.mcp_servers).map(({ name, raw }) => ({ name, raw: fromCodex(raw), original: raw, project }));
     return { from, file: f, dialect: 'codex', workspace: process.cwd(), servers, inputs: new Map() };
   }
 
@@ -196,11 +234,11 @@ export function readSource(from: Source, file: string | undefined): Read {
   const parent = path.basename(path.dirname(f));
   const workspace = parent === '.vscode' || parent === '.cursor' ? path.dirname(path.dirname(f)) : process.cwd();
   const inputs = new Map<string, Input>();
-  let servers: Array<{ name: string; raw: unknown }>;
+  let servers: Array<{ name: string; raw: unknown; project: string | null }>;
   switch (from) {
     case 'vscode': {
       const mcp = isObject(doc.mcp) ? doc.mcp : doc;
-      servers = serversOf(mcp.servers);
+      servers = serversOf(mcp.servers).map((x) => ({ ...x, project }));
       for (const i of Array.isArray(mcp.inputs) ? mcp.inputs : []) {
         if (isObject(i) && typeof i.id === 'string') {
           inputs.set(i.id, { id: i.id, description: typeof i.description === 'string' ? i.description : i.id, password: i.password === true });
@@ -209,18 +247,19 @@ export function readSource(from: Source, file: string | undefined): Read {
       break;
     }
     case 'claude-code': {
-      servers = serversOf(doc.mcpServers);
-      // ~/.claude.json: the user's servers, then this project's ("local" scope), which win on a name both have.
-      const project = isObject(doc.projects) && Object.hasOwn(doc.projects, process.cwd()) ? doc.projects[process.cwd()] : undefined;
-      if (isObject(project)) {
-        for (const s of serversOf(project.mcpServers)) {
-          servers = [...servers.filter((x) => x.name !== s.name), s];
+      servers = serversOf(doc.mcpServers).map((x) => ({ ...x, project }));
+      // ~/.claude.json: the user's servers, then this project's ("local" scope), which win on a name both have; Claude Code runs
+      // those in that project.
+      const local = isObject(doc.projects) && Object.hasOwn(doc.projects, process.cwd()) ? doc.projects[process.cwd()] : undefined;
+      if (isObject(local)) {
+        for (const s of serversOf(local.mcpServers)) {
+          servers = [...servers.filter((x) => x.name !== s.name), { ...s, project: notHome(process.cwd()) }];
         }
       }
       break;
     }
     default:
-      servers = serversOf(doc.mcpServers);
+      servers = serversOf(doc.mcpServers).map((x) => ({ ...x, project }));
   }
   return { from, file: f, dialect: from as Dialect, workspace, servers, inputs };
 }

@@ -30,6 +30,8 @@ export interface Context {
   dialect: Dialect;
   /** The workspace folder `${workspaceFolder}` means: the folder that holds `.vscode/`, `.cursor/`, or the current one. */
   workspace: string;
+  /** The project the server's file belongs to, where its host runs it (sources.ts projectOf); null or absent: a user-wide file. */
+  project?: string | null;
   /** The server's entry as its host wrote it, for fields the generic shape does not carry (Codex's timeouts). */
   original?: unknown;
 }

@@ -6,15 +6,24 @@
  * command line (or with the env entries, typed as `KEY=value` words as a
  * shell reads them) is refused at its field and nothing is sent.
  *
+ * The working directory is the `cwd` field: a full path, or empty for an
+ * empty directory of the server's own (the daemon's default); a relative
+ * program in the command line is made absolute against it, as a shell there
+ * would. Empty, with a relative path in the command, is refused at the
+ * field (it would find nothing there).
+ *
  * On edit a secret field left blank keeps what is stored (nothing is sent
  * for it) and `-` removes it (`null`); env entries are `KEY=value` (set or
- * replace), `KEY=-` (remove that one) or a lone `-` (remove them all).
+ * replace), `KEY=-` (remove that one) or a lone `-` (remove them all), in
+ * either env field (`env` shows its values, `secret env` masks them; both
+ * are stored by the daemon in creds.json).
  * Problems never quote a secret field's text: they name the field, the
  * entry's number or its KEY, never what was typed as a value.
  */
 import path from 'node:path';
 import { dict } from '../client/dict.ts';
 import { splitCommandLine } from '../../protocol/command-line.ts';
+import { commandTildeProblem, relativePathWord, relativeWithoutCwdProblem, workingDirProblem } from '../../web/shared/labels.js';
 import type { FieldId, FormState } from './form-state.ts';
 
 export type SaveRequest =
@@ -46,13 +55,34 @@ function urlOf(text: string): string | { problem: string } {
   return t;
 }
 
-/** The command line split into the entry's command and args (a relative path made absolute, as in a shell here), or a problem. */
+/**
+ * The command line split into the entry's command and args (a relative
+ * program made absolute against the working directory `cwd`, as a shell
+ * there would; left as typed without one), or a problem.
+ */
 function commandOf(text: string, cwd: string): { command: string; args: string[] } | { problem: string } {
   if (!text.trim()) return { problem: 'give the command that starts the server, as you would type it in a shell' };
+  const tilde = commandTildeProblem(text);
+  if (tilde) return { problem: tilde };
   const r = splitCommandLine(text, (name) => `put it in the env field (${name}=VALUE)`);
   if ('problem' in r) return r;
   const [first, ...args] = r.words;
-  return { command: first!.includes('/') ? path.resolve(cwd, first!) : first!, args };
+  return { command: first!.includes('/') && cwd ? path.resolve(cwd, first!) : first!, args };
+}
+
+/**
+ * The working directory field: '' (an empty directory of the server's own)
+ * or a full path; a problem when it is not one, or when it is empty and the
+ * command names a relative path. Not looked at (`check` false) when neither
+ * it nor the command changed on an edit.
+ */
+function cwdOf(s: FormState, check: boolean): string | { problem: string } {
+  const t = s.fields.cwd.text.trim();
+  if (!check) return t;
+  const bad = workingDirProblem(t);
+  if (bad) return { problem: bad };
+  const relative = t ? '' : relativePathWord(s.fields.command.text);
+  return relative ? { problem: relativeWithoutCwdProblem(relative) } : t;
 }
 
 /**
@@ -90,6 +120,33 @@ function envOf(text: string, edit: boolean): Env | { problem: string } {
   return { entries };
 }
 
+/** Both env fields as one (`env` and `secret env`): a key given in both is a problem, and so is a lone `-` beside entries. */
+function bothEnv(s: FormState, edit: boolean, problems: Partial<Record<FieldId, string>>): Env | null {
+  const plain = envOf(s.fields.env.text, edit);
+  const secret = envOf(s.fields.secretEnv.text, edit);
+  if (isProblem(plain)) problems.env = plain.problem;
+  if (isProblem(secret)) problems.secretEnv = secret.problem;
+  if (isProblem(plain) || isProblem(secret)) return null;
+  if ('all' in plain || 'all' in secret) {
+    const other = 'all' in plain ? secret : plain;
+    if ('entries' in other && Object.keys(other.entries).length) {
+      problems['all' in plain ? 'env' : 'secretEnv'] = 'a lone - removes every entry: leave the other env field blank';
+      return null;
+    }
+    return { all: 'remove' };
+  }
+  const entries = dict<string | null>();
+  for (const [k, v] of Object.entries(plain.entries)) entries[k] = v;
+  for (const [k, v] of Object.entries(secret.entries)) {
+    if (Object.hasOwn(entries, k)) {
+      problems.secretEnv = `${k} is given in both env fields`;
+      return null;
+    }
+    entries[k] = v;
+  }
+  return { entries };
+}
+
 /** The header field: `Name: value`, `-`, or blank. */
 function headerOf(text: string, edit: boolean): { name: string; value: string } | 'remove' | null | { problem: string } {
   const t = text.trim();
@@ -117,11 +174,11 @@ function bearerOf(text: string, edit: boolean): string | 'remove' | null | { pro
 const isProblem = (v: unknown): v is { problem: string } => !!v && typeof v === 'object' && 'problem' in v;
 
 /** The request that saves the form, the problems found at its fields (nothing to send), or `unchanged` (an edit that changes nothing). */
-export function buildSave(s: FormState, cwd: string): BuildResult {
-  return s.mode === 'new' ? buildPut(s, cwd) : buildPatch(s, cwd);
+export function buildSave(s: FormState): BuildResult {
+  return s.mode === 'new' ? buildPut(s) : buildPatch(s);
 }
 
-function buildPut(s: FormState, cwd: string): BuildResult {
+function buildPut(s: FormState): BuildResult {
   const problems: Partial<Record<FieldId, string>> = {};
   const name = s.fields.name.text.trim();
   if (!name) problems.name = 'give the server a name';
@@ -138,19 +195,20 @@ function buildPut(s: FormState, cwd: string): BuildResult {
     if (isProblem(header)) problems.header = header.problem;
     else if (header && header !== 'remove') secrets.header = header;
   } else {
-    const cmd = commandOf(s.fields.command.text, cwd);
+    const cwd = cwdOf(s, true);
+    if (isProblem(cwd)) problems.cwd = cwd.problem;
+    const cmd = commandOf(s.fields.command.text, isProblem(cwd) ? '' : cwd);
     if (isProblem(cmd)) problems.command = cmd.problem;
-    else Object.assign(body, cmd, { cwd });
-    const env = envOf(s.fields.env.text, false);
-    if (isProblem(env)) problems.env = env.problem;
-    else if ('entries' in env && Object.keys(env.entries).length) secrets.env = env.entries;
+    else Object.assign(body, cmd, !isProblem(cwd) && cwd ? { cwd } : {});
+    const env = bothEnv(s, false, problems);
+    if (env && 'entries' in env && Object.keys(env.entries).length) secrets.env = env.entries;
   }
   if (Object.keys(problems).length) return { problems };
   if (Object.keys(secrets).length) body.secrets = secrets;
   return { request: { method: 'PUT', name, body } };
 }
 
-function buildPatch(s: FormState, cwd: string): BuildResult {
+function buildPatch(s: FormState): BuildResult {
   const cur = s.current!;
   const config = cur.server.config;
   const stored = cur.server.secrets;
@@ -186,21 +244,27 @@ function buildPatch(s: FormState, cwd: string): BuildResult {
       if (named.length) patch.headers = Object.fromEntries(named.map((h) => [h, null]));
     }
   } else {
-    if (s.fields.command.text !== cur.prefill) {
-      const cmd = commandOf(s.fields.command.text, cwd);
+    const changedCommand = s.fields.command.text !== cur.prefill;
+    const changedCwd = s.fields.cwd.text.trim() !== cur.prefillCwd;
+    const cwd = cwdOf(s, changedCommand || changedCwd);
+    if (isProblem(cwd)) problems.cwd = cwd.problem;
+    // Emptied: removed (merge patch), so the server runs in an empty directory of its own again.
+    else if (changedCwd) patch.cwd = cwd || null;
+    if (changedCommand) {
+      const cmd = commandOf(s.fields.command.text, isProblem(cwd) ? '' : cwd);
       if (isProblem(cmd)) problems.command = cmd.problem;
       else Object.assign(patch, cmd);
     }
-    const env = envOf(s.fields.env.text, true);
+    const env = bothEnv(s, true, problems);
     const named = Object.keys(config.env ?? {});
     const secretEnv = dict<string | null>();
     const entryEnv = dict<null>();
-    if (isProblem(env)) problems.env = env.problem;
-    else if ('all' in env) {
+    // No env (a problem, said at its field): nothing to send for it.
+    if (env && 'all' in env) {
       if (!stored.env.length && !named.length) problems.env = nothing;
       for (const k of stored.env) secretEnv[k] = null;
       for (const k of named) entryEnv[k] = null;
-    } else {
+    } else if (env) {
       for (const [k, v] of Object.entries(env.entries)) {
         if (v === null && !stored.env.includes(k) && !named.includes(k)) problems.env = `${k}=-: the server has no variable ${k}`;
         if (v !== null || stored.env.includes(k)) secretEnv[k] = v;

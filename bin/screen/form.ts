@@ -48,7 +48,7 @@ export function Form({ api, initial, width, height, onSaved, onCancel }: FormPro
 
   const save = (): void => {
     const f = latest.current;
-    const built = buildSave(f, process.cwd());
+    const built = buildSave(f);
     if ('problems' in built) {
       const first = fieldsOf(f).find((id) => built.problems[id] !== undefined) ?? f.focus;
       setF({ ...f, problems: built.problems, focus: first });
@@ -60,7 +60,7 @@ export function Form({ api, initial, width, height, onSaved, onCancel }: FormPro
     const sent = req.method === 'PUT' ? api.create(req.name, req.body) : api.patch(req.name, req.body, req.etag);
     sent.then((r) => onSaved(req.name, resultStatus(req.name, r), r.server), (err: unknown) => {
       const p = problemOf(err);
-      const field = fieldOfPath(p.path);
+      const field = fieldOfPath(p.path, latest.current);
       const cur = latest.current;
       setSaving(false);
       setF({

@@ -6,7 +6,7 @@ import t from 'tap';
 import { SERVER_STATES } from '../../protocol/composer.ts';
 import {
   AUTH_STATES, LIVE_STATES, LOGIN_STATES, SAVED_STATES, SYMBOLS, authLabel, liveStateLabel, loginStateLabel, savedStateLabel,
-  suggestName, toolsLabel, transportOf,
+  TILDE_PROBLEM, commandTildeProblem, relativePathWord, suggestName, toolsLabel, transportOf, untaken, workingDirProblem,
 } from '../../web/shared/labels.js';
 
 t.test('every state the API reports has its own label, tone and symbol', async (t) => {
@@ -42,8 +42,8 @@ t.test('the suggested name comes from the host or the package a command runs', a
   const cases: Array<['http' | 'stdio', string, string]> = [
     ['http', 'https://mcp.notion.com/mcp', 'notion'],
     ['http', 'https://api.githubcopilot.com/mcp/', 'githubcopilot'],
-    ['http', 'http://127.0.0.1:3000/mcp', '127.0.0.1'],
-    ['http', 'http://localhost:8080/', 'localhost'],
+    ['http', 'http://127.0.0.1:3000/mcp', 'local-3000'],
+    ['http', 'http://localhost:8080/', 'local-8080'],
     ['http', 'not a url', ''],
     ['stdio', 'npx -y @modelcontextprotocol/server-filesystem "/srv/my docs"', 'filesystem'],
     ['stdio', 'npx -y @playwright/mcp@latest', 'playwright'],
@@ -54,4 +54,46 @@ t.test('the suggested name comes from the host or the package a command runs', a
     ['stdio', '   ', ''],
   ];
   for (const [transport, text, name] of cases) t.equal(suggestName(transport, text), name, `${transport} ${text}`);
+});
+
+t.test('a suggested name is never an address, localhost, a bare file name, nor a name taken', async (t) => {
+  const cases: Array<['http' | 'stdio', string, string]> = [
+    // An address or localhost is not a name: a telling part of the path is, else "local-<port>" for this machine.
+    ['http', 'http://127.0.0.1:3000/weather/mcp', 'weather'],
+    ['http', 'http://localhost/mcp', 'local'],
+    ['http', 'http://[::1]:9000/sse', 'local-9000'],
+    ['http', 'http://192.168.1.20:8080/mcp', ''],
+    ['http', 'http://10.0.0.5:8080/api/v1/tickets-mcp', 'tickets'],
+    ['http', 'http://devbox:8080/mcp', 'devbox'],
+    // index.js, main.py, server.js say nothing: the folder above that does.
+    ['stdio', 'node /path/to/weather-server/build/index.js', 'weather'],
+    ['stdio', 'node /srv/mcp/notes/dist/main.mjs', 'notes'],
+    ['stdio', 'python3 /opt/calendar_mcp/server.py', 'calendar'],
+    ['stdio', 'node node_modules/@modelcontextprotocol/server-filesystem/dist/index.js .', 'filesystem'],
+    ['stdio', 'node /build/index.js', ''],
+  ];
+  for (const [transport, text, name] of cases) t.equal(suggestName(transport, text), name, `${transport} ${text}`);
+  t.equal(suggestName('stdio', 'node build/index.js', { cwd: '/home/u/projects/weather-server' }), 'weather', 'a relative path: the folder it runs in');
+  t.equal(suggestName('stdio', 'node build/index.js'), '', 'and without one, nothing to go on');
+  t.equal(suggestName('stdio', 'node /build/index.js', { cwd: '/home/u/weather' }), '', 'an absolute path is not taken from the folder');
+
+  t.equal(suggestName('stdio', 'uvx mcp-server-fetch', { taken: ['fetch'] }), 'fetch-2', 'taken: -2');
+  t.equal(suggestName('http', 'https://mcp.notion.com/mcp', { taken: ['notion', 'notion-2', 'other'] }), 'notion-3', 'and -3');
+  t.equal(untaken('x', []), 'x');
+});
+
+t.test('path fields: a ~ is flagged, a working directory is a full path, relative paths in a command are found', async (t) => {
+  t.equal(workingDirProblem(''), '', 'empty: an empty directory of its own');
+  t.equal(workingDirProblem(' /srv/docs '), '');
+  t.equal(workingDirProblem('~/docs'), TILDE_PROBLEM);
+  t.match(workingDirProblem('docs'), /full path/);
+  t.equal(commandTildeProblem('npx -y @x/fs ~/docs'), TILDE_PROBLEM);
+  t.equal(commandTildeProblem('srv --root=~/docs'), TILDE_PROBLEM, 'a --flag= value too');
+  t.equal(commandTildeProblem("srv '~/docs' a~b"), '', 'quoted, or not at the start: meant as written');
+  const relative: Array<[string, string]> = [
+    ['node build/index.js', 'build/index.js'], ['npx -y @modelcontextprotocol/server-filesystem .', '.'], ['./server --x', './server'],
+    ['bin/server', 'bin/server'], ['uv run server.py', 'server.py'], ['python ../x.py', '../x.py'],
+    ['npx -y @scope/pkg', ''], ['docker run -i mcp/github', ''], ['node /abs/index.js', ''], ['srv --url=http://h/x.js', ''], ['uvx mcp-server-fetch', ''],
+  ];
+  for (const [line, word] of relative) t.equal(relativePathWord(line), word, line);
 });

@@ -2,14 +2,15 @@
 // one form as a person would (issue 12; seed 000 "Add servers from albedo"):
 // an http server (the official SDK's, demanding a bearer token) with a
 // bearer token and a custom header, saved with ctrl+s; a stdio server with
-// env entries, saved with enter on the last field; the secrets land in
-// creds.json and are never on the screen, in any frame, nor in
-// extensions.json. And the name suggested from the URL host or the
+// an env entry shown as typed and a secret one, saved with enter on the last
+// field, run in the screen's directory (shown in the form); the values land
+// in creds.json, the secrets are never on the screen, in any frame, and none
+// is in extensions.json. And the name suggested from the URL host or the
 // command's package until the user edits it.
 import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fixture, httpFixture, newTag, tempHome } from '../helpers.ts';
+import { ROOT, fixture, httpFixture, newTag, tempHome } from '../helpers.ts';
 import { srv, startDaemon } from '../daemon/harness.ts';
 import { fieldText, openScreen, rowOf } from './screen-harness.ts';
 
@@ -33,9 +34,10 @@ t.test('add an http server with a bearer token and a header, and a stdio server 
   s.press('tab');
   s.type(web.url);
   await s.waitFor(web.url);
-  t.equal(fieldText(s.lines(), 'name'), '127.0.0.1', 'the name is suggested from the URL host');
+  const suggested = `local-${new URL(web.url).port}`;
+  t.equal(fieldText(s.lines(), 'name'), suggested, 'the name is suggested from the URL: this machine and its port, not the address');
   s.press('tab');
-  s.press(...Array<'backspace'>('127.0.0.1'.length).fill('backspace'));
+  s.press(...Array<'backspace'>(suggested.length).fill('backspace'));
   s.type('web');
   await s.waitFor(/name\s+web/);
   s.press('tab');
@@ -48,7 +50,7 @@ t.test('add an http server with a bearer token and a header, and a stdio server 
   s.press('ctrl+s');
   await s.waitFor(/added web: connected \(\d+ tools\)/);
   await s.waitFor(/^ › web /m);
-  t.match(rowOf(s.lines(), 'web'), /^ › web\s+http\s+● discovered\s+\d+ tools\s+○ fixed credentials/, 'the new server is in the list, selected');
+  t.match(rowOf(s.lines(), 'web'), /^ › web\s+http\s+● discovered\s+\d+\s+○ fixed credentials\s+—$/, 'the new server is in the list, selected');
 
   const webServer = (await d.call('GET', srv('web'))).body;
   t.match(webServer, { config: { url: web.url }, secrets: { bearer: true, header: 'X-Tenant' } }, 'both secrets are stored');
@@ -60,30 +62,34 @@ t.test('add an http server with a bearer token and a header, and a stdio server 
   s.press('right');
   await s.waitFor(/transport\s+http\s+\[stdio\]/);
   t.equal(fieldText(s.lines(), 'command') !== null && fieldText(s.lines(), 'env') !== null, true, 'a stdio server has command and env fields');
+  t.equal(fieldText(s.lines(), 'working dir'), path.resolve(ROOT), 'and a working directory: the screen\'s own, shown');
   t.equal(fieldText(s.lines(), 'bearer token'), null, 'and no bearer token');
   s.press('tab');
   s.type(`node ${fixture('sdk-server.ts')}`);
   await s.waitFor(/name\s+sdk$/m);
-  s.press('tab', 'tab');
-  s.type(`ALBEDO_TEST_TAG=${tag} API_KEY="${ENV_SECRET}"`);
-  // Longer than the field: it scrolls sideways, the cursor at the end.
+  s.press('tab', 'tab', 'tab');
+  await s.waitFor(/› env/);
+  s.type(`ALBEDO_TEST_TAG=${tag}`);
+  await s.waitFor(`ALBEDO_TEST_TAG=${tag}`);
+  s.press('tab');
+  s.type(`API_KEY="${ENV_SECRET}"`);
   await s.waitFor(`API_KEY=${'•'.repeat(ENV_SECRET.length + 2)}`);
   s.press('enter');
   await s.waitFor('trying the server…');
   await s.waitFor('added sdk: connected (5 tools)');
-  t.match(rowOf(s.lines(), 'sdk'), /^ › sdk\s+stdio\s+● discovered\s+5 tools\s+○ —/, 'the stdio server is listed, selected');
+  t.match(rowOf(s.lines(), 'sdk'), /^ › sdk\s+stdio\s+● discovered\s+5\s+—\s+—$/, 'the stdio server is listed, selected');
   t.match(rowOf(s.lines(), 'web'), /^ {3}web\s+http/, 'the first one is still there');
 
   const sdk = (await d.call('GET', srv('sdk'))).body;
   t.same(sdk.secrets.env.sort(), ['ALBEDO_TEST_TAG', 'API_KEY'], 'the env entries are stored secrets');
-  t.match(sdk.config, { command: 'node', args: [fixture('sdk-server.ts')] }, 'the command line was split into the command and its arguments');
+  t.match(sdk.config, { command: 'node', args: [fixture('sdk-server.ts')], cwd: path.resolve(ROOT) }, 'the command line was split; the shown directory saved');
   const ext = readFileSync(path.join(home, 'extensions.json'), 'utf8');
   const creds = readFileSync(path.join(home, 'creds.json'), 'utf8');
-  for (const secret of [BEARER, HEADER_VALUE, ENV_SECRET, tag]) {
-    t.notOk(ext.includes(secret), 'no secret in extensions.json');
-    t.ok(creds.includes(JSON.stringify(secret).slice(1, -1)), 'the secret is in creds.json');
-    t.notOk(s.everShown(secret), 'the secret was never on the screen');
+  for (const value of [BEARER, HEADER_VALUE, ENV_SECRET, tag]) {
+    t.notOk(ext.includes(value), 'no typed value in extensions.json');
+    t.ok(creds.includes(JSON.stringify(value).slice(1, -1)), 'the value is in creds.json');
   }
+  for (const secret of [BEARER, HEADER_VALUE, ENV_SECRET]) t.notOk(s.everShown(secret), 'a secret was never on the screen');
 
   s.type('q');
   t.equal(await s.exited, 0, 'q quits, exit 0');
@@ -122,12 +128,12 @@ t.test('the name follows the URL host or the command until it is edited', async 
   await s.waitFor(/name\s+filesystem$/m);
 
   // Edited, the name stays as the user wrote it.
-  s.press('down');
+  s.press('down', 'down');
   await s.waitFor(/› name/);
   s.press('backspace', 'backspace', 'backspace', 'backspace', 'backspace');
   s.type('docs');
   await s.waitFor(/name\s+filesdocs$/m);
-  s.press('up');
+  s.press('up', 'up');
   await s.waitFor(/› command/);
   s.press('end');
   s.type(' /srv/more');
@@ -135,10 +141,10 @@ t.test('the name follows the URL host or the command until it is edited', async 
   t.equal(fieldText(s.lines(), 'name'), 'filesdocs', 'an edited name is not replaced');
 
   // Emptied, it follows again.
-  s.press('down');
+  s.press('down', 'down');
   s.press(...Array<'backspace'>('filesdocs'.length).fill('backspace'));
   await s.waitFor(/name\s+a name for the server/);
-  s.press('up');
+  s.press('up', 'up');
   s.press('backspace');
   await s.waitFor(/name\s+filesystem$/m);
 

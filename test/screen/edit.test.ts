@@ -69,9 +69,13 @@ t.test('edit: blank keeps a stored secret, - removes it, KEY=- removes one env e
   await s.waitFor('Edit sdk');
   t.equal(fieldText(s.lines(), 'command'), commandLine, 'the command line is filled in');
   t.match(fieldText(s.lines(), 'env'), /^blank keeps · KEY=- removes one · - removes all · set: API_KEY, OTHER, ALBEDO_TES/);
-  s.press('tab');
+  t.ok(s.lines().findIndex((l) => /^\s*.? command /.test(l)) < s.lines().findIndex((l) => /^\s*.? working dir /.test(l))
+    && s.lines().findIndex((l) => /^\s*.? working dir /.test(l)) < s.lines().findIndex((l) => /^\s*.? name /.test(l)),
+  'the rows in the order of a new server\'s: command, working dir, name');
+  s.press('tab', 'tab');
+  await s.waitFor(/› env/);
   s.type('API_KEY=-');
-  s.press('enter');
+  s.press('ctrl+s');
   await s.waitFor('saved sdk: connected');
   const sdk = (await d.call('GET', srv('sdk'))).body;
   t.same(sdk.secrets.env, ['OTHER'], 'API_KEY was removed, OTHER kept');
@@ -89,7 +93,8 @@ t.test('edit: blank keeps a stored secret, - removes it, KEY=- removes one env e
   s.press('enter');
   await s.waitFor('Edit sdk');
   t.equal((await d.call('PATCH', srv('sdk'), { body: { callTimeoutMs: 45_000 } })).status, 200);
-  s.press('tab');
+  s.press('tab', 'tab', 'tab');
+  await s.waitFor(/› secret env/);
   s.type('OTHER=replaced-3d');
   s.press('ctrl+s');
   await s.waitFor('ALBEDO_PRECONDITION_FAILED');
@@ -101,7 +106,8 @@ t.test('edit: blank keeps a stored secret, - removes it, KEY=- removes one env e
   await s.waitFor('MCP servers');
   s.press('enter');
   await s.waitFor('Edit sdk');
-  s.press('tab');
+  s.press('tab', 'tab');
+  await s.waitFor(/› env/);
   s.type('-');
   s.press('ctrl+s');
   await s.waitFor('saved sdk: connected');

@@ -52,8 +52,12 @@ t.test('a command that cannot start, or a shell would have to run, is refused wi
   t.match(s.text(), /› command/, 'the focus is still on the command');
   s.press('home', 'right', 'right', 'right', 'right', 'delete');
   await s.waitFor(/command\s+node \//);
-  s.press('tab', 'tab');
-  s.type(`ALBEDO_TEST_TAG=${tag} TOKEN=kept-secret-93`);
+  s.press('tab', 'tab', 'tab');
+  await s.waitFor(/› env/);
+  s.type(`ALBEDO_TEST_TAG=${tag}`);
+  s.press('tab');
+  await s.waitFor(/› secret env/);
+  s.type('TOKEN=kept-secret-93');
   s.press('ctrl+s');
   await s.waitFor('added sdk: connected');
   const saved = files(home);
@@ -61,7 +65,8 @@ t.test('a command that cannot start, or a shell would have to run, is refused wi
 
   // A server that exits: its stderr tail is the error.
   await stdioForm(s, `node -e "console.error('no API key: set BOOM_KEY'); process.exit(3)"`);
-  s.press('tab');
+  s.press('tab', 'tab');
+  await s.waitFor(/› name/);
   s.press(...Array<'backspace'>(60).fill('backspace'));
   s.type('boom');
   await s.waitFor(/name\s+boom$/m);
@@ -71,7 +76,7 @@ t.test('a command that cannot start, or a shell would have to run, is refused wi
   same(t, files(home), saved, 'a server that exits changes nothing');
 
   // Unbalanced quote: refused at the field, nothing sent, the form still open.
-  s.press('up');
+  s.press('up', 'up');
   await s.waitFor(/› command/);
   s.press('ctrl+e');
   s.type(' "unclosed');
@@ -102,7 +107,9 @@ t.test('a command that cannot start, or a shell would have to run, is refused wi
   s.press('esc');
   await s.waitFor('MCP servers');
   await stdioForm(s, `nodee ${fixture('sdk-server.ts')}`);
-  s.press('tab');
+  s.press('tab', 'tab');
+  await s.waitFor(/› name/);
+  s.press(...Array<'backspace'>(10).fill('backspace'));
   s.type('sdk2');
   s.press('ctrl+s');
   await s.waitFor('ALBEDO_SPAWN_FAILED');

@@ -48,7 +48,11 @@ t.test('servers: add, edit, disable, enable, delete', async (t) => {
     await typeInto(page, `#${rows[0]!.replace(/-key$/, '-value')}`, tag);
     await typeInto(page, `#${rows[1]}`, 'SDK_SECRET');
     await typeInto(page, `#${rows[1]!.replace(/-key$/, '-value')}`, envSecret);
-    t.equal(await page.$eval(`#${rows[1]!.replace(/-key$/, '-value')}`, (e) => (e as HTMLInputElement).type), 'password', 'the value is masked');
+    const typeOf = (id: string) => page.$eval(`#${id.replace(/-key$/, '-value')}`, (e) => (e as HTMLInputElement).type);
+    t.equal(await typeOf(rows[1]!), 'text', 'a value shows as typed until it is marked secret');
+    await page.locator(`#${rows[1]!.replace(/-key$/, '-secret')}`).click();
+    t.equal(await typeOf(rows[1]!), 'password', 'marked secret: masked');
+    t.equal(await typeOf(rows[0]!), 'text', 'the other one still shows');
     await press(page, 'Save');
     await page.waitForSelector('[aria-busy="true"]').catch(() => undefined);
     await page.waitForSelector(card('sdk'));
@@ -66,7 +70,8 @@ t.test('servers: add, edit, disable, enable, delete', async (t) => {
     await press(page, 'Add a server', 'link');
     await page.waitForSelector('#url');
     await typeInto(page, '#url', http.url);
-    t.equal(await page.$eval('#name', (e) => (e as HTMLInputElement).value), '127.0.0.1', 'the name is suggested from the host');
+    t.equal(await page.$eval('#name', (e) => (e as HTMLInputElement).value), `local-${new URL(http.url).port}`,
+      'the name is suggested from the URL: this machine and its port, never the address');
     await typeInto(page, '#name', 'remote');
     await typeInto(page, '#bearer', bearer);
     t.equal(await page.$eval('#bearer', (e) => [(e as HTMLInputElement).type, e.getAttribute('autocomplete')].join(' ')), 'password new-password');

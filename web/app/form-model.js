@@ -5,14 +5,20 @@
 // "Settings routes", "Secrets"). Secrets follow the API's rules: a value
 // stores it, null removes the stored one, left out keeps it.
 
-import { transportOf } from '../shared/labels.js';
+import { commandTildeProblem, relativePathWord, relativeWithoutCwdProblem, transportOf, workingDirProblem } from '../shared/labels.js';
 
-/** @typedef {{ id: number, key: string, value: string, stored: boolean, remove: boolean }} EnvRow */
+/**
+ * One env entry of the form: `secret` masks its value while typed (the user
+ * marks it; every value is stored by the daemon in creds.json all the same
+ * and never shown back).
+ * @typedef {{ id: number, key: string, value: string, secret: boolean, stored: boolean, remove: boolean }} EnvRow
+ */
 /**
  * @typedef {object} Draft
  * @property {'http' | 'stdio'} transport
  * @property {string} url
  * @property {string} command the command line as typed
+ * @property {string} cwd the working directory (stdio): a full path, or '' for an empty directory of the server's own
  * @property {string} name
  * @property {boolean} nameEdited whether the user typed the name (it is suggested until then)
  * @property {string} bearer
@@ -32,12 +38,12 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 let nextId = 1;
 /** A new env row (ids keep rows and their labels apart). @param {Partial<EnvRow>} [o] @returns {EnvRow} */
-export const envRow = (o = {}) => ({ id: nextId++, key: '', value: '', stored: false, remove: false, ...o });
+export const envRow = (o = {}) => ({ id: nextId++, key: '', value: '', secret: false, stored: false, remove: false, ...o });
 
 /** The form of a new server: http, nothing typed. @returns {Draft} */
 export function emptyDraft() {
   return {
-    transport: 'http', url: '', command: '', name: '', nameEdited: false,
+    transport: 'http', url: '', command: '', cwd: '', name: '', nameEdited: false,
     bearer: '', storedBearer: false, removeBearer: false,
     headerName: '', headerValue: '', storedHeader: null, removeHeader: false,
     env: [], named: [],
@@ -86,6 +92,7 @@ export function draftFromServer(server) {
   } else {
     d.named = namedOf(c.env);
     d.command = joinCommand(c.command ?? '', c.args ?? []);
+    d.cwd = c.cwd ?? '';
     d.env = (server.secrets?.env ?? []).map((/** @type {string} */ key) => envRow({ key, stored: true }));
   }
   return d;
@@ -97,16 +104,46 @@ export function withoutSecrets(d) {
 }
 
 /**
- * What is wrong with the draft before anything is sent (the daemon checks
- * everything again): empty url, command or name; a header half given; an
- * env entry without a variable name, with a bad one, twice, or without a value.
- * @param {Draft} d @returns {Problems}
+ * What is wrong with a path field the user just left (`~`, which no shell
+ * will expand; a working directory that is not a full path), or '': the
+ * same words as the `/mcp` screen's (web/shared/labels.js).
+ * @param {'cwd' | 'command'} field @param {string} text
  */
-export function checkDraft(d) {
+export const leftFieldProblem = (field, text) => (field === 'cwd' ? workingDirProblem(text) : commandTildeProblem(text));
+
+/**
+ * The draft's command line and working directory as a server saved them:
+ * nothing to check again when neither changed (an entry written by hand may
+ * hold what the form would not take).
+ * @param {Draft} d @param {any} [server]
+ */
+const asSaved = (d, server) => !!server && d.command === joinCommand(server.config.command ?? '', server.config.args ?? [])
+  && d.cwd === (server.config.cwd ?? '');
+
+/**
+ * What is wrong with the draft before anything is sent (the daemon checks
+ * everything again): empty url, command or name; a `~` in the command or
+ * the working directory, a working directory that is not a full path, a
+ * relative path in the command with no working directory; a header half
+ * given; an env entry without a variable name, with a bad one, twice, or
+ * without a value. `server`: the one edited (what it saved is not checked again).
+ * @param {Draft} d @param {any} [server] @returns {Problems}
+ */
+export function checkDraft(d, server) {
   /** @type {Problems} */
   const p = {};
   if (d.transport === 'http' && !d.url.trim()) p.url = 'Type the server\'s URL.';
   if (d.transport === 'stdio' && !d.command.trim()) p.command = 'Type the command that starts the server.';
+  if (d.transport === 'stdio' && d.command.trim() && !asSaved(d, server)) {
+    const tilde = commandTildeProblem(d.command);
+    if (tilde) p.command = tilde;
+    const cwd = workingDirProblem(d.cwd);
+    const relative = relativePathWord(d.command);
+    if (cwd) p.cwd = cwd;
+    else if (!d.cwd.trim() && relative) {
+      p.cwd = relativeWithoutCwdProblem(relative);
+    }
+  }
   if (!d.name.trim()) p.name = 'Give the server a name.';
   if (d.transport === 'http' && !d.removeHeader) {
     const name = d.headerName.trim();
@@ -130,6 +167,24 @@ export function checkDraft(d) {
     }
   }
   return p;
+}
+
+/**
+ * A command given as a relative path (`./server`, `build/server`) taken from
+ * the working directory, as a shell there would, when there is one: the
+ * `/mcp` screen and `albedo mcp add` save it so. A bare name is looked up on PATH.
+ * @param {string} cwd @param {string} command
+ */
+export function inDir(cwd, command) {
+  const dir = cwd.trim();
+  if (!dir.startsWith('/') || !command.includes('/') || command.startsWith('/')) return command;
+  /** @type {string[]} */
+  const out = [];
+  for (const part of `${dir}/${command}`.split('/')) {
+    if (part === '..') out.pop();
+    else if (part && part !== '.') out.push(part);
+  }
+  return `/${out.join('/')}`;
 }
 
 /** @param {Draft} d @param {boolean} editing */
@@ -162,7 +217,8 @@ function secretsOf(d, editing) {
  */
 export function putBody(d, split) {
   /** @type {Record<string, unknown>} */
-  const body = d.transport === 'http' ? { url: d.url.trim() } : { command: split?.command, args: split?.args ?? [] };
+  const body = d.transport === 'http' ? { url: d.url.trim() } : { command: inDir(d.cwd, split?.command ?? ''), args: split?.args ?? [] };
+  if (d.transport === 'stdio' && d.cwd.trim()) body.cwd = d.cwd.trim();
   const secrets = secretsOf(d, false);
   if (Object.keys(secrets).length) body.secrets = secrets;
   return body;
@@ -182,9 +238,12 @@ export function patchBody(d, server, split) {
   const c = server.config;
   if (d.transport === 'http' && d.url.trim() !== c.url) body.url = d.url.trim();
   if (d.transport === 'stdio' && split) {
-    if (split.command !== c.command) body.command = split.command;
+    const command = inDir(d.cwd, split.command);
+    if (command !== c.command) body.command = command;
     if (JSON.stringify(split.args) !== JSON.stringify(c.args ?? [])) body.args = split.args;
   }
+  // An emptied working directory removes it (merge patch): the server's own empty directory again.
+  if (d.transport === 'stdio' && d.cwd.trim() !== (c.cwd ?? '')) body.cwd = d.cwd.trim() || null;
   const secrets = secretsOf(d, true);
   if (Object.keys(secrets).length) body.secrets = secrets;
   return body;
@@ -201,6 +260,7 @@ export function fieldOfPath(path, d) {
   if (where === 'params' && first === 'name') return 'name';
   if (where !== 'body') return null;
   if (first === 'url') return 'url';
+  if (first === 'cwd') return 'cwd';
   if (first === 'command' || first === 'args' || first === 'line') return 'command';
   if (first !== 'secrets') return null;
   if (second === 'bearer') return 'bearer';
@@ -210,4 +270,37 @@ export function fieldOfPath(path, d) {
     return row ? `env-${row.id}-value` : null;
   }
   return null;
+}
+
+/**
+ * What a problem is about in the draft, as text that changes when the user
+ * changes it: a field's problem is stale once that field changes (the
+ * working directory's also when the command changes, which it may be about;
+ * a header's when either half changes).
+ * @param {string} key @param {Draft} d
+ */
+function subject(key, d) {
+  const row = /^env-(\d+)-(key|value)$/.exec(key);
+  if (row) {
+    const r = d.env.find((x) => x.id === Number(row[1]));
+    return r ? JSON.stringify([r.key, r.value, r.remove]) : null;
+  }
+  switch (key) {
+    case 'cwd': return JSON.stringify([d.cwd, d.command]);
+    case 'bearer': return JSON.stringify([d.bearer, d.removeBearer]);
+    case 'headerName': case 'headerValue': return JSON.stringify([d.headerName, d.headerValue, d.removeHeader]);
+    default: return JSON.stringify(/** @type {Record<string, unknown>} */ (d)[key] ?? null);
+  }
+}
+
+/**
+ * The problems still standing after the draft went from `before` to
+ * `after`: those of the fields that changed are dropped (all of them when
+ * the transport changed); the rest stay until the next save checks again.
+ * @param {Problems} problems @param {Draft} before @param {Draft} after
+ * @returns {Problems}
+ */
+export function problemsAfter(problems, before, after) {
+  if (before.transport !== after.transport) return {};
+  return Object.fromEntries(Object.entries(problems).filter(([k]) => subject(k, before) === subject(k, after)));
 }

@@ -7,12 +7,20 @@
 // If-None-Match: * (new) or a merge PATCH with If-Match of the version read
 // when the form opened (edit); the daemon tries the server first, and a
 // refusal leaves the form open with the error and nothing changed.
-// Secrets are password inputs, sent once in the body, never shown back.
+// Env values are shown as typed unless the user marks one secret (then a
+// password input); every typed value is sent once in the body (`secrets`,
+// stored in creds.json) and never shown back. A stdio server's working
+// directory is a field of its own (docs/config.md "Working directory"):
+// empty, the server runs in an empty directory of its own. A field's
+// problem goes when the field changes; a `~` is flagged when a path field
+// is left (no shell expands it), as the `/mcp` screen does.
 
 import { api, ApiError, problemOf, serverPath } from './api.js';
 import { html, useEffect, useRef, useState } from './vendor.js';
 import { suggestName } from '../shared/labels.js';
-import { checkDraft, draftFromServer, emptyDraft, envRow, fieldOfPath, joinCommand, patchBody, putBody, withoutSecrets } from './form-model.js';
+import {
+  checkDraft, draftFromServer, emptyDraft, envRow, fieldOfPath, joinCommand, leftFieldProblem, patchBody, problemsAfter, putBody, withoutSecrets,
+} from './form-model.js';
 import { Alert, Busy, useFocusOnShow } from './ui.js';
 
 /** @typedef {import('./form-model.js').Draft} Draft */
@@ -22,9 +30,9 @@ import { Alert, Busy, useFocusOnShow } from './ui.js';
  * A labelled text or password input with its hint and its problem (read by
  * screen readers with the field: aria-describedby, aria-invalid).
  * @param {{ id: string, label: string, value: string, onInput: (v: string) => void, problems: Problems, hint?: string,
- *   secret?: boolean, readOnly?: boolean, disabled?: boolean, field?: string, mono?: boolean }} p
+ *   secret?: boolean, readOnly?: boolean, disabled?: boolean, field?: string, mono?: boolean, onBlur?: () => void }} p
  */
-function Field({ id, label, value, onInput, problems, hint, secret, readOnly, disabled, field, mono }) {
+function Field({ id, label, value, onInput, problems, hint, secret, readOnly, disabled, field, mono, onBlur }) {
   const problem = problems[field ?? id];
   const described = [hint ? `${id}-hint` : '', problem ? `${id}-problem` : ''].filter(Boolean).join(' ') || undefined;
   return html`<div class="field">
@@ -32,7 +40,7 @@ function Field({ id, label, value, onInput, problems, hint, secret, readOnly, di
     <input id=${id} name=${id} type=${secret ? 'password' : 'text'} value=${value} class=${mono ? 'mono' : ''}
       autocomplete=${secret ? 'new-password' : 'off'} spellcheck=${false} autocapitalize="off"
       readOnly=${!!readOnly} disabled=${!!disabled} aria-invalid=${problem ? 'true' : undefined} aria-describedby=${described}
-      onInput=${(/** @type {InputEvent} */ e) => onInput(/** @type {HTMLInputElement} */ (e.currentTarget).value)} />
+      onBlur=${onBlur} onInput=${(/** @type {InputEvent} */ e) => onInput(/** @type {HTMLInputElement} */ (e.currentTarget).value)} />
     ${hint ? html`<p class="hint" id=${`${id}-hint`}>${hint}</p>` : null}
     ${problem ? html`<p class="field-problem" id=${`${id}-problem`}><span aria-hidden="true">✗ </span>${problem}</p>` : null}
   </div>`;
@@ -79,7 +87,8 @@ function EnvSecrets({ d, set, problems }) {
   /** @param {number} id @param {Partial<import('./form-model.js').EnvRow>} patch */
   const row = (id, patch) => set({ env: d.env.map((r) => (r.id === id ? { ...r, ...patch } : r)) });
   return html`<fieldset>
-    <legend>Environment <span class="optional">(optional KEY=value entries, stored by the daemon in creds.json)</span></legend>
+    <legend>Environment <span class="optional">(optional KEY=value entries, stored by the daemon in creds.json and never shown back;
+      mark a value secret to mask it here)</span></legend>
     ${d.env.map((r, i) => html`<fieldset class="env-row" key=${r.id}>
       <legend class="visually-hidden">${r.stored ? `Stored entry ${r.key}` : `Entry ${i + 1}`}</legend>
       <div class="pair">
@@ -87,9 +96,12 @@ function EnvSecrets({ d, set, problems }) {
           ? html`<div class="field"><span class="label-like">Variable</span><code class="stored-key">${r.key}</code></div>`
           : html`<${Field} id=${`env-${r.id}-key`} label="Variable" value=${r.key} problems=${problems} mono=${true}
               onInput=${(/** @type {string} */ v) => row(r.id, { key: v })} />`}
-        <${Field} id=${`env-${r.id}-value`} label=${r.stored ? `Value of ${r.key}` : 'Value'} secret=${true} value=${r.value}
+        <${Field} id=${`env-${r.id}-value`} label=${r.stored ? `Value of ${r.key}` : 'Value'} secret=${r.secret} value=${r.value}
           problems=${problems} disabled=${r.remove} hint=${r.stored ? STORED : undefined} onInput=${(/** @type {string} */ v) => row(r.id, { value: v })} />
       </div>
+      <div class="check"><input type="checkbox" id=${`env-${r.id}-secret`} checked=${r.secret} disabled=${r.remove}
+        onChange=${(/** @type {Event} */ e) => row(r.id, { secret: /** @type {HTMLInputElement} */ (e.currentTarget).checked })} />
+        <label for=${`env-${r.id}-secret`}>Secret: mask the value</label></div>
       ${r.stored
         ? html`<${RemoveBox} id=${`env-${r.id}-remove`} label=${`Remove the stored ${r.key}`} checked=${r.remove}
             onChange=${(/** @type {boolean} */ v) => row(r.id, { remove: v, value: '' })} />`
@@ -114,40 +126,69 @@ export function ServerForm({ name, onSaved, onCancel }) {
   const [problems, setProblems] = useState(/** @type {Problems} */ ({}));
   const [error, setError] = useState(/** @type {{ code: string, message: string } | null} */ (null));
   const [phase, setPhase] = useState(/** @type {'idle' | 'checking' | 'trying'} */ ('idle'));
+  // Bumped by a save that found problems or was refused: only then does the focus move to what went wrong.
+  const [looked, setLooked] = useState(0);
+  /** @type {{ current: Draft | null }} */
+  const latest = useRef(d);
+  latest.current = d;
+  /** @type {{ current: string[] }} the names servers have: a suggested name is never one of them */
+  const taken = useRef([]);
   useFocusOnShow(heading);
 
+  /** The draft with the name suggested from the URL or command (and the working directory) until the user typed one. @param {Draft} next */
+  const suggested = (next) => (editing || next.nameEdited ? next
+    : { ...next, name: suggestName(next.transport, next.transport === 'http' ? next.url : next.command, { taken: taken.current, cwd: next.cwd }) });
+
+  /** @param {Partial<Draft>} patch */
+  const set = (patch) => {
+    const old = latest.current;
+    if (!old) return;
+    // The name itself typed (or emptied, when the suggestion follows again from the next change) is kept as typed.
+    const next = 'name' in patch ? { ...old, ...patch } : suggested({ ...old, ...patch });
+    latest.current = next;
+    setDraft(next);
+    setProblems((p) => problemsAfter(p, old, next));
+  };
+
   useEffect(() => {
-    if (!editing) return;
+    if (!editing) {
+      // The names taken, for the suggestion (the daemon refuses a taken name all the same: If-None-Match: *).
+      api('GET', '/v1/mcp/servers').then((r) => {
+        taken.current = (r.body.servers ?? []).map((/** @type {{ name: string }} */ s) => s.name);
+        if (latest.current) set({});
+      }, () => undefined);
+      return;
+    }
     api('GET', serverPath(name)).then((r) => {
       setSaved({ server: r.body, etag: r.etag });
       setDraft(draftFromServer(r.body));
     }, (err) => setError(problemOf(err)));
   }, [name]);
 
-  // The first field with a problem takes the focus, else the refusal: where the user is after a save is what went wrong.
+  // After a save: the first field with a problem takes the focus, else the refusal — where the user is is what went wrong.
   useEffect(() => {
+    if (!looked) return;
     const first = Object.keys(problems)[0];
     const id = first === 'headerName' ? 'header-name' : first === 'headerValue' ? 'header-value' : first;
     const target = id ? document.getElementById(id) : error ? document.querySelector('.server-form [role="alert"]') : null;
     if (target instanceof HTMLElement) target.focus();
-  }, [problems, error]);
+  }, [looked]);
 
-  /** @param {Partial<Draft>} patch */
-  const set = (patch) => setDraft((old) => {
-    if (!old) return old;
-    const next = { ...old, ...patch };
-    if (!editing && !next.nameEdited) next.name = suggestName(next.transport, next.transport === 'http' ? next.url : next.command);
-    return next;
-  });
+  /** A path field left: a `~` in it (or a working directory that is not a full path) is said at once. @param {'cwd' | 'command'} field */
+  const left = (field) => () => {
+    const cur = latest.current;
+    const problem = cur ? leftFieldProblem(field, cur[field]) : '';
+    if (problem) setProblems((p) => ({ ...p, [field]: problem }));
+  };
 
   /** @param {Event} e */
   const save = async (e) => {
     e.preventDefault();
     if (!d || phase !== 'idle') return;
     setError(null);
-    const local = checkDraft(d);
+    const local = checkDraft(d, saved?.server);
     setProblems(local);
-    if (Object.keys(local).length) return;
+    if (Object.keys(local).length) return setLooked((n) => n + 1);
     setPhase('checking');
     try {
       let split = null;
@@ -156,7 +197,10 @@ export function ServerForm({ name, onSaved, onCancel }) {
         try {
           split = (await api('POST', '/v1/ui/command-line', { body: { line: d.command } })).body;
         } catch (err) {
-          if (err instanceof ApiError && err.path.join('.') === 'body.line') return setProblems({ command: err.message });
+          if (err instanceof ApiError && err.path.join('.') === 'body.line') {
+            setProblems({ command: err.message });
+            return setLooked((n) => n + 1);
+          }
           throw err;
         }
       }
@@ -171,6 +215,7 @@ export function ServerForm({ name, onSaved, onCancel }) {
       setError(problemOf(err));
       const field = err instanceof ApiError ? fieldOfPath(err.path, d) : null;
       if (field) setProblems({ [field]: 'The daemon refused this field: see why below.' });
+      setLooked((n) => n + 1);
     } finally {
       setPhase('idle');
     }
@@ -178,6 +223,10 @@ export function ServerForm({ name, onSaved, onCancel }) {
 
   const title = editing ? `Edit ${name}` : 'Add a server';
   const busy = phase !== 'idle';
+  const cwdHint = d?.cwd.trim()
+    ? `The server runs in ${d.cwd.trim()}: a relative path in the command is taken from there.`
+    : 'Empty: the server runs in an empty directory of its own, which the daemon makes (a relative path in the command finds nothing there). '
+      + 'Type a full path, from /, to run it in that directory.';
   return html`<section aria-labelledby="form-title">
     <h1 id="form-title" ref=${heading} tabindex="-1">${title}</h1>
     ${d === null ? (error ? html`<${Alert} problem=${error} />` : html`<${Busy} text="Loading…" />`) : html`
@@ -194,11 +243,14 @@ export function ServerForm({ name, onSaved, onCancel }) {
       ${d.transport === 'http'
         ? html`<${Field} id="url" label="URL" value=${d.url} problems=${problems} mono=${true} hint="https://… or http://… (a network you trust)."
             onInput=${(/** @type {string} */ v) => set({ url: v })} />`
-        : html`<${Field} id="command" label="Command" value=${d.command} problems=${problems} mono=${true}
-            hint="Typed as in a shell: quotes are honoured, but no shell runs." onInput=${(/** @type {string} */ v) => set({ command: v })} />`}
+        : html`<${Field} id="command" label="Command" value=${d.command} problems=${problems} mono=${true} onBlur=${left('command')}
+            hint="Typed as in a shell: quotes are honoured, but no shell runs (no ~, no $VARIABLES)."
+            onInput=${(/** @type {string} */ v) => set({ command: v })} />
+          <${Field} id="cwd" label="Working directory" value=${d.cwd} problems=${problems} mono=${true} onBlur=${left('cwd')}
+            hint=${cwdHint} onInput=${(/** @type {string} */ v) => set({ cwd: v })} />`}
       <${Field} id="name" label="Name" value=${d.name} problems=${problems} readOnly=${editing}
         hint=${editing ? 'The name of a saved server is fixed.' : 'Suggested from the URL or the command until you edit it.'}
-        onInput=${(/** @type {string} */ v) => set({ name: v, nameEdited: true })} />
+        onInput=${(/** @type {string} */ v) => set({ name: v, nameEdited: v !== '' })} />
       ${d.transport === 'http'
         ? html`<${HttpSecrets} d=${d} set=${set} problems=${problems} />`
         : html`<${EnvSecrets} d=${d} set=${set} problems=${problems} />`}
