@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,6 +84,13 @@ export async function albedoFor(t: Tap, tag: string, opts: AlbedoOptions = {}): 
     if (left.length) throw new Error(`processes outlived the test: ${left.join(', ')}`);
   });
   return a;
+}
+
+/** A fresh directory under the temporary directory, by its real path (no symlinks), removed at teardown. */
+export function tempDir(t: { teardown(fn: () => unknown): void }, prefix: string): string {
+  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 export function tempHome(t: Tap): string {

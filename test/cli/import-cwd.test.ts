@@ -8,10 +8,9 @@
 // of their own. A `cwd` the file gives is kept, a relative one taken from
 // the project.
 import t from 'tap';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { NODE, ROOT, newTag, tempHome } from '../helpers.ts';
+import { NODE, ROOT, newTag, tempDir, tempHome } from '../helpers.ts';
 import { startDaemon } from '../daemon/harness.ts';
 import { piped, type CliEnv } from './cli-harness.ts';
 
@@ -19,11 +18,6 @@ t.setTimeout(170_000);
 
 const FS = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 
-function tempDir(t: { teardown(fn: () => unknown): void }, prefix: string): string {
-  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 const write = (file: string, doc: unknown): string => {
   mkdirSync(path.dirname(file), { recursive: true });

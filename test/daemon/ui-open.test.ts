@@ -3,12 +3,11 @@
 // with the desktop's opener unless ALBEDO_NO_BROWSER is set; an opener that
 // cannot start is news, not a failure. The link it prints logs a browser in.
 import t from 'tap';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
-import { newTag, tempHome, until } from '../helpers.ts';
+import { newTag, tempDir, tempHome, until } from '../helpers.ts';
 import { piped, stopDaemonAtTeardown, type CliEnv } from '../cli/cli-harness.ts';
 import { startDaemon } from './harness.ts';
 
@@ -32,11 +31,6 @@ async function works(url: string, login: { cookie?: string; csrf: string }): Pro
 
 const LINK = /^http:\/\/127\.0\.0\.1:\d+\/ui\/login\?code=[A-Za-z0-9_-]{43,}$/;
 
-function tempDir(t: { teardown(fn: () => unknown): void }, prefix: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 t.test('with ALBEDO_NO_BROWSER and no daemon running: one is started, and the link printed logs in', async (t) => {
   const e: CliEnv = { home: tempHome(t), tag: newTag(), env: { ALBEDO_NO_BROWSER: '1' } };

@@ -5,10 +5,8 @@
 // (no shell expands it) and the flag goes when the field changes; the
 // suggested name is never one a server has.
 import t from 'tap';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { NODE, ROOT, newTag, tempHome } from '../helpers.ts';
+import { NODE, ROOT, newTag, tempDir, tempHome } from '../helpers.ts';
 import { sdkServer, srv, startDaemon } from '../daemon/harness.ts';
 import { piped } from '../cli/cli-harness.ts';
 import { fieldText, openScreen } from './screen-harness.ts';
@@ -17,11 +15,6 @@ t.setTimeout(170_000);
 
 const FS = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 
-function tempDir(t: { teardown(fn: () => unknown): void }, prefix: string): string {
-  const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 t.test('a new stdio server runs in the directory the form shows; ~ is flagged; a taken name is not suggested', async (t) => {
   const home = tempHome(t);
