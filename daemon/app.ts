@@ -16,6 +16,7 @@ import { HTTPException } from 'hono/http-exception';
 import { depthOf, MAX_DEPTH } from '../protocol/bounds.ts';
 import { AlbedoError } from '../protocol/errors.ts';
 import { authRoutes } from './auth-routes.ts';
+import { catalogueRoutes } from './catalogue-routes.ts';
 import { ApiError, toApiError, validationError, type Location } from './errors.ts';
 import type { Logins } from './logins.ts';
 import type { Reader } from './servers.ts';
@@ -113,6 +114,7 @@ export function createApp(o: AppOptions): OpenAPIHono {
   });
 
   settingsRoutes(app, { reader: o.reader, writes: o.writes });
+  catalogueRoutes(app, o.reader.kernel);
   sessionsRoutes(app, o.registry);
   authRoutes(app, o.logins);
   uiRoutes(app, o.ui ?? new UiAuth({ port: o.status.port }));

@@ -219,3 +219,28 @@ export const statusSchema = z.object({
   signIns: z.number().int().openapi({ description: 'sign-ins waiting for the user' }),
   services: z.record(z.string(), z.array(slotSchema)).openapi({ description: 'each service\'s worker slots (a service not started has none)' }),
 }).openapi('Status');
+
+/** One tool of a saved catalogue, as the server listed it (its text is the server's: data, shown escaped). */
+export const catalogueToolSchema = z.object({
+  name: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  inputSchema: z.record(z.string(), z.unknown()).openapi({ description: 'the JSON Schema of its arguments, as the server gave it' }),
+  enabled: z.boolean().openapi({ description: 'false when the entry\'s enabledTools / disabledTools keep it from the model' }),
+}).openapi('CatalogueTool');
+
+/** GET /v1/mcp/servers/{name}/tools: what the saved catalogue holds; every field but `server` is null when none is saved. */
+export const serverToolsSchema = z.object({
+  server: z.string(),
+  tools: z.array(catalogueToolSchema).nullable()
+    .openapi({ description: 'in the order the server listed them; null when no catalogue is saved for the server as configured now' }),
+  resources: z.number().int().nullable().openapi({ description: 'how many resources it listed' }),
+  resourceTemplates: z.number().int().nullable().openapi({ description: 'how many resource templates it listed' }),
+  prompts: z.number().int().nullable().openapi({ description: 'how many prompts it listed' }),
+  instructions: z.string().nullable()
+    .openapi({ description: 'the server\'s instructions for the model (often markdown), whole and as sent: data, never markup to render' }),
+  serverInfo: z.object({ name: z.string(), version: z.string(), title: z.string().optional(), description: z.string().optional() }).nullable()
+    .openapi({ description: 'the name, version, title and description the server gave (title and description only when it gave them)' }),
+  discoveredAt: z.string().nullable().openapi({ description: 'ISO 8601: when the catalogue was discovered' }),
+}).openapi('ServerTools');
+export type ServerToolsDto = z.output<typeof serverToolsSchema>;

@@ -25,6 +25,28 @@ export interface Server {
   auth: { state: string; account?: string; reason?: string } | null;
 }
 
+/** One tool of a saved catalogue (`GET /v1/mcp/servers/{name}/tools`): the server's own words, shown escaped. */
+export interface Tool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, any>;
+  /** False when the entry's enabledTools / disabledTools keep it from the model. */
+  enabled: boolean;
+}
+
+/** A server's saved catalogue as the screen lists it; `tools` (and the rest) null when none is saved for it as configured now. */
+export interface ServerTools {
+  server: string;
+  tools: Tool[] | null;
+  resources: number | null;
+  resourceTemplates: number | null;
+  prompts: number | null;
+  instructions: string | null;
+  serverInfo: { name: string; version: string; title?: string; description?: string } | null;
+  discoveredAt: string | null;
+}
+
 /** The answer of a write: `{ saved, created, check, server }`. */
 export interface SaveResult {
   saved: boolean;
@@ -84,6 +106,11 @@ export class ScreenApi {
   async server(name: string): Promise<{ server: Server; etag: string | null }> {
     const r = await this.#client.call<Server>('GET', srv(name));
     return { server: r.body, etag: typeof r.headers.etag === 'string' ? r.headers.etag : null };
+  }
+
+  /** The server's tools from its saved catalogue: no session is opened, the server is not started. */
+  async tools(name: string): Promise<ServerTools> {
+    return (await this.#client.call<ServerTools>('GET', srv(name, '/tools'))).body;
   }
 
   /** A new server: `PUT` with `If-None-Match: *` (an existing name is a 412), the entry and its secrets together; strict save. */

@@ -18,18 +18,19 @@
  * other commands do not pay for them.
  */
 import React, { useCallback, useEffect, useRef, useState } from 'react';
-import { Text, render, useApp, useWindowSize } from 'ink';
+import { Box, Text, render, useApp, useWindowSize } from 'ink';
 import { problemOf, ScreenApi, type Problem, type Server } from './api.ts';
 import { Form } from './form.ts';
 import type { FormState } from './form-state.ts';
 import { List } from './list.ts';
 import { SignIn } from './sign-in.ts';
-import { h, KeyRouteProvider, useKeyRoute, useKeys, type Status } from './ui.ts';
+import { Tools } from './tools.ts';
+import { h, KeyRouteProvider, useKeyRoute, type Status } from './ui.ts';
 
 /** The list is read again this often, so a change made elsewhere (a sign-in in a browser, another client) shows. */
 const POLL_MS = 2_000;
 
-type Mode = { kind: 'list' } | { kind: 'form'; form: FormState } | { kind: 'sign-in'; name: string };
+type Mode = { kind: 'list' } | { kind: 'form'; form: FormState } | { kind: 'sign-in'; name: string } | { kind: 'tools'; name: string };
 
 /** What the screen's owner reaches into the running app with: the client's news in, a quit (on a signal) out. */
 interface Control {
@@ -41,9 +42,8 @@ interface Control {
 const MIN_COLUMNS = 40;
 const MIN_ROWS = 12;
 
-/** What a too-small terminal shows; q quits (ctrl+c too, as everywhere: App's own key). */
-function TooSmall({ quit }: { quit: () => void }): React.ReactElement {
-  useKeys((input) => { if (input === 'q') quit(); });
+/** What a too-small terminal shows; q quits (ctrl+c too, as everywhere: App's own keys). */
+function TooSmall(): React.ReactElement {
   return h(React.Fragment, null,
     h(Text, { wrap: 'truncate-end' }, 'terminal too small'),
     h(Text, { wrap: 'truncate-end' }, `needs ${MIN_COLUMNS}×${MIN_ROWS} · q quits`));
@@ -95,13 +95,25 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
     const name = pending.current;
     void (name ? api.cancel(name).catch(() => undefined) : Promise.resolve()).then(() => exit());
   };
+  // A terminal too small to show the list or the form says so, rather than showing only the key hints (it redraws on
+  // resize). The view stays, hidden, with what it holds (a form's typed fields, the tool selected, a page open) for
+  // when the terminal grows again; meanwhile q quits and other keys are dropped.
+  const small = !!((columns && columns < MIN_COLUMNS) || (rows && rows < MIN_ROWS));
+  const smallNow = useRef(small);
+  smallNow.current = small;
   // ctrl+c quits from every view; every other key goes to the view on screen.
   const route = useKeyRoute((input, key) => {
-    if (!(key.ctrl && input === 'c')) return false;
-    quit();
+    if (key.ctrl && input === 'c') {
+      quit();
+      return true;
+    }
+    if (!smallNow.current) return false;
+    if (input === 'q') quit();
     return true;
   });
-  const routed = (view: React.ReactElement): React.ReactElement => h(KeyRouteProvider, { value: route }, view);
+  // One shape of tree either way, so the view is not made anew when the terminal shrinks or grows.
+  const routed = (view: React.ReactElement): React.ReactElement => h(KeyRouteProvider, { value: route },
+    h(Box, { display: small ? 'none' : 'flex', flexDirection: 'column' }, view), small ? h(TooSmall) : null);
 
   const list = servers ?? [];
   // The selection follows its server by name; when that one is gone (deleted), the row where it was.
@@ -125,8 +137,6 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
     void refresh();
   };
 
-  // A terminal too small to show the list or the form says so, rather than showing only the key hints (it redraws on resize).
-  if ((columns && columns < MIN_COLUMNS) || (rows && rows < MIN_ROWS)) return routed(h(TooSmall, { quit }));
   const width = Math.max(MIN_COLUMNS, columns || 80);
   const height = Math.max(MIN_ROWS, rows || 24);
   if (mode.kind === 'form') {
@@ -140,10 +150,14 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
     };
     return routed(h(SignIn, { api, name: mode.name, width, height, onDone: (s) => back(mode.name, s), setPending }));
   }
+  if (mode.kind === 'tools') {
+    return routed(h(Tools, { api, name: mode.name, width, height, onBack: () => setMode({ kind: 'list' }), quit }));
+  }
   return routed(h(List, {
     api, servers, broken, loadError, selected, selectedNow: () => lastIndex.current, move, status, setStatus, refresh, width, height,
     openForm: (form) => { setStatus(null); setMode({ kind: 'form', form }); },
     openSignIn: (name) => setMode({ kind: 'sign-in', name }),
+    openTools: (name) => { setStatus(null); setMode({ kind: 'tools', name }); },
     quit,
   }));
 }

@@ -1,17 +1,21 @@
 /**
- * The `/mcp` screen's list of configured servers and its keys: each
- * server's name, transport, state, tools and sign-in (the labels of
- * web/shared/labels.js, colour and symbol), the selected one's details and
- * what stops it, and the actions on it — `n` new, enter edit, `d` delete
- * (after a y/n confirmation), `e` switch on (tried first), `x` switch off,
- * ctrl+l sign in, ctrl+u sign out, `q` quit.
+ * The `/mcp` screen's list of configured servers and its keys: the columns
+ * and words every list of servers shows (`albedo mcp list`, `albedo
+ * status`, the web pane): NAME · TYPE · STATE · TOOLS · SIGN-IN · PROBLEM,
+ * the labels of web/shared/labels.js (colour and symbol added), `—` for an
+ * empty cell; the selected one's details and what stops it, and the
+ * actions on it — `n` new, enter edit, `t` its tools (from the saved
+ * catalogue: no session), `d` delete (after a y/n confirmation), `e` switch
+ * on (tried first), `x` switch off, ctrl+l sign in, ctrl+u sign out, `q` quit.
  */
 import React from 'react';
 import { Box, Text } from 'ink';
-import { authLabel, savedStateLabel, toolsLabel, transportOf } from '../../web/shared/labels.js';
+import { authLabel, EMPTY, NO_AUTH, savedStateLabel, transportOf } from '../../web/shared/labels.js';
 import { cell, safe } from '../client/output.ts';
+import { problemOf as problemCell } from '../commands/server-rows.ts';
 import { problemOf, type Problem, type ScreenApi, type Server } from './api.ts';
 import { editForm, newForm, type FormState } from './form-state.ts';
+import { firstLine, hasMore } from './tool-text.ts';
 import { COLOR, ctrl, h, Lines, resultStatus, Spinner, StatusLine, useKeys, useLatest, wrapLines, type Status, type Tone } from './ui.ts';
 
 export interface ListProps {
@@ -31,6 +35,8 @@ export interface ListProps {
   height: number;
   openForm(form: FormState): void;
   openSignIn(name: string): void;
+  /** Opens the tools view of a server (its saved catalogue). */
+  openTools(name: string): void;
   quit(): void;
 }
 
@@ -45,6 +51,47 @@ function noSignIn(s: Server): string | null {
   if (transportOf(s.config) === 'stdio') return `${s.name} is a command (stdio) server: it does not sign in`;
   if (!s.auth) return `${s.name} sends fixed credentials (a bearer token or an Authorization header): it does not sign in`;
   return null;
+}
+
+/** The columns' widths: the longest transport, state label ("✗ cannot start as saved") and tool count. */
+const TYPE_W = 5;
+const STATE_W = 23;
+const TOOLS_W = 5;
+/** PROBLEM keeps at least this many columns while NAME and SIGN-IN can give some up. */
+const MIN_PROBLEM = 16;
+
+export interface ColumnWidths {
+  name: number;
+  state: number;
+  signIn: number;
+}
+
+/**
+ * The widths of NAME, STATE and SIGN-IN in a list `inner` columns wide, for names and sign-in cells of at most
+ * `longestName` and `longestSignIn` characters (every server's, so the columns do not move while scrolling). TYPE
+ * and TOOLS are fixed; NAME and SIGN-IN are as wide as their longest, within bounds; PROBLEM takes the rest. When
+ * that leaves PROBLEM fewer than MIN_PROBLEM columns, SIGN-IN and then NAME give some up; in a narrow terminal
+ * (down to the screen's 40 columns) PROBLEM goes, then SIGN-IN, STATE and NAME are cut further (marked …), so a
+ * server's row never outgrows the terminal: a wrapped row would tear the table.
+ */
+export function columnWidths(inner: number, longestName: number, longestSignIn: number): ColumnWidths {
+  const w = { name: Math.min(24, Math.max(4, longestName)), state: STATE_W, signIn: Math.min(30, Math.max(7, longestSignIn)), problem: MIN_PROBLEM };
+  // The row: the selection mark (2), each column but the last and the space after it, PROBLEM.
+  let over = 2 + (w.name + 1) + (TYPE_W + 1) + (w.state + 1) + (TOOLS_W + 1) + (w.signIn + 1) + w.problem - inner;
+  const steps: Array<[keyof typeof w, number]> = [['signIn', 12], ['name', 10], ['problem', 0], ['signIn', 3], ['state', 12], ['name', 6], ['state', 2]];
+  for (const [key, floor] of steps) {
+    if (over <= 0) break;
+    const cut = Math.min(over, Math.max(0, w[key] - floor));
+    w[key] -= cut;
+    over -= cut;
+  }
+  return { name: w.name, state: w.state, signIn: w.signIn };
+}
+
+/** The SIGN-IN cell: the label with its symbol, or the empty mark alone. */
+function signIn(s: Server): string {
+  const au = authLabel(s.auth, transportOf(s.config));
+  return au === NO_AUTH ? au.text : `${au.symbol} ${safe(au.text)}`;
 }
 
 const fail = (what: string, err: unknown): Status => {
@@ -83,10 +130,11 @@ export function List(p: ListProps): React.ReactElement {
       return;
     }
     if (input === 'q') return p.quit();
-    if (input === 'n') return p.openForm(newForm());
+    // The screen's own directory is the new server's (shown, editable), as `albedo mcp add` saves; a suggested name is never one taken.
+    if (input === 'n') return p.openForm(newForm({ cwd: process.cwd(), taken: servers.map((s) => s.name) }));
     if (key.upArrow || input === 'k') return p.move(-1);
     if (key.downArrow || input === 'j') return p.move(1);
-    const wanted = key.return || ['d', 'e', 'x'].includes(input) || ctrl(input, key, 'l') || ctrl(input, key, 'u');
+    const wanted = key.return || ['d', 'e', 'x', 't'].includes(input) || ctrl(input, key, 'l') || ctrl(input, key, 'u');
     if (!wanted) return;
     const cur: Server | undefined = servers[p.selectedNow()];
     if (!cur) return p.setStatus({ tone: 'off', text: 'no servers yet: press n to add one' });
@@ -95,7 +143,8 @@ export function List(p: ListProps): React.ReactElement {
       setBusy(`reading ${name}…`);
       p.api.server(name).then(({ server, etag }) => { setBusy(null); p.openForm(editForm(server, etag)); },
         (err: unknown) => { setBusy(null); p.setStatus(fail(`cannot edit ${name}`, err)); });
-    } else if (input === 'd') setConfirm(name);
+    } else if (input === 't') p.openTools(name);
+    else if (input === 'd') setConfirm(name);
     else if (input === 'e') {
       if (cur.enabled) return p.setStatus({ tone: 'off', text: `${name} is already on (x switches it off)` });
       act('trying the server…', `${name} stays off`, async () => resultStatus(name, await p.api.toggle(name, true), 'switched on'));
@@ -123,7 +172,8 @@ export function List(p: ListProps): React.ReactElement {
   });
 
   const inner = Math.max(30, p.width - 2);
-  const nameW = Math.min(24, Math.max(8, inner - 2 - 7 - 24 - 10 - 20));
+  const signs = servers.map((s) => signIn(s));
+  const w = columnWidths(inner, Math.max(0, ...servers.map((s) => safe(s.name).length)), Math.max(0, ...signs.map((x) => x.length)));
   // Title, a broken-file line, header, a scroll line, details (4), status (3), footer (2), margins and a spare row: the rest
   // is for servers, the list scrolling around the selection (the screen fits the terminal: Ink redraws a taller one badly).
   const room = Math.max(3, p.height - 18);
@@ -132,16 +182,22 @@ export function List(p: ListProps): React.ReactElement {
   const col = (w: number, text: string, tone?: Tone, bold?: boolean): React.ReactElement =>
     // Fixed width, never shrunk: the last column (flexGrow) is cut instead when the row is too long.
     h(Box, { width: w, marginRight: 1, flexShrink: 0 }, h(Text, { wrap: 'truncate-end', color: tone ? COLOR[tone] : undefined, bold }, text));
+  const last = (text: string, tone?: Tone): React.ReactElement =>
+    h(Box, { flexGrow: 1, flexShrink: 1, minWidth: 0 }, h(Text, { wrap: 'truncate-end', color: tone ? COLOR[tone] : undefined }, text));
 
   const rows = shown.map((s, i) => {
     const sel = first + i === p.selected;
     const transport = transportOf(s.config);
     const st = savedStateLabel(s.state);
     const au = authLabel(s.auth, transport);
+    // The reason in the words `albedo mcp list` uses (its server's name, which the row shows, left out).
+    const problem = cell(problemCell(s), inner);
     return h(Box, { key: s.name },
       h(Box, { flexShrink: 0 }, h(Text, { color: COLOR.busy }, sel ? '› ' : '  ')),
-      col(nameW, safe(s.name), undefined, sel), col(6, transport), col(23, `${st.symbol} ${st.text}`, st.tone), col(9, toolsLabel(s.tools)),
-      h(Box, { flexGrow: 1, flexShrink: 1, minWidth: 0 }, h(Text, { wrap: 'truncate-end', color: COLOR[au.tone] }, `${au.symbol} ${safe(au.text)}`)));
+      col(w.name, safe(s.name), undefined, sel), col(TYPE_W, transport), col(w.state, `${st.symbol} ${st.text}`, st.tone),
+      col(TOOLS_W, s.tools === null ? EMPTY : String(s.tools)),
+      col(w.signIn, signIn(s), au.tone),
+      last(problem, s.lastError ? 'error' : 'off'));
   });
 
   let body: React.ReactElement;
@@ -149,8 +205,8 @@ export function List(p: ListProps): React.ReactElement {
   else if (!servers.length) body = h(Text, null, 'No servers configured yet. Press n to add one.');
   else {
     body = h(Box, { flexDirection: 'column' },
-      h(Box, null, h(Text, null, '  '), col(nameW, 'NAME', 'off'), col(6, 'TYPE', 'off'), col(23, 'STATE', 'off'), col(9, 'TOOLS', 'off'),
-        h(Text, { color: COLOR.off }, 'SIGN-IN')),
+      h(Box, null, h(Box, { flexShrink: 0 }, h(Text, null, '  ')), col(w.name, 'NAME', 'off'), col(TYPE_W, 'TYPE', 'off'), col(w.state, 'STATE', 'off'),
+        col(TOOLS_W, 'TOOLS', 'off'), col(w.signIn, 'SIGN-IN', 'off'), last('PROBLEM', 'off')),
       ...rows,
       servers.length > room ? h(Text, { dimColor: true }, `  ${first + 1}–${first + shown.length} of ${servers.length}`) : null);
   }
@@ -170,7 +226,7 @@ export function List(p: ListProps): React.ReactElement {
     selected ? h(Box, { marginTop: 1, flexDirection: 'column' }, h(Details, { s: selected, width: inner })) : null,
     h(Box, { marginTop: 1, flexDirection: 'column' }, bottom ?? h(Text, null, ' ')),
     h(Box, { marginTop: 1, flexDirection: 'column' },
-      h(Text, { dimColor: true, wrap: 'truncate-end' }, '↑↓/jk select · enter edit · n new · d delete · e switch on · x switch off'),
+      h(Text, { dimColor: true, wrap: 'truncate-end' }, '↑↓/jk select · enter edit · t tools · n new · d delete · e switch on · x switch off'),
       h(Text, { dimColor: true, wrap: 'truncate-end' }, 'ctrl+l sign in · ctrl+u sign out · q quit')),
   );
 }
@@ -179,10 +235,15 @@ export function List(p: ListProps): React.ReactElement {
 function Details({ s, width }: { s: Server; width: number }): React.ReactElement {
   const lines: React.ReactElement[] = [h(Text, { key: 't', wrap: 'truncate-end' }, h(Text, { bold: true }, safe(s.name)), `  ${cell(target(s), width)}`)];
   if (s.lastError) {
-    lines.push(h(Lines, { key: 'e', lines: wrapLines(`✗ ${s.lastError.code}: ${s.lastError.message}`, width, 2), tone: 'error' }));
+    lines.push(h(Lines, { key: 'e', lines: wrapLines(`✗ ${s.lastError.code}: ${problemCell(s)}`, width, 2), tone: 'error' }));
     lines.push(h(Text, { key: 'h', dimColor: true }, '  enter edits it · d deletes it'));
   } else if (!s.enabled) lines.push(h(Text, { key: 'h', color: COLOR.off }, '○ switched off: press e to switch it on'));
   else if (s.state === 'needs_sign_in') lines.push(h(Text, { key: 'h', color: COLOR.warn }, '! it needs a sign-in: press ctrl+l'));
-  else if (s.description) lines.push(h(Text, { key: 'd', dimColor: true, wrap: 'truncate-end' }, cell(s.description, width)));
+  else if (s.description) {
+    // Its first line only (instructions are often a page of markdown for the model): t shows them all, as text.
+    const more = hasMore(s.description) ? '  (t shows more)' : '';
+    lines.push(h(Text, { key: 'd', wrap: 'truncate-end' },
+      h(Text, { dimColor: true }, cell(firstLine(s.description), Math.max(10, width - more.length))), h(Text, { color: COLOR.off }, more)));
+  }
   return h(React.Fragment, null, ...lines);
 }

@@ -32,22 +32,49 @@ export interface Status {
  * `text` (made safe) cut into at most `max` lines of at most `width`
  * characters, at spaces where it can be (a word longer than a line is cut
  * where the line ends); the last line ends in `…` when text was left out.
+ * Linear in what is shown: a server's text can be megabytes on one line,
+ * and only what `max` lines can hold is made safe and cut.
  */
 export function wrapLines(text: string, width: number, max: number): string[] {
   const w = Math.max(10, width);
   const out: string[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    let rest = [...safe(line)];
+  /** Adds the rows of `line` (already made safe, as code points) until there is one more than `max`. */
+  const rows = (rest: string[]): void => {
     if (!rest.length) out.push('');
-    while (rest.length) {
-      if (rest.length <= w) {
-        out.push(rest.join(''));
+    let at = 0;
+    while (at < rest.length && out.length <= max) {
+      if (rest.length - at <= w) {
+        out.push(rest.slice(at).join(''));
         break;
       }
-      const space = rest.lastIndexOf(' ', w);
+      let space = -1;
+      for (let k = at + w; k >= at; k--) {
+        if (rest[k] === ' ') {
+          space = k - at;
+          break;
+        }
+      }
       const cut = space > w / 3 ? space : w;
-      out.push(rest.slice(0, cut).join('').trimEnd());
-      rest = [...rest.slice(cut).join('').trimStart()];
+      out.push(rest.slice(at, at + cut).join('').trimEnd());
+      at += cut;
+      while (at < rest.length && /^\s$/u.test(rest[at]!)) at++;
+    }
+  };
+  // Line by line, as far as the rows go (a text of a million line feeds is not split whole).
+  for (let from = 0; from <= text.length && out.length <= max;) {
+    const nl = text.indexOf('\n', from);
+    const end = nl < 0 ? text.length : nl;
+    const line = text.slice(from, end > from && text[end - 1] === '\r' && nl >= 0 ? end - 1 : end);
+    from = nl < 0 ? text.length + 1 : nl + 1;
+    // Enough code units for every row left and one character more (a code point is at most two; safe() only lengthens):
+    // a line of megabytes is made safe and cut only as far as it is shown.
+    const room = 2 * ((max - out.length) * w + 1);
+    const before = out.length;
+    rows([...safe(line.length > room ? line.slice(0, room) : line)]);
+    // Cut, yet no row left over: what was kept ended in spaces the rows dropped, so the line is taken whole.
+    if (line.length > room && out.length <= max) {
+      out.length = before;
+      rows([...safe(line)]);
     }
   }
   if (out.length <= max) return out;

@@ -39,6 +39,8 @@ export function vendorFile(): string {
 /** The path the pane imports Preact + htm from. */
 export const VENDOR_PATH = `${UI_PATH}/vendor/preact-htm.js`;
 export const LOGIN_PATH = `${UI_PATH}/login`;
+/** The pane's icon (web/favicon.svg): every page names it, so a browser asks for no /favicon.ico (which needs a credential). */
+export const FAVICON_PATH = `${UI_PATH}/favicon.svg`;
 
 /** What a file may be, by its extension. */
 export const TYPES: Record<string, string> = {
@@ -116,7 +118,8 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.ch
 /** The page a spent or unknown login link gets: plain HTML, nothing the CSP would have to allow. */
 export function expiredPage(): string {
   const title = 'This login link cannot be used';
-  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n<body><main>\n`
+  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>`
+    + `<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml"></head>\n<body><main>\n`
     + `<h1>${escapeHtml(title)}</h1>\n<p>A login link works once, for a short while: this one was used already or has expired `
     + '(or the daemon was restarted since).</p>\n<p>Run <code>albedo open</code> for a new one.</p>\n</main></body></html>\n';
 }

@@ -166,7 +166,7 @@ t.test('the guard and the error bodies', async (t) => {
     const paths = r.body.paths as Record<string, Record<string, unknown>>;
     const routes = Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort();
     t.same(routes, [
-      'DELETE /v1/mcp/servers/{name}', 'GET /v1/mcp', 'GET /v1/mcp/servers', 'GET /v1/mcp/servers/{name}', 'PATCH /v1/mcp/servers/{name}',
+      'DELETE /v1/mcp/servers/{name}', 'GET /v1/mcp', 'GET /v1/mcp/servers', 'GET /v1/mcp/servers/{name}', 'GET /v1/mcp/servers/{name}/tools', 'PATCH /v1/mcp/servers/{name}',
       'POST /v1/mcp/servers/{name}/disable', 'POST /v1/mcp/servers/{name}/enable', 'PUT /v1/mcp/servers/{name}',
       'DELETE /v1/sessions/{id}', 'GET /v1/sessions', 'GET /v1/sessions/{id}', 'GET /v1/sessions/{id}/context', 'GET /v1/sessions/{id}/events',
       'GET /v1/sessions/{id}/tools', 'POST /v1/sessions', 'POST /v1/sessions/{id}/activity', 'POST /v1/sessions/{id}/calls',

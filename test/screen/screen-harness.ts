@@ -66,6 +66,8 @@ export interface Screen {
   buffer(): 'normal' | 'alternate';
   /** Sends the screen's process a signal. */
   signal(sig: NodeJS.Signals): void;
+  /** Resizes the terminal, as a person dragging its window does (the process gets SIGWINCH). */
+  resize(cols: number, rows: number): void;
   /** Resolves with the exit status once the process has exited. */
   exited: Promise<number>;
 }
@@ -74,8 +76,8 @@ const ANSI = /\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1
 
 /** Opens `albedo mcp` in a terminal of `cols`×`rows` (100×30) for `home`. */
 export function openScreen(t: Tap, o: ScreenOptions): Screen {
-  const cols = o.cols ?? 100;
-  const rows = o.rows ?? 30;
+  let cols = o.cols ?? 100;
+  let rows = o.rows ?? 30;
   const term = new Terminal({ cols, rows, allowProposedApi: true, scrollback: 1000 });
   const { ALBEDO_TEST_TAG: _drop, ...base } = process.env as Record<string, string>;
   const env = { ...base, ALBEDO_HOME: o.home, ALBEDO_NO_BROWSER: '1', TERM: 'xterm-256color', ...o.env };
@@ -131,7 +133,9 @@ export function openScreen(t: Tap, o: ScreenOptions): Screen {
     return read().join('\n');
   };
   return {
-    cols, rows, exited,
+    get cols() { return cols; },
+    get rows() { return rows; },
+    exited,
     lines: read,
     text: () => read().join('\n'),
     waitFor: (what, withinMs = 60_000) => poll(() => matches(what), String(what), withinMs),
@@ -145,6 +149,12 @@ export function openScreen(t: Tap, o: ScreenOptions): Screen {
     frames: () => [...frames],
     buffer: () => term.buffer.active.type,
     signal: (sig) => p.kill(sig),
+    resize: (c, r) => {
+      cols = c;
+      rows = r;
+      term.resize(c, r);
+      p.resize(c, r);
+    },
   };
 }
 

@@ -22,8 +22,13 @@ export const CHROMIUM = '/usr/bin/chromium';
 /** Long enough for a strict save (a server started and discovered) on a loaded 2-core machine. */
 export const WAIT = 60_000;
 export const AXE = path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js');
-/** Screenshots are written only when asked (ALBEDO_SCREENSHOTS=1), so a CI run never rewrites the committed ones. */
-export const SCREENSHOTS = process.env.ALBEDO_SCREENSHOTS === '1' ? path.join(ROOT, 'docs', 'screenshots') : null;
+/**
+ * Screenshots are written only when asked, so a CI run never rewrites the committed ones: ALBEDO_SCREENSHOTS=1
+ * writes every one, ALBEDO_SCREENSHOTS=servers,tools only those named.
+ */
+const ASKED = process.env.ALBEDO_SCREENSHOTS ?? '';
+export const SCREENSHOTS = ASKED && ASKED !== '0' ? path.join(ROOT, 'docs', 'screenshots') : null;
+const WANTED = ASKED === '1' ? null : new Set(ASKED.split(',').map((n) => n.trim()));
 
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
@@ -199,9 +204,9 @@ export async function axeViolations(page: Page): Promise<Array<{ id: string; imp
   });
 }
 
-/** Saves a 1280×800 screenshot of the page as docs/screenshots/<name>.png, when ALBEDO_SCREENSHOTS=1. */
+/** Saves a 1280×800 screenshot of the page as docs/screenshots/<name>.png, when ALBEDO_SCREENSHOTS asks for it. */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  if (!SCREENSHOTS) return;
+  if (!SCREENSHOTS || (WANTED && !WANTED.has(name))) return;
   await page.setViewport({ width: 1280, height: 800 });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) as `${string}.png` });
 }

@@ -2,7 +2,7 @@
 // The web settings pane (issue 12 item 2): one page, served by the daemon at
 // /ui/, talking only to the daemon's API by the cookie the one-time login
 // link set. Views by hash route: #/servers, #/new, #/servers/NAME (edit),
-// #/sign-ins, #/sessions, #/sessions/ID. Without a live cookie session the
+// #/tools/NAME (a server's saved tools), #/sign-ins, #/sessions, #/sessions/ID. Without a live cookie session the
 // page says how to get one, and nothing else.
 
 import { logout, startSession, whenLoggedOut, api, problemOf } from './api.js';
@@ -11,9 +11,10 @@ import { ServersView, checkText } from './servers.js';
 import { ServerForm } from './form.js';
 import { SignInsView, useSignIns } from './sign-ins.js';
 import { SessionsView, SessionView } from './sessions.js';
+import { ToolsView } from './tools.js';
 import { Alert, Busy } from './ui.js';
 
-/** @typedef {{ view: 'servers' | 'new' | 'edit' | 'sign-ins' | 'sessions' | 'session', arg: string | null }} Route */
+/** @typedef {{ view: 'servers' | 'new' | 'edit' | 'tools' | 'sign-ins' | 'sessions' | 'session', arg: string | null }} Route */
 /** @typedef {{ text: string, tone: string, signIn?: string, view: Route['view'] }} Status */
 
 /** The route a hash names; anything else is the servers view. @param {string} hash @returns {Route} */
@@ -25,6 +26,7 @@ export function routeOf(hash) {
   };
   if (view === 'new') return { view: 'new', arg: null };
   if (view === 'servers' && decoded(arg)) return { view: 'edit', arg: decoded(arg) };
+  if (view === 'tools' && decoded(arg)) return { view: 'tools', arg: decoded(arg) };
   if (view === 'sign-ins') return { view: 'sign-ins', arg: null };
   if (view === 'sessions') return decoded(arg) ? { view: 'session', arg: decoded(arg) } : { view: 'sessions', arg: null };
   return { view: 'servers', arg: null };
@@ -43,7 +45,7 @@ function useRoute() {
 const TABS = /** @type {const} */ ([['servers', '#/servers', 'Servers'], ['sign-ins', '#/sign-ins', 'MCP sign-ins'], ['sessions', '#/sessions', 'Sessions']]);
 
 /** @param {Route} route */
-const tabOf = (route) => (route.view === 'new' || route.view === 'edit' ? 'servers' : route.view === 'session' ? 'sessions' : route.view);
+const tabOf = (route) => (route.view === 'new' || route.view === 'edit' || route.view === 'tools' ? 'servers' : route.view === 'session' ? 'sessions' : route.view);
 
 /** The logged-in pane. @param {{ onLogout: () => void }} p */
 function Pane({ onLogout }) {
@@ -85,7 +87,8 @@ function Pane({ onLogout }) {
   let view;
   if (route.view === 'new' || route.view === 'edit') {
     view = html`<${ServerForm} key=${route.arg ?? '+new'} name=${route.arg} onSaved=${saved} onCancel=${() => go('#/servers')} />`;
-  } else if (route.view === 'sign-ins') view = html`<${SignInsView} servers=${servers} signIns=${signIns} />`;
+  } else if (route.view === 'tools' && route.arg) view = html`<${ToolsView} key=${route.arg} name=${route.arg} />`;
+  else if (route.view === 'sign-ins') view = html`<${SignInsView} servers=${servers} signIns=${signIns} />`;
   else if (route.view === 'sessions') view = html`<${SessionsView} go=${go} say=${say} />`;
   else if (route.view === 'session' && route.arg) view = html`<${SessionView} key=${route.arg} id=${route.arg} go=${go} say=${say} />`;
   else view = html`<${ServersView} servers=${servers} loadError=${loadError} invalid=${invalid} refresh=${refresh} say=${say} signIn=${signIn} />`;

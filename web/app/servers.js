@@ -1,15 +1,17 @@
 /// <reference lib="dom" />
-// The servers view: every configured server (GET /v1/mcp/servers) with its
-// saved state, tool count, sign-in state and last error, in the labels the
-// terminal screen uses too (web/shared/labels.js), and its actions: edit
+// The servers view: every configured server (GET /v1/mcp/servers) with the
+// facts `albedo mcp list`, `albedo status` and the terminal screen show, in
+// the same order and words (web/shared/labels.js): type, state, tools,
+// sign-in, problem; then where it is, its description (first line, the rest
+// on demand), and what its entry exposes (warnings). Its actions: edit
 // (the form), enable (tried first: the strict save), disable, delete (after
 // a confirmation) and, for one that needs it, sign in.
 
 import { api, problemOf, serverPath } from './api.js';
 import { html, useRef, useState } from './vendor.js';
-import { authLabel, savedStateLabel, toolsLabel, transportOf } from '../shared/labels.js';
+import { EMPTY, NO_AUTH, authLabel, problemText, savedStateLabel, toolsLabel, transportOf } from '../shared/labels.js';
 import { joinCommand } from './form-model.js';
-import { Alert, Badge, Busy, Confirm, Hidden, asText, useFocusOnShow } from './ui.js';
+import { Alert, Badge, Busy, Clipped, Confirm, Hidden, asText, useFocusOnShow } from './ui.js';
 
 /** What a write's `check` says, in words. @param {any} check */
 export function checkText(check) {
@@ -34,24 +36,39 @@ export const needsSignIn = (s) => !!s.auth && (s.auth.state === 'needs_sign_in' 
  * @property {(name: string) => void} signIn
  */
 
+/** The one-line labels the servers view shares with `albedo mcp list`, `status` and the /mcp screen (docs/web.md). */
+export const COLUMNS = ['Type', 'State', 'Tools', 'Sign-in', 'Problem'];
+
+/** What the entry exposes (`server.warnings`): each as the daemon says it, as text. @param {{ server: any }} p */
+function Warnings({ server: s }) {
+  if (!s.warnings?.length) return null;
+  return html`<ul class="entry-warnings" aria-label=${`Warnings about ${s.name}`}>
+    ${s.warnings.map((/** @type {any} */ w, /** @type {number} */ i) => html`<li key=${i} class="tone-warn">
+      <span class="symbol" aria-hidden="true">!</span> <strong>Warning</strong> ${asText(w.message)}</li>`)}</ul>`;
+}
+
 /** @param {{ server: any, busy: string | null, act: (s: any, what: 'enable' | 'disable') => void, ask: (s: any) => void, signIn: (n: string) => void }} p */
 function ServerCard({ server: s, busy, act, ask, signIn }) {
   const transport = transportOf(s.config);
   const hide = (/** @type {string} */ verb) => html`${verb}<${Hidden} text=${` ${s.name}`} />`;
+  const [type, state, tools, signInWord, problem] = COLUMNS;
+  const auth = authLabel(s.auth, transport);
   return html`<li class="card" data-server=${s.name}>
-    <div class="card-head">
-      <h2 class="card-title">${s.name}</h2>
-      <span class="transport">${transport}</span>
-    </div>
+    <h2 class="card-title">${s.name}</h2>
     <dl class="facts">
-      <div><dt>State</dt><dd><${Badge} label=${savedStateLabel(s.state)} /></dd></div>
-      <div><dt>Tools</dt><dd class="tools">${toolsLabel(s.tools)}</dd></div>
-      <div><dt>Sign-in</dt><dd><${Badge} label=${authLabel(s.auth, transport)} /></dd></div>
+      <div><dt>${type}</dt><dd class="transport">${transport}</dd></div>
+      <div><dt>${state}</dt><dd><${Badge} label=${savedStateLabel(s.state)} /></dd></div>
+      <div><dt>${tools}</dt><dd class="tools">${s.tools === null
+        ? toolsLabel(s.tools)
+        : html`<a href=${`#/tools/${encodeURIComponent(s.name)}`}>${toolsLabel(s.tools)}<${Hidden} text=${` of ${s.name}`} /></a>`}</dd></div>
+      <div><dt>${signInWord}</dt><dd>${auth === NO_AUTH ? EMPTY : html`<${Badge} label=${auth} />`}</dd></div>
+      <div><dt>${problem}</dt><dd class="problem">${s.lastError
+        ? html`<${Clipped} text=${problemText(s)} what=${`the problem of ${s.name}`} /><code class="code">${asText(s.lastError.code)}</code>`
+        : EMPTY}</dd></div>
     </dl>
     <p class="where"><code>${asText(whereOf(s))}</code></p>
-    ${s.description ? html`<p class="description">${asText(s.description)}</p>` : null}
-    ${s.lastError ? html`<div class="last-error"><p><strong>Last error</strong> <code>${asText(s.lastError.code)}</code></p>
-      <p class="message">${asText(s.lastError.message)}</p></div>` : null}
+    <${Clipped} className="description" text=${s.description} what=${`the description of ${s.name}`} />
+    <${Warnings} server=${s} />
     ${busy ? html`<${Busy} text=${busy} />` : null}
     <div class="actions">
       <a class="button" href=${`#/servers/${encodeURIComponent(s.name)}`}>${hide('Edit')}</a>

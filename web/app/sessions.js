@@ -1,14 +1,16 @@
 /// <reference lib="dom" />
 // The daemon's sessions (GET /v1/sessions) and one session as a model
-// would see it: its servers' live states, its advertised tools (name,
-// description, input schema) and its MCP context text, kept up to date
-// from the session's event stream (SSE: server_state, capabilities_changed,
-// …). A user can open a session for a profile to look, and close it.
+// would see it: its servers' live states, its advertised tools (name, the
+// first line of the description, parameters, input schema: tools.js) and
+// its MCP context text, kept up to date from the session's event stream
+// (SSE: server_state, capabilities_changed, …). A user can open a session
+// for a profile to look, and close it.
 
 import { api, eventsUrl, problemOf, sessionPath } from './api.js';
 import { html, useEffect, useRef, useState } from './vendor.js';
 import { liveStateLabel } from '../shared/labels.js';
 import { Alert, Badge, Busy, Hidden, asText, useFocusOnShow } from './ui.js';
+import { Tool } from './tools.js';
 
 /** The provider profiles the daemon shapes tool schemas for (services/catalogue/schema/profiles.ts). */
 export const PROFILES = ['portable', 'anthropic', 'openai', 'openai-strict', 'gemini', 'bedrock'];
@@ -84,18 +86,6 @@ export function SessionsView({ go, say }) {
           <div class="actions"><button type="button" onClick=${() => close(s.id)}>Close<${Hidden} text=${` session ${s.id.slice(0, 8)}`} /></button></div>
         </li>`)}</ul>`}
   </section>`;
-}
-
-/** @param {{ tool: any }} p */
-function Tool({ tool }) {
-  return html`<li class="tool">
-    <h3 class="tool-name"><code>${asText(tool.name)}</code></h3>
-    <p class="description">${asText(tool.description)}</p>
-    <details>
-      <summary>Input schema<${Hidden} text=${` of ${tool.name}`} /></summary>
-      <pre class="schema" tabindex="0">${JSON.stringify(tool.inputSchema, null, 2)}</pre>
-    </details>
-  </li>`;
 }
 
 /** One session: servers, tools, context, live. @param {{ id: string, go: (hash: string) => void, say: (m: any) => void }} p */

@@ -5,7 +5,7 @@
 // cancelled by Esc. Everything a server said is passed in as text: htm
 // escapes it; nothing here sets HTML.
 
-import { html, useEffect, useRef } from './vendor.js';
+import { html, useEffect, useRef, useState } from './vendor.js';
 import { INVISIBLE, spelled } from '../shared/shown.js';
 
 /** @typedef {import('../shared/labels.js').Label} Label */
@@ -50,6 +50,56 @@ export function Alert({ problem, title }) {
     <p><code class="code">${asText(problem.code)}</code></p>
     <p class="message">${asText(problem.message)}</p>
   </div>`;
+}
+
+/** The first line of `text` (a string already made safe by asText), and whether anything follows it. @param {string} text */
+export function firstLine(text) {
+  const t = text.trim();
+  const nl = t.indexOf('\n');
+  return { first: (nl < 0 ? t : t.slice(0, nl)).trim(), more: nl >= 0 };
+}
+
+/** The most of a first line Clipped lays out: wider than any card, far less than a server can send. */
+const FIRST_LINE_MAX = 2_000;
+
+/**
+ * A server's text that can be a page long (its instructions, a tool's
+ * description, an error quoting stderr): its first line, on one line (cut
+ * with an ellipsis where it does not fit), and a More button that shows the
+ * whole text in a box of bounded height, scrolled inside, so a long text
+ * never stretches its card or its row. Always text: markdown or HTML in it
+ * is shown as the characters sent (htm escapes it), never rendered.
+ * @param {{ text: unknown, what: string, className?: string }} p `what` names the text for a screen reader ("the description of docs")
+ */
+export function Clipped({ text, what, className = '' }) {
+  const whole = asText(text).trim();
+  const line = firstLine(whole);
+  // The one line shows what a card's width can (CSS cuts the rest): a server's line of megabytes is not laid out whole.
+  const first = line.first.length > FIRST_LINE_MAX ? line.first.slice(0, FIRST_LINE_MAX) : line.first;
+  const more = line.more || first !== line.first;
+  const [open, setOpen] = useState(false);
+  const [cut, setCut] = useState(false);
+  /** @type {{ current: HTMLElement | null }} */
+  const shown = useRef(null);
+  // A first line wider than the card is cut by CSS: measured, so More shows only when something is hidden.
+  useEffect(() => {
+    const el = shown.current;
+    if (!el || typeof ResizeObserver === 'undefined') return undefined;
+    const measure = () => setCut(el.scrollWidth > el.clientWidth + 1);
+    measure();
+    const ro = new ResizeObserver(measure);
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [whole, open]);
+  if (!whole) return null;
+  const toggle = html`<button type="button" class="more" aria-expanded=${open ? 'true' : 'false'} onClick=${() => setOpen(!open)}>
+    ${open ? 'Less' : 'More'}<${Hidden} text=${` of ${what}`} /></button>`;
+  if (open) {
+    return html`<div class=${`clipped open ${className}`}>
+      <div class="whole" tabindex="0" role="region" aria-label=${what}>${whole}</div>${toggle}</div>`;
+  }
+  return html`<div class=${`clipped ${className}`}>
+    <span class="first-line" ref=${shown}>${first}</span>${more || cut ? toggle : null}</div>`;
 }
 
 /** A spinner and words for work under way. @param {{ text: string }} p */
