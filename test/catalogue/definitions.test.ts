@@ -199,7 +199,8 @@ t.test('resolveCall: advertised names, server/tool with / and _ in names, never 
   t.same(tool('docs/fs/read'), { server: 'docs', kind: 'tool', tool: 'fs/read' }, 'split at the first / only');
   t.same(tool('docs/a_b'), { server: 'docs', kind: 'tool', tool: 'a_b' });
   t.same(tool('docs/read_resource'), { server: 'docs', kind: 'tool', tool: 'read_resource' }, 'the tool, not the pseudo-operation');
-  t.same(tool('mcp.example.com/mcp/echo'), { server: 'mcp.example.com', kind: 'tool', tool: 'mcp/echo' }, 'the first split naming a routed tool');
+  // Two splits each name a routed tool (server mcp.example.com's mcp/echo, server mcp.example.com/mcp's echo): refused, naming both.
+  t.throws(() => tool('mcp.example.com/mcp/echo'), { code: 'ALBEDO_NOT_FOUND', data: { ambiguous: true } }, 'two splits naming a routed tool');
   const adv = nameOf({ server: 'docs', kind: 'tool', tool: 'a_b' });
   t.same(resolveCall(d.routes, adv, servers), { name: adv, route: { server: 'docs', kind: 'tool', tool: 'a_b' } });
   const e1 = t.throws(() => resolveCall(d.routes, 'docs/nope', servers)) as AlbedoError;
