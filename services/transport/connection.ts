@@ -167,7 +167,7 @@ export class Connection {
 
   /**
    * A failed open's error with what a stdio server said on the side, in its `data` (unless there already): its stderr
-   * tail, and how many lines on stdout were not JSON-RPC with the first one — for a person's message of why it did not
+   * tail (when it wrote any), and how many lines on stdout were not JSON-RPC with the first one — for a person's message of why it did not
    * start (daemon/strict-save.ts). Redacted with the rest of the data as it leaves.
    */
   #withLastWords(err: unknown): unknown {
@@ -176,7 +176,8 @@ export class Connection {
     const data = err.data;
     if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) return err;
     const more: Record<string, unknown> = {};
-    if (!(data && 'stderrTail' in data)) more.stderrTail = link.stderrTail;
+    // Only when it wrote something: an error's data stays as its code defines it otherwise.
+    if (!(data && 'stderrTail' in data) && link.stderrTail) more.stderrTail = link.stderrTail;
     if (this.#junk.count) more.stdoutJunk = { lines: this.#junk.count, first: this.#junk.sample };
     Object.defineProperty(err, 'data', { value: { ...data, ...more }, enumerable: true, writable: true, configurable: true });
     return err;
