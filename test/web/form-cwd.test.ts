@@ -46,6 +46,8 @@ t.test('the working directory field, the ~ flag, a stale problem cleared, a name
   await press(page, 'Save');
   await page.waitForSelector('#cwd-problem');
   t.match(await problemOf('cwd'), /\. is a relative path/);
+  // The problem is rendered first, the focus moved after it: wait for it (a failure is still reported by the assertion).
+  await page.waitForFunction(() => document.activeElement?.id === 'cwd', { timeout: 30_000 }).catch(() => {});
   t.equal(await page.evaluate(() => document.activeElement?.id), 'cwd', 'the focus on the field to fix');
   t.same(settingsFiles(home), before, 'nothing was saved');
 
