@@ -31,7 +31,15 @@ export type AlbedoError = import('./protocol/errors.ts').AlbedoError;
 export type { AlbedoErrorCode, Outcome } from './protocol/errors.ts';
 export type { ServerConfigInput } from './protocol/config.ts';
 export type {
-  Catalogue, Tool, Resource, ResourceTemplate, Prompt, CallToolResult, ReadResourceResult, GetPromptResult, Implementation,
+  Catalogue,
+  Tool,
+  Resource,
+  ResourceTemplate,
+  Prompt,
+  CallToolResult,
+  ReadResourceResult,
+  GetPromptResult,
+  Implementation,
 } from './protocol/mcp.ts';
 export type { ConnectionInfo } from './protocol/services/transport.ts';
 export const { MODERN_VERSION, LEGACY_ACCEPTED, LEGACY_OFFERED } = versions;

@@ -69,8 +69,11 @@ export interface AlbedoOptions {
 }
 
 /** `signal` aborts once the sign-in no longer needs the handler (the loopback callback came, or it failed or expired). */
-export type AuthorizeHandler = (request: { server: string; url: string; signal: AbortSignal }) =>
-  Promise<string | void | undefined> | string | void | undefined;
+export type AuthorizeHandler = (request: {
+  server: string;
+  url: string;
+  signal: AbortSignal;
+}) => Promise<string | void | undefined> | string | void | undefined;
 
 export interface SignInOptions {
   /** The server's name (its credentials are `mcp.<name>.oauth` in creds.json); defaults as for `connect` (the URL's host and path). */
@@ -100,7 +103,10 @@ export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
   if (!v) return path.join(os.homedir(), '.albedo');
   if (v === '~' || v.startsWith('~/')) return path.join(os.homedir(), v.slice(1));
   if (v.startsWith('~')) {
-    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `ALBEDO_HOME=${JSON.stringify(v)}: only ~ and ~/ are expanded (the user's home); write the full path`);
+    throw new AlbedoError(
+      'ALBEDO_INVALID_ARGUMENT',
+      `ALBEDO_HOME=${JSON.stringify(v)}: only ~ and ~/ are expanded (the user's home); write the full path`,
+    );
   }
   return path.resolve(v);
 }
@@ -142,7 +148,10 @@ export class Albedo {
         // A connection of a session (not made by connect()) has the instance's handlers.
         const handlers = this.#handlersById.has(p.id) ? this.#handlersById.get(p.id) : this.#handlers;
         const handler = cap ? handlers?.[cap] : undefined;
-        if (!handler) throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `no ${cap ?? p.method} handler is registered for this connection`, { outcome: 'not_run' });
+        if (!handler)
+          throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `no ${cap ?? p.method} handler is registered for this connection`, {
+            outcome: 'not_run',
+          });
         const result = await handler((p.params ?? {}) as Record<string, unknown>, {
           connection: this.#connections.get(p.id)?.name ?? p.id,
           signal: ctx.signal,
@@ -165,7 +174,12 @@ export class Albedo {
       },
     });
     this.#sessions = new Sessions({
-      kernel: this.kernel, home: this.home, homeAt: opts.homeAt, capabilities: capabilitiesFor(opts.handlers), supervision: opts.supervision, owner: opts.owner,
+      kernel: this.kernel,
+      home: this.home,
+      homeAt: opts.homeAt,
+      capabilities: capabilitiesFor(opts.handlers),
+      supervision: opts.supervision,
+      owner: opts.owner,
     });
     const byId = (id: string): Connection | undefined => this.#connections.get(id);
     this.#unsubscribe.push(
@@ -236,7 +250,9 @@ export class Albedo {
   #httpServer(config: ServerConfigInput, name: string | undefined): { server: ResolvedHttpServer; name: string } {
     const parsed = parseServerConfig(config);
     if (parsed.type !== 'http') {
-      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'OAuth applies to HTTP servers; this config is a stdio server', { outcome: 'not_run' });
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'OAuth applies to HTTP servers; this config is a stdio server', {
+        outcome: 'not_run',
+      });
     }
     const n = nameOf(parsed, name);
     const server = resolveServer(parsed, process.env, process.cwd(), { name: n, credsPath: this.credsPath }) as ResolvedHttpServer;
@@ -270,7 +286,9 @@ export class Albedo {
   async signInResolved(server: ResolvedHttpServer, opts: Omit<SignInOptions, 'name'> = {}): Promise<AuthStatus> {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
     if (!server.auth) {
-      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'this server has a fixed Authorization header; it does not use OAuth', { outcome: 'not_run' });
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'this server has a fixed Authorization header; it does not use OAuth', {
+        outcome: 'not_run',
+      });
     }
     const name = server.auth.name;
     if (server.auth!.credsPath === null && server.auth!.oauth.grant === 'authorization_code') {
@@ -282,13 +300,19 @@ export class Albedo {
       this.kernel.start({ name: 'oauth', module: OAUTH, instances: 1 });
     }
     const timeoutMs = opts.timeoutMs ?? 5 * 60_000;
-    if (this.#signIns.has(name)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `a sign-in to ${name} is already in progress`, { outcome: 'not_run' });
+    if (this.#signIns.has(name))
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `a sign-in to ${name} is already in progress`, { outcome: 'not_run' });
     const ac = new AbortController();
     this.#signIns.set(name, ac);
     if (opts.authorize) this.#authorizeByServer.set(name, opts.authorize);
     try {
       // The user's time plus the network work around it (discovery, registration, exchange: 15 s each at most).
-      return await this.kernel.call('oauth', 'oauth/sign-in', { auth: server.auth!, serverUrl: server.url, timeoutMs }, { timeoutMs: timeoutMs + 180_000 });
+      return await this.kernel.call(
+        'oauth',
+        'oauth/sign-in',
+        { auth: server.auth!, serverUrl: server.url, timeoutMs },
+        { timeoutMs: timeoutMs + 180_000 },
+      );
     } finally {
       ac.abort(new AlbedoError('ALBEDO_CLOSED', `the sign-in to ${name} is over`, { outcome: 'not_run' }));
       this.#signIns.delete(name);

@@ -11,7 +11,16 @@ import { EventEmitter } from 'node:events';
 import { AlbedoError } from '../protocol/errors.ts';
 import type { Kernel } from '../kernel/kernel.ts';
 import type { ResolvedServer } from '../protocol/config.ts';
-import type { Catalogue, CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool } from '../protocol/mcp.ts';
+import type {
+  Catalogue,
+  CallToolResult,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  Tool,
+} from '../protocol/mcp.ts';
 import type { ClientOp, ConnectionInfo, OpenResult } from '../protocol/services/transport.ts';
 
 export interface OpOptions {
@@ -72,11 +81,21 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     const { catalogue: _c, warnings: _w, ...info } = this.#opened;
     return info;
   }
-  get era(): ConnectionInfo['era'] { return this.#opened.era; }
-  get protocolVersion(): string { return this.#opened.protocolVersion; }
-  get catalogue(): Catalogue { return this.#opened.catalogue; }
-  get warnings(): readonly string[] { return this.#opened.warnings; }
-  get closed(): boolean { return this.#closed; }
+  get era(): ConnectionInfo['era'] {
+    return this.#opened.era;
+  }
+  get protocolVersion(): string {
+    return this.#opened.protocolVersion;
+  }
+  get catalogue(): Catalogue {
+    return this.#opened.catalogue;
+  }
+  get warnings(): readonly string[] {
+    return this.#opened.warnings;
+  }
+  get closed(): boolean {
+    return this.#closed;
+  }
 
   /** The worker holding this actor was lost: the next call opens it again. */
   markStale(): void {
@@ -101,7 +120,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       const changed = JSON.stringify(opened.catalogue) !== JSON.stringify(this.#opened.catalogue);
       this.#opened = opened;
       if (changed) this.emit('catalogue', opened.catalogue);
-    })().finally(() => { this.#reopening = undefined; });
+    })().finally(() => {
+      this.#reopening = undefined;
+    });
     return this.#reopening;
   }
 
@@ -110,11 +131,16 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     if (this.#stale) await this.#reopen();
     const timeoutMs = opts.timeoutMs ?? this.server.callTimeoutMs;
     // A dropped server is dialled again inside the worker, within the startup budget.
-    return this.#kernel.call('transport', 'connection/request', { id: this.id, op, timeoutMs }, {
-      key: this.id,
-      timeoutMs: timeoutMs + this.server.startupTimeoutMs + KERNEL_SLACK_MS,
-      signal: opts.signal,
-    });
+    return this.#kernel.call(
+      'transport',
+      'connection/request',
+      { id: this.id, op, timeoutMs },
+      {
+        key: this.id,
+        timeoutMs: timeoutMs + this.server.startupTimeoutMs + KERNEL_SLACK_MS,
+        signal: opts.signal,
+      },
+    );
   }
 
   /** Calls a tool. A tool-reported failure is a result with isError, not an exception. */
@@ -128,13 +154,21 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     return this.#op({ method: 'prompts/get', name, arguments: args }, opts) as Promise<GetPromptResult>;
   }
   /** Fresh lists from the server (all pages), not the saved catalogue. */
-  listTools(opts?: OpOptions): Promise<Tool[]> { return this.#op({ method: 'tools/list' }, opts) as Promise<Tool[]>; }
-  listResources(opts?: OpOptions): Promise<Resource[]> { return this.#op({ method: 'resources/list' }, opts) as Promise<Resource[]>; }
+  listTools(opts?: OpOptions): Promise<Tool[]> {
+    return this.#op({ method: 'tools/list' }, opts) as Promise<Tool[]>;
+  }
+  listResources(opts?: OpOptions): Promise<Resource[]> {
+    return this.#op({ method: 'resources/list' }, opts) as Promise<Resource[]>;
+  }
   listResourceTemplates(opts?: OpOptions): Promise<ResourceTemplate[]> {
     return this.#op({ method: 'resources/templates/list' }, opts) as Promise<ResourceTemplate[]>;
   }
-  listPrompts(opts?: OpOptions): Promise<Prompt[]> { return this.#op({ method: 'prompts/list' }, opts) as Promise<Prompt[]>; }
-  ping(opts?: OpOptions): Promise<unknown> { return this.#op({ method: 'ping' }, opts); }
+  listPrompts(opts?: OpOptions): Promise<Prompt[]> {
+    return this.#op({ method: 'prompts/list' }, opts) as Promise<Prompt[]>;
+  }
+  ping(opts?: OpOptions): Promise<unknown> {
+    return this.#op({ method: 'ping' }, opts);
+  }
 
   /** Closes the connection; resolves once the server's whole process group is reaped. Idempotent. */
   async close(): Promise<void> {

@@ -30,17 +30,19 @@ export const DEFAULT_SEARCH_LIMIT = 5;
 /** The longest query (characters): a search's cost grows with its words. */
 export const MAX_QUERY = 1_000;
 
-const SEARCH_DESCRIPTION = 'Find tools of this session\'s MCP servers that are not loaded yet. The query is a tool name, a server name, '
-  + 'or words of what the tool does. Returns the best matches with their names, descriptions and input schemas; call one with '
-  + `${CALL_TOOL} (or directly by its name, once it is in your tool list).`;
+const SEARCH_DESCRIPTION =
+  "Find tools of this session's MCP servers that are not loaded yet. The query is a tool name, a server name, " +
+  'or words of what the tool does. Returns the best matches with their names, descriptions and input schemas; call one with ' +
+  `${CALL_TOOL} (or directly by its name, once it is in your tool list).`;
 const CALL_DESCRIPTION = `Call a tool that ${SEARCH_TOOL} found, by its name, with arguments as its input schema describes them.`;
-const READ_DESCRIPTION = 'Read on in a tool result that Albedo cut to fit the context: the note in the result gives the id and the offset '
-  + 'to start from. Returns the next page and the offset after it.';
+const READ_DESCRIPTION =
+  'Read on in a tool result that Albedo cut to fit the context: the note in the result gives the id and the offset ' +
+  'to start from. Returns the next page and the offset after it.';
 
 const readSchema = {
   type: 'object',
   properties: {
-    id: { type: 'string', description: 'The kept result\'s id, from the note in the cut result.' },
+    id: { type: 'string', description: "The kept result's id, from the note in the cut result." },
     offset: { type: 'integer', minimum: 0, description: 'Where to start, in characters (the note says where the shown part ended).' },
   },
   required: ['id', 'offset'],
@@ -51,7 +53,12 @@ const searchSchema = {
   type: 'object',
   properties: {
     query: { type: 'string', maxLength: MAX_QUERY, description: 'A tool name, a server name, or words of what the tool should do.' },
-    limit: { type: 'integer', minimum: 1, maximum: MAX_SEARCH_LIMIT, description: `How many matches to return (default ${DEFAULT_SEARCH_LIMIT}).` },
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_SEARCH_LIMIT,
+      description: `How many matches to return (default ${DEFAULT_SEARCH_LIMIT}).`,
+    },
   },
   required: ['query'],
   additionalProperties: false,
@@ -62,7 +69,7 @@ const callSchema = (json: boolean): Record<string, unknown> => ({
     name: { type: 'string', description: `The tool's name, as ${SEARCH_TOOL} returned it.` },
     ...(json
       ? { arguments_json: { type: 'string', description: 'The arguments as a JSON object, written out as text ("{}" for none).' } }
-      : { arguments: { type: 'object', description: 'The arguments, as the tool\'s input schema describes them.' } }),
+      : { arguments: { type: 'object', description: "The arguments, as the tool's input schema describes them." } }),
   },
   required: json ? ['name', 'arguments_json'] : ['name'],
   additionalProperties: false,
@@ -82,8 +89,9 @@ export function fixedTools(profile: string): Promise<ModelTool[]> {
   if (!p) {
     p = (async () => {
       const search = await normalised(SEARCH_TOOL, SEARCH_DESCRIPTION, searchSchema, profile);
-      const call = await normalised(CALL_TOOL, CALL_DESCRIPTION, callSchema(false), profile)
-        ?? await normalised(CALL_TOOL, CALL_DESCRIPTION, callSchema(true), profile);
+      const call =
+        (await normalised(CALL_TOOL, CALL_DESCRIPTION, callSchema(false), profile)) ??
+        (await normalised(CALL_TOOL, CALL_DESCRIPTION, callSchema(true), profile));
       const read = await normalised(READ_TOOL, READ_DESCRIPTION, readSchema, profile);
       if (!search || !call || !read) throw new AlbedoError('ALBEDO_INTERNAL', `the ${profile} profile refused the deferred tools' schemas`);
       return [search, call, read];
@@ -105,10 +113,12 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** mcp_search_tools' arguments: `query` (a non-empty string), `limit` (1–20; null or absent: the default). */
 export function searchArgs(args: unknown): { query: string; limit: number } {
-  if (!isObject(args) || typeof args.query !== 'string' || !args.query.trim()) throw invalid(`${SEARCH_TOOL} needs a query (a non-empty string)`);
+  if (!isObject(args) || typeof args.query !== 'string' || !args.query.trim())
+    throw invalid(`${SEARCH_TOOL} needs a query (a non-empty string)`);
   if (args.query.length > MAX_QUERY) throw invalid(`the query is at most ${MAX_QUERY} characters`);
   const l = args.limit ?? DEFAULT_SEARCH_LIMIT;
-  if (!(typeof l === 'number' && Number.isInteger(l) && l >= 1 && l <= MAX_SEARCH_LIMIT)) throw invalid(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
+  if (!(typeof l === 'number' && Number.isInteger(l) && l >= 1 && l <= MAX_SEARCH_LIMIT))
+    throw invalid(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
   return { query: args.query, limit: l };
 }
 
@@ -209,19 +219,30 @@ export class Deferred {
       }
     }
     if (this.#loaded.length > before) grew?.([...this.#loaded]);
-    return hits.map((h) => ({ ...this.#byName.get(h.name)!, server: h.server, score: h.match === 'text' ? Math.round(h.score * 1000) / 1000 : h.score }));
+    return hits.map((h) => ({
+      ...this.#byName.get(h.name)!,
+      server: h.server,
+      score: h.match === 'text' ? Math.round(h.score * 1000) / 1000 : h.score,
+    }));
   }
 }
 
 /** A description's first line (its first sentence when that is shorter), at most 300 characters. */
 export function oneLine(text: string): string {
-  const line = text.split('\n').find((l) => l.trim())?.trim() ?? '';
+  const line =
+    text
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ?? '';
   const sentence = /^(.{20,}?[.!?])\s/.exec(line)?.[1] ?? line;
   return sentence.length > 300 ? `${sentence.slice(0, 299)}…` : sentence;
 }
 
 /** mcp_search_tools' result as a tool result: the matches as JSON text and as structured content. */
-export function searchResult(found: FoundTool[]): { content: Array<{ type: 'text'; text: string }>; structuredContent: Record<string, unknown> } {
+export function searchResult(found: FoundTool[]): {
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent: Record<string, unknown>;
+} {
   const tools = found.map((t) => ({ name: t.name, server: t.server, description: oneLine(t.description), inputSchema: t.inputSchema }));
   const text = tools.length
     ? JSON.stringify(tools)

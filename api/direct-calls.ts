@@ -66,8 +66,12 @@ export class DirectCalls {
     this.#inflight.set(id, (this.#inflight.get(id) ?? 0) + 1);
     try {
       // A dropped server is dialled again inside the worker, within the startup budget.
-      return await this.#kernel.call('transport', 'connection/request', { id, op, timeoutMs: o.timeoutMs },
-        { key: id, timeoutMs: o.timeoutMs + o.startupTimeoutMs + KERNEL_SLACK_MS, signal: o.signal });
+      return await this.#kernel.call(
+        'transport',
+        'connection/request',
+        { id, op, timeoutMs: o.timeoutMs },
+        { key: id, timeoutMs: o.timeoutMs + o.startupTimeoutMs + KERNEL_SLACK_MS, signal: o.signal },
+      );
     } finally {
       const left = (this.#inflight.get(id) ?? 1) - 1;
       if (left > 0) this.#inflight.set(id, left);

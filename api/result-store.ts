@@ -137,7 +137,15 @@ export class ResultStore {
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'limit must be a positive integer', { outcome: 'not_run' });
     }
     const end = cutAt(k.data, offset, Math.max(MIN_PAGE, limit ?? k.page), k.kind);
-    const page: ResultPage = { id, kind: k.kind, what: k.what, offset, data: k.data.slice(offset, end), next: end < k.data.length ? end : null, total: k.data.length };
+    const page: ResultPage = {
+      id,
+      kind: k.kind,
+      what: k.what,
+      offset,
+      data: k.data.slice(offset, end),
+      next: end < k.data.length ? end : null,
+      total: k.data.length,
+    };
     if (k.mimeType) page.mimeType = k.mimeType;
     return page;
   }

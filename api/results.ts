@@ -48,22 +48,30 @@ export interface Cut {
   bytes?: number;
 }
 
-const size = (n: number): string => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} bytes`);
+const size = (n: number): string =>
+  n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} bytes`;
 
 /** The bytes a base64 string decodes to. */
-const decoded = (b64: string): number => Math.max(0, Math.floor((b64.length * 3) / 4) - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0));
+const decoded = (b64: string): number =>
+  Math.max(0, Math.floor((b64.length * 3) / 4) - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0));
 
 function noteText(c: Cut, reader: string): string {
   if (c.shown > 0) {
-    return `[Albedo: this ${c.what} was cut at ${c.shown} of ${c.total} characters to fit the result budget. The rest is kept as result ${c.id}: `
-      + `call ${reader} with id "${c.id}" and offset ${c.shown} to read on.]`;
+    return (
+      `[Albedo: this ${c.what} was cut at ${c.shown} of ${c.total} characters to fit the result budget. The rest is kept as result ${c.id}: ` +
+      `call ${reader} with id "${c.id}" and offset ${c.shown} to read on.]`
+    );
   }
   if (c.bytes !== undefined) {
-    return `[Albedo: a ${c.what}${c.mimeType ? ` (${c.mimeType})` : ''} of ${size(c.bytes)} was left out of the context (over the result budget). `
-      + `It is kept as result ${c.id}: ${reader} with id "${c.id}" returns it as base64, page by page.]`;
+    return (
+      `[Albedo: a ${c.what}${c.mimeType ? ` (${c.mimeType})` : ''} of ${size(c.bytes)} was left out of the context (over the result budget). ` +
+      `It is kept as result ${c.id}: ${reader} with id "${c.id}" returns it as base64, page by page.]`
+    );
   }
-  return `[Albedo: ${c.what} (${size(c.total)} as JSON) did not fit the result budget. They are kept as result ${c.id}: `
-    + `${reader} with id "${c.id}" returns them as JSON, page by page.]`;
+  return (
+    `[Albedo: ${c.what} (${size(c.total)} as JSON) did not fit the result budget. They are kept as result ${c.id}: ` +
+    `${reader} with id "${c.id}" returns them as JSON, page by page.]`
+  );
 }
 
 /** How one list of blocks is read and rebuilt (content, contents, messages). */
@@ -80,14 +88,19 @@ interface Shape {
 }
 
 const CONTENT: Shape = {
-  text: (b) => (b.type === 'text' && typeof b.text === 'string' ? b.text
-    : b.type === 'resource' && isObj(b.resource) && typeof b.resource.text === 'string' ? b.resource.text : undefined),
+  text: (b) =>
+    b.type === 'text' && typeof b.text === 'string'
+      ? b.text
+      : b.type === 'resource' && isObj(b.resource) && typeof b.resource.text === 'string'
+        ? b.resource.text
+        : undefined,
   withText: (b, text) => (b.type === 'resource' ? { ...b, resource: { ...(b.resource as Block), text } } : { ...b, text }),
-  blob: (b) => ((b.type === 'image' || b.type === 'audio') && typeof b.data === 'string'
-    ? { data: b.data, what: b.type, ...(typeof b.mimeType === 'string' ? { mimeType: b.mimeType } : {}) }
-    : b.type === 'resource' && isObj(b.resource) && typeof b.resource.blob === 'string'
-      ? { data: b.resource.blob, what: 'resource', ...(typeof b.resource.mimeType === 'string' ? { mimeType: b.resource.mimeType } : {}) }
-      : undefined),
+  blob: (b) =>
+    (b.type === 'image' || b.type === 'audio') && typeof b.data === 'string'
+      ? { data: b.data, what: b.type, ...(typeof b.mimeType === 'string' ? { mimeType: b.mimeType } : {}) }
+      : b.type === 'resource' && isObj(b.resource) && typeof b.resource.blob === 'string'
+        ? { data: b.resource.blob, what: 'resource', ...(typeof b.resource.mimeType === 'string' ? { mimeType: b.resource.mimeType } : {}) }
+        : undefined,
   note: (text) => ({ type: 'text', text }),
   rest: 'content blocks',
 };
@@ -95,7 +108,10 @@ const CONTENT: Shape = {
 const CONTENTS: Shape = {
   text: (b) => (typeof b.text === 'string' ? b.text : undefined),
   withText: (b, text) => ({ ...b, text }),
-  blob: (b) => (typeof b.blob === 'string' ? { data: b.blob, what: 'resource', ...(typeof b.mimeType === 'string' ? { mimeType: b.mimeType } : {}) } : undefined),
+  blob: (b) =>
+    typeof b.blob === 'string'
+      ? { data: b.blob, what: 'resource', ...(typeof b.mimeType === 'string' ? { mimeType: b.mimeType } : {}) }
+      : undefined,
   // A resource's note keeps its uri and says it is text now (the blob's type no longer applies).
   note: (text, b) => ({ ...(b && typeof b.uri === 'string' ? { uri: b.uri } : {}), mimeType: 'text/plain', text }),
   rest: 'resource contents',
@@ -156,8 +172,21 @@ function fitBlocks(blocks: unknown[], shape: Shape, run: Run, firstWhole: boolea
       if (end > 0) out.push(shape.withText(b, text.slice(0, end)));
       out.push(shape.note(noteText(cut, run.o.reader), b));
     } else if (blob) {
-      const id = run.o.keep({ kind: 'base64', what: blob.what, data: blob.data, shown: 0, ...(blob.mimeType ? { mimeType: blob.mimeType } : {}) });
-      const cut: Cut = { id, what: blob.what, shown: 0, total: blob.data.length, bytes: decoded(blob.data), ...(blob.mimeType ? { mimeType: blob.mimeType } : {}) };
+      const id = run.o.keep({
+        kind: 'base64',
+        what: blob.what,
+        data: blob.data,
+        shown: 0,
+        ...(blob.mimeType ? { mimeType: blob.mimeType } : {}),
+      });
+      const cut: Cut = {
+        id,
+        what: blob.what,
+        shown: 0,
+        total: blob.data.length,
+        bytes: decoded(blob.data),
+        ...(blob.mimeType ? { mimeType: blob.mimeType } : {}),
+      };
       run.cuts.push(cut);
       out.push(shape.note(noteText(cut, run.o.reader), b));
     } else {
@@ -185,7 +214,11 @@ export function budgetResult(result: unknown, o: BudgetOptions): unknown {
   if (!isObj(result)) return result;
   const run: Run = { left: o.chars, cuts: [], o };
   const out: Block = { ...result };
-  for (const [key, shape] of [['content', CONTENT], ['contents', CONTENTS], ['messages', MESSAGES]] as const) {
+  for (const [key, shape] of [
+    ['content', CONTENT],
+    ['contents', CONTENTS],
+    ['messages', MESSAGES],
+  ] as const) {
     if (!Array.isArray(result[key])) continue;
     const before = run.cuts.length;
     const fitted = fitBlocks(result[key] as unknown[], shape, run, key === 'content' && result.isError === true);
@@ -211,12 +244,18 @@ export function budgetResult(result: unknown, o: BudgetOptions): unknown {
 /** A line about a structured value too large to show: its shape and size (key names bounded). */
 function summary(v: unknown): string {
   const json = JSON.stringify(v) ?? '';
-  if (Array.isArray(v)) return `[Albedo: the structured content, an array of ${v.length} items (${size(json.length)} as JSON), did not fit the result budget.]`;
+  if (Array.isArray(v))
+    return `[Albedo: the structured content, an array of ${v.length} items (${size(json.length)} as JSON), did not fit the result budget.]`;
   if (isObj(v)) {
     const keys = Object.keys(v);
-    const shown = keys.slice(0, 20).map((k) => JSON.stringify(k.length > 64 ? `${k.slice(0, 64)}…` : k)).join(', ');
-    return `[Albedo: the structured content, an object with ${keys.length} keys (${shown}${keys.length > 20 ? ', …' : ''}; `
-      + `${size(json.length)} as JSON), did not fit the result budget.]`;
+    const shown = keys
+      .slice(0, 20)
+      .map((k) => JSON.stringify(k.length > 64 ? `${k.slice(0, 64)}…` : k))
+      .join(', ');
+    return (
+      `[Albedo: the structured content, an object with ${keys.length} keys (${shown}${keys.length > 20 ? ', …' : ''}; ` +
+      `${size(json.length)} as JSON), did not fit the result budget.]`
+    );
   }
   return `[Albedo: the structured content (${size(json.length)} as JSON) did not fit the result budget.]`;
 }
@@ -227,9 +266,16 @@ export const charsOf = (tokens: number): number => tokens * CHARS_PER_TOKEN;
 /** A page as mcp_read_result's tool result: the characters as they are, then a note of where the page sits. */
 export function pageResult(p: ResultPage): { content: Array<{ type: 'text'; text: string }>; structuredContent: Record<string, unknown> } {
   const end = p.offset + p.data.length;
-  const where = p.next === null
-    ? `[Albedo: characters ${p.offset}–${end} of ${p.total} of result ${p.id}; this is the end.]`
-    : `[Albedo: characters ${p.offset}–${end} of ${p.total} of result ${p.id}; call mcp_read_result with offset ${p.next} for the next page.]`;
+  const where =
+    p.next === null
+      ? `[Albedo: characters ${p.offset}–${end} of ${p.total} of result ${p.id}; this is the end.]`
+      : `[Albedo: characters ${p.offset}–${end} of ${p.total} of result ${p.id}; call mcp_read_result with offset ${p.next} for the next page.]`;
   const { data: _d, ...facts } = p;
-  return { content: [{ type: 'text', text: p.data }, { type: 'text', text: where }], structuredContent: { ...facts, end } };
+  return {
+    content: [
+      { type: 'text', text: p.data },
+      { type: 'text', text: where },
+    ],
+    structuredContent: { ...facts, end },
+  };
 }

@@ -15,12 +15,32 @@ import { fileURLToPath } from 'node:url';
 import type { Kernel, ServiceSpec } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
 import type { InputCheck, ModelTool, RouteEntry } from '../protocol/catalogue.ts';
-import type { Activity, ContextCost, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions, ToolsMode } from '../protocol/composer.ts';
+import type {
+  Activity,
+  ContextCost,
+  ServerStatus,
+  SessionCallOptions,
+  SessionEvent,
+  SessionOptions,
+  ToolsMode,
+} from '../protocol/composer.ts';
 import type { SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
 import { COMPOSER_TOPICS } from '../services/composer/transport-port.ts';
 import { checkCall, planCall } from '../services/composer/plan-call.ts';
 import { DirectCalls } from './direct-calls.ts';
-import { CALL_TOOL, Deferred, READ_TOOL, SEARCH_TOOL, callArgs, defers, fixedTools, readArgs, searchArgs, searchResult, type FoundTool } from './deferred.ts';
+import {
+  CALL_TOOL,
+  Deferred,
+  READ_TOOL,
+  SEARCH_TOOL,
+  callArgs,
+  defers,
+  fixedTools,
+  readArgs,
+  searchArgs,
+  searchResult,
+  type FoundTool,
+} from './deferred.ts';
 import { budgetResult, charsOf, pageResult, ResultStore, type ResultPage } from './results.ts';
 import { MAX_RESULT_HINT_CHARS } from '../protocol/composer.ts';
 import { definitionsTokens } from '../services/catalogue/tokens.ts';
@@ -244,9 +264,12 @@ export class AlbedoSession {
     const status = this.#snap.status;
     const { route, op } = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args, this.#inputs);
     // The server's own budget (the user's setting) wins; else the tool's hint, within the hard cap; else the session's.
-    const chars = this.#budgets.has(route.server) || !(route.kind === 'tool' && route.maxResultChars)
-      ? this.#budgetChars(route.server) : Math.min(route.maxResultChars, MAX_RESULT_HINT_CHARS);
-    const budget = (r: unknown): unknown => budgetResult(r, { chars, keep: (part) => this.#results.keep(this.id, { ...part, page: chars }), reader: READ_TOOL });
+    const chars =
+      this.#budgets.has(route.server) || !(route.kind === 'tool' && route.maxResultChars)
+        ? this.#budgetChars(route.server)
+        : Math.min(route.maxResultChars, MAX_RESULT_HINT_CHARS);
+    const budget = (r: unknown): unknown =>
+      budgetResult(r, { chars, keep: (part) => this.#results.keep(this.id, { ...part, page: chars }), reader: READ_TOOL });
     const conn = this.#snap.connections.find((c) => c.server === route.server);
     const timeoutMs = opts.timeoutMs ?? conn?.callTimeoutMs ?? 60_000;
     if (conn?.open) {
@@ -259,7 +282,9 @@ export class AlbedoSession {
     }
     const wait = timeoutMs + (conn?.startupTimeoutMs ?? 30_000) + SLACK_MS;
     const params = opts.timeoutMs === undefined ? { id: this.id, name, args } : { id: this.id, name, args, timeoutMs: opts.timeoutMs };
-    return budget(await this.#composer(() => this.#kernel.call('composer', 'session/call', params, { timeoutMs: wait, signal: opts.signal })));
+    return budget(
+      await this.#composer(() => this.#kernel.call('composer', 'session/call', params, { timeoutMs: wait, signal: opts.signal })),
+    );
   }
 
   /** The loaded list grew: the composer records it (so a restored session keeps it); a failure costs only that. */
@@ -268,7 +293,10 @@ export class AlbedoSession {
     // In order, one after the other: the composer takes only a longer list, so a late shorter one changes nothing.
     this.#loadedWrite = this.#loadedWrite
       .then(() => this.#kernel.call('composer', 'session/loaded', { id: this.id, names }, { timeoutMs: 60_000 }))
-      .then(() => {}, () => {});
+      .then(
+        () => {},
+        () => {},
+      );
   };
   #loadedWrite: Promise<void> = Promise.resolve();
 
@@ -345,7 +373,9 @@ export class AlbedoSession {
         await close();
       }
       if (!this.#closed) this.event({ type: 'closed' });
-    })().finally(() => { this.#closing = undefined; });
+    })().finally(() => {
+      this.#closing = undefined;
+    });
     return this.#closing;
   }
 }
@@ -391,7 +421,8 @@ export class Sessions {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
     const home = this.#init.home;
     if (home === null) {
-      const message = 'sessions need a home (the state directory with extensions.json and the saved catalogues); this instance was created with home: null';
+      const message =
+        'sessions need a home (the state directory with extensions.json and the saved catalogues); this instance was created with home: null';
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run' });
     }
     if (this.#started) return;
@@ -401,8 +432,12 @@ export class Sessions {
     kernel.start({ name: 'catalogue', module: CATALOGUE, instances: 1, options: { storePath: `${home}/store` }, ...supervision });
     this.#direct.provide();
     kernel.start({
-      name: 'composer', module: COMPOSER, instances: 1, subscribe: COMPOSER_TOPICS,
-      options: { owner: this.#owner, home, capabilities: this.#init.capabilities }, ...supervision,
+      name: 'composer',
+      module: COMPOSER,
+      instances: 1,
+      subscribe: COMPOSER_TOPICS,
+      options: { owner: this.#owner, home, capabilities: this.#init.capabilities },
+      ...supervision,
     });
     this.#offs.push(
       kernel.on('composer', 'session/updated', (snap) => this.#open.get(snap.id)?.updated(snap)),

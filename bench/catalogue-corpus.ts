@@ -32,9 +32,26 @@ function rng(seed: number): () => number {
   };
 }
 
-const WORDS = ['file', 'path', 'project', 'issue', 'record', 'query', 'entry', 'branch', 'item', 'note', 'event', 'user', 'page', 'table', 'ticket'];
+const WORDS = [
+  'file',
+  'path',
+  'project',
+  'issue',
+  'record',
+  'query',
+  'entry',
+  'branch',
+  'item',
+  'note',
+  'event',
+  'user',
+  'page',
+  'table',
+  'ticket',
+];
 const VERBS = ['read', 'write', 'list', 'search', 'create', 'update', 'delete', 'get', 'move', 'sync', 'export', 'import', 'find', 'check'];
-const LOREM = 'The operation works on the given target and returns a structured summary of what it found, including counts and the first matching lines. ';
+const LOREM =
+  'The operation works on the given target and returns a structured summary of what it found, including counts and the first matching lines. ';
 
 interface Gen {
   r: () => number;
@@ -60,7 +77,11 @@ function gen(seed: number, i: number): Gen {
 }
 
 const draft07 = (properties: S, required: string[], g: Gen): S => ({
-  type: 'object', properties, required, additionalProperties: false, $schema: 'http://json-schema.org/draft-07/schema#',
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+  $schema: 'http://json-schema.org/draft-07/schema#',
   ...(g.r() < 0.3 ? { description: g.desc(20, 120) } : {}),
 });
 
@@ -83,43 +104,80 @@ function extras(g: Gen): S {
 
 const SHAPES: Array<(g: Gen) => S> = [
   // server-filesystem
-  (g) => draft07({
-    [g.pick(['path', 'filePath', 'target_path'])]: { type: 'string' },
-    tail: { type: 'number', description: 'If provided, returns only the last N lines of the file' },
-    head: { type: 'number', description: 'If provided, returns only the first N lines of the file' }, ...extras(g),
-  }, [], g),
-  (g) => draft07({ paths: { type: 'array', items: { type: 'string' }, minItems: 1, description: g.desc(10, 60) }, ...extras(g) }, ['paths'], g),
-  (g) => draft07({ path: { type: 'string' }, content: { type: 'string', description: g.desc(0, 40) }, ...extras(g) }, ['path', 'content'], g),
-  (g) => draft07({
-    path: { type: 'string' },
-    edits: {
-      type: 'array',
-      items: {
-        type: 'object', additionalProperties: false, required: ['oldText', 'newText'],
-        properties: {
-          oldText: { type: 'string', description: 'Text to search for - must match exactly' },
-          newText: { type: 'string', description: g.desc(10, 50) },
-        },
+  (g) =>
+    draft07(
+      {
+        [g.pick(['path', 'filePath', 'target_path'])]: { type: 'string' },
+        tail: { type: 'number', description: 'If provided, returns only the last N lines of the file' },
+        head: { type: 'number', description: 'If provided, returns only the first N lines of the file' },
+        ...extras(g),
       },
-    },
-    dryRun: { type: 'boolean', default: false, description: 'Preview changes using git-style diff format' }, ...extras(g),
-  }, ['path', 'edits'], g),
-  (g) => draft07({
-    path: { type: 'string' }, sortBy: { type: 'string', enum: ['name', 'size', ...(g.r() < 0.5 ? ['mtime'] : [])], default: 'name' },
-  }, ['path'], g),
-  (g) => draft07({ path: { type: 'string' }, excludePatterns: { type: 'array', items: { type: 'string' }, default: [] }, ...extras(g) }, ['path'], g),
+      [],
+      g,
+    ),
+  (g) =>
+    draft07({ paths: { type: 'array', items: { type: 'string' }, minItems: 1, description: g.desc(10, 60) }, ...extras(g) }, ['paths'], g),
+  (g) =>
+    draft07({ path: { type: 'string' }, content: { type: 'string', description: g.desc(0, 40) }, ...extras(g) }, ['path', 'content'], g),
+  (g) =>
+    draft07(
+      {
+        path: { type: 'string' },
+        edits: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['oldText', 'newText'],
+            properties: {
+              oldText: { type: 'string', description: 'Text to search for - must match exactly' },
+              newText: { type: 'string', description: g.desc(10, 50) },
+            },
+          },
+        },
+        dryRun: { type: 'boolean', default: false, description: 'Preview changes using git-style diff format' },
+        ...extras(g),
+      },
+      ['path', 'edits'],
+      g,
+    ),
+  (g) =>
+    draft07(
+      {
+        path: { type: 'string' },
+        sortBy: { type: 'string', enum: ['name', 'size', ...(g.r() < 0.5 ? ['mtime'] : [])], default: 'name' },
+      },
+      ['path'],
+      g,
+    ),
+  (g) =>
+    draft07(
+      { path: { type: 'string' }, excludePatterns: { type: 'array', items: { type: 'string' }, default: [] }, ...extras(g) },
+      ['path'],
+      g,
+    ),
   (g) => draft07({ source: { type: 'string' }, destination: { type: 'string' }, ...extras(g) }, ['source', 'destination'], g),
-  (g) => draft07({
-    path: { type: 'string' }, pattern: { type: 'string', description: g.desc(5, 60) }, excludePatterns: { type: 'array', items: { type: 'string' } },
-  }, ['path', 'pattern'], g),
+  (g) =>
+    draft07(
+      {
+        path: { type: 'string' },
+        pattern: { type: 'string', description: g.desc(5, 60) },
+        excludePatterns: { type: 'array', items: { type: 'string' } },
+      },
+      ['path', 'pattern'],
+      g,
+    ),
   // pydantic / FastMCP: titles, $defs and $ref, anyOf nullables
   (g) => {
     const item = `${g.pick(['Item', 'Entry', 'Row', 'Filter'])}${g.i % 7}`;
     return {
-      type: 'object', title: `${g.pick(VERBS)}Arguments`,
+      type: 'object',
+      title: `${g.pick(VERBS)}Arguments`,
       $defs: {
         [item]: {
-          type: 'object', title: item, required: ['key'],
+          type: 'object',
+          title: item,
+          required: ['key'],
           properties: {
             key: { type: 'string', title: 'Key' },
             value: { anyOf: [{ type: 'string' }, { type: 'null' }], default: null, title: 'Value' },
@@ -152,7 +210,8 @@ const SHAPES: Array<(g: Gen) => S> = [
   }),
   // a long description (bounded to 1,024 with the cut marked) and a long enum
   (g) => ({
-    type: 'object', description: g.desc(900, 2_500),
+    type: 'object',
+    description: g.desc(900, 2_500),
     properties: {
       region: { type: 'string', enum: Array.from({ length: 50 + Math.floor(g.r() * 400) }, (_, e) => `r-${g.i}-${e}`) },
       query: { type: 'string', description: g.desc(100, 1_400) },
@@ -166,14 +225,17 @@ function realShapes(): Array<(g: Gen) => S> {
   const everything = (fixture('everything.json').tools as Array<{ inputSchema: S }>).map((x) => x.inputSchema);
   const conformance = (fixture('conformance.json').tools as Array<{ inputSchema: S }>).map((x) => x.inputSchema);
   const hard = Object.entries(fixture('hard.json').cases as Record<string, unknown>)
-    .filter(([, v]) => typeof v === 'object' && v !== null && (v as S).type === 'object').map(([, v]) => v as S);
-  const vary = (base: S) => (g: Gen): S => {
-    const s = structuredClone(base);
-    s.description = g.desc(10, 200);
-    const props = (s.properties ?? {}) as S;
-    s.properties = { ...props, ...extras(g) };
-    return s;
-  };
+    .filter(([, v]) => typeof v === 'object' && v !== null && (v as S).type === 'object')
+    .map(([, v]) => v as S);
+  const vary =
+    (base: S) =>
+    (g: Gen): S => {
+      const s = structuredClone(base);
+      s.description = g.desc(10, 200);
+      const props = (s.properties ?? {}) as S;
+      s.properties = { ...props, ...extras(g) };
+      return s;
+    };
   // Real catalogues are mostly plain: the hard cases are a few percent of the tools.
   return [...everything.map(vary), ...conformance.map(vary), ...hard.slice(0, 4).map(vary)];
 }

@@ -60,8 +60,15 @@ export interface CatalogueBenchContext {
   quick: boolean;
   rounds: number;
   row(r: {
-    group: string; scenario: string; unit: string; albedo: number; peer: number | null; peerLabel?: string;
-    better: 'higher' | 'lower'; target?: string; targetAbs?: number;
+    group: string;
+    scenario: string;
+    unit: string;
+    albedo: number;
+    peer: number | null;
+    peerLabel?: string;
+    better: 'higher' | 'lower';
+    target?: string;
+    targetAbs?: number;
   }): void;
   log(s: string): void;
 }
@@ -69,13 +76,20 @@ export interface CatalogueBenchContext {
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function measure(mode: Mode, n: number, rounds: number): Promise<ChildResult> {
-  const entries: ServerCatalogue[] = [{ server: 'big', catalogue: { tools: catalogueCorpus(n), resources: [], resourceTemplates: [], prompts: [] } }];
+  const entries: ServerCatalogue[] = [
+    { server: 'big', catalogue: { tools: catalogueCorpus(n), resources: [], resourceTemplates: [], prompts: [] } },
+  ];
   const home = mkdtempSync(path.join(os.tmpdir(), 'albedo-bench-catalogue-'));
   let kernel: Kernel | null = null;
   try {
     if (mode !== 'inline') {
       kernel = new Kernel();
-      const pool = mode === 'nopool' ? { threshold: Number.MAX_SAFE_INTEGER, nodes: Number.MAX_SAFE_INTEGER } : mode === 'pool2' ? { maxThreads: 2 } : {};
+      const pool =
+        mode === 'nopool'
+          ? { threshold: Number.MAX_SAFE_INTEGER, nodes: Number.MAX_SAFE_INTEGER }
+          : mode === 'pool2'
+            ? { maxThreads: 2 }
+            : {};
       kernel.start({ name: 'catalogue', module: SERVICE, options: { storePath: path.join(home, 'store'), pool } });
       // The worker is up before the clock starts: a daemon starts it once. The pool is made by the first large batch.
       await kernel.call('catalogue', 'catalogue/profiles', {});
@@ -85,7 +99,9 @@ async function measure(mode: Mode, n: number, rounds: number): Promise<ChildResu
     for (let r = 0; r < rounds; r++) {
       // A new cache each round: every schema is normalised again.
       const cache = k
-        ? new SchemaCache({ batch: (schemas, profile) => k.call('catalogue', 'catalogue/normalise', { schemas, profile }, { timeoutMs: 300_000 }) })
+        ? new SchemaCache({
+            batch: (schemas, profile) => k.call('catalogue', 'catalogue/normalise', { schemas, profile }, { timeoutMs: 300_000 }),
+          })
         : new SchemaCache((s, p) => normalise(s, p as never));
       if (k) await k.call('catalogue', 'catalogue/stats', { loopDelay: 'start' });
       const h = monitorEventLoopDelay({ resolution: 1 });
@@ -102,8 +118,12 @@ async function measure(mode: Mode, n: number, rounds: number): Promise<ChildResu
       h.disable();
       const svc = k ? await k.call('catalogue', 'catalogue/stats', { loopDelay: 'stop' }) : null;
       out.push({
-        ms: t2 - t0, warmMs: t1 - t0, defsMs: t2 - t1, callerLoopMaxMs: h.max / 1e6,
-        serviceLoopMaxMs: svc?.loopDelay?.maxMs ?? null, tools: defs.tools.length,
+        ms: t2 - t0,
+        warmMs: t1 - t0,
+        defsMs: t2 - t1,
+        callerLoopMaxMs: h.max / 1e6,
+        serviceLoopMaxMs: svc?.loopDelay?.maxMs ?? null,
+        tools: defs.tools.length,
       });
     }
     const pooled = k ? (await k.call('catalogue', 'catalogue/stats', {})).pooled : 0;
@@ -116,14 +136,22 @@ async function measure(mode: Mode, n: number, rounds: number): Promise<ChildResu
 
 function child(mode: Mode, n: number, rounds: number): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const p = spawn(NODE, [path.join(ROOT, 'bench', 'catalogue.ts'), 'child', mode, String(n), String(rounds)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(NODE, [path.join(ROOT, 'bench', 'catalogue.ts'), 'child', mode, String(n), String(rounds)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
-    p.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    p.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
-    p.on('close', (code) => (code === 0
-      ? resolve(JSON.parse(out.trim().split('\n').pop()!) as ChildResult)
-      : reject(new Error(`bench/catalogue.ts child ${mode} failed (${code}): ${err.slice(-2000)}`))));
+    p.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    p.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
+    p.on('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split('\n').pop()!) as ChildResult)
+        : reject(new Error(`bench/catalogue.ts child ${mode} failed (${code}): ${err.slice(-2000)}`)),
+    );
   });
 }
 
@@ -142,36 +170,81 @@ export async function catalogueRows(ctx: CatalogueBenchContext): Promise<void> {
   const service = await child('service', n, rounds);
   const nopool = await child('nopool', n, rounds);
   const pool2 = await child('pool2', n, rounds);
-  for (const [name, c] of [['inline', inline], ['service', service], ['nopool', nopool], ['pool2', pool2]] as const) {
-    log(`  ${name}: ${c.rounds.map((r) => `${r.ms.toFixed(0)} ms (warm ${r.warmMs.toFixed(0)}, defs ${r.defsMs.toFixed(0)}, caller loop `
-      + `${r.callerLoopMaxMs.toFixed(0)}, service loop ${r.serviceLoopMaxMs?.toFixed(0) ?? '—'})`).join('; ')}; peak RSS ${c.peakRssMb.toFixed(0)} MB`);
+  for (const [name, c] of [
+    ['inline', inline],
+    ['service', service],
+    ['nopool', nopool],
+    ['pool2', pool2],
+  ] as const) {
+    log(
+      `  ${name}: ${c.rounds
+        .map(
+          (r) =>
+            `${r.ms.toFixed(0)} ms (warm ${r.warmMs.toFixed(0)}, defs ${r.defsMs.toFixed(0)}, caller loop ` +
+            `${r.callerLoopMaxMs.toFixed(0)}, service loop ${r.serviceLoopMaxMs?.toFixed(0) ?? '—'})`,
+        )
+        .join('; ')}; peak RSS ${c.peakRssMb.toFixed(0)} MB`,
+    );
   }
   if (service.pooled === 0 || nopool.pooled !== 0) throw new Error('the bench did not run the batches where it meant to');
   const inThread = 'in-thread, no worker';
   row({
-    group: GROUP, scenario: `${label}: through the catalogue service + piscina (beyond wire time, p50)`, unit: 'ms',
-    albedo: med(service, (r) => r.ms), peer: med(inline, (r) => r.ms), peerLabel: inThread, better: 'lower', target: '≤ 250 ms', targetAbs: 250,
+    group: GROUP,
+    scenario: `${label}: through the catalogue service + piscina (beyond wire time, p50)`,
+    unit: 'ms',
+    albedo: med(service, (r) => r.ms),
+    peer: med(inline, (r) => r.ms),
+    peerLabel: inThread,
+    better: 'lower',
+    target: '≤ 250 ms',
+    targetAbs: 250,
   });
   row({
-    group: GROUP, scenario: `${label}: first batch of a new process (cold; the pool starts)`, unit: 'ms',
-    albedo: service.rounds[0]!.ms, peer: inline.rounds[0]!.ms, peerLabel: inThread, better: 'lower', target: '≤ 250 ms', targetAbs: 250,
+    group: GROUP,
+    scenario: `${label}: first batch of a new process (cold; the pool starts)`,
+    unit: 'ms',
+    albedo: service.rounds[0]!.ms,
+    peer: inline.rounds[0]!.ms,
+    peerLabel: inThread,
+    better: 'lower',
+    target: '≤ 250 ms',
+    targetAbs: 250,
   });
   row({
-    group: GROUP, scenario: `${label}: through the catalogue service, piscina off (p50)`, unit: 'ms',
-    albedo: med(nopool, (r) => r.ms), peer: med(inline, (r) => r.ms), peerLabel: inThread, better: 'lower',
-  });
-  row({
-    group: GROUP, scenario: `${label}: piscina with 2 threads vs 1 (p50)`, unit: 'ms',
-    albedo: med(pool2, (r) => r.ms), peer: med(service, (r) => r.ms), peerLabel: '1 pool thread', better: 'lower',
-  });
-  row({
-    group: GROUP, scenario: `${label}: service thread's event-loop max delay`, unit: 'ms',
-    albedo: worst(service, (r) => r.serviceLoopMaxMs ?? 0), peer: worst(nopool, (r) => r.serviceLoopMaxMs ?? 0), peerLabel: 'piscina off',
+    group: GROUP,
+    scenario: `${label}: through the catalogue service, piscina off (p50)`,
+    unit: 'ms',
+    albedo: med(nopool, (r) => r.ms),
+    peer: med(inline, (r) => r.ms),
+    peerLabel: inThread,
     better: 'lower',
   });
   row({
-    group: GROUP, scenario: `${label}: caller thread's event-loop max delay`, unit: 'ms',
-    albedo: worst(service, (r) => r.callerLoopMaxMs), peer: worst(inline, (r) => r.callerLoopMaxMs), peerLabel: inThread, better: 'lower',
+    group: GROUP,
+    scenario: `${label}: piscina with 2 threads vs 1 (p50)`,
+    unit: 'ms',
+    albedo: med(pool2, (r) => r.ms),
+    peer: med(service, (r) => r.ms),
+    peerLabel: '1 pool thread',
+    better: 'lower',
+  });
+  row({
+    group: GROUP,
+    scenario: `${label}: service thread's event-loop max delay`,
+    unit: 'ms',
+    albedo: worst(service, (r) => r.serviceLoopMaxMs ?? 0),
+    peer: worst(nopool, (r) => r.serviceLoopMaxMs ?? 0),
+    peerLabel: 'piscina off',
+    better: 'lower',
+  });
+  row({
+    group: GROUP,
+    scenario: `${label}: caller thread's event-loop max delay`,
+    unit: 'ms',
+    albedo: worst(service, (r) => r.callerLoopMaxMs),
+    peer: worst(inline, (r) => r.callerLoopMaxMs),
+    peerLabel: inThread,
+    better: 'lower',
   });
   // Peak RSS of one catalogue: a process that handles it once (over several rounds, garbage not yet collected would count).
   const once: ChildResult[] = [];
@@ -179,12 +252,22 @@ export async function catalogueRows(ctx: CatalogueBenchContext): Promise<void> {
   const mb = (c: ChildResult): string => `${c.peakRssMb.toFixed(0)} MB`;
   log(`  peak RSS, one batch: inline ${mb(once[0]!)}, service ${mb(once[1]!)}, piscina off ${mb(once[2]!)}`);
   row({
-    group: GROUP, scenario: `${label}: peak RSS of a process that handles it once`, unit: 'MB',
-    albedo: once[1]!.peakRssMb, peer: once[0]!.peakRssMb, peerLabel: inThread, better: 'lower',
+    group: GROUP,
+    scenario: `${label}: peak RSS of a process that handles it once`,
+    unit: 'MB',
+    albedo: once[1]!.peakRssMb,
+    peer: once[0]!.peakRssMb,
+    peerLabel: inThread,
+    better: 'lower',
   });
   row({
-    group: GROUP, scenario: `${label}: peak RSS, catalogue service with piscina vs without`, unit: 'MB',
-    albedo: once[1]!.peakRssMb, peer: once[2]!.peakRssMb, peerLabel: 'piscina off', better: 'lower',
+    group: GROUP,
+    scenario: `${label}: peak RSS, catalogue service with piscina vs without`,
+    unit: 'MB',
+    albedo: once[1]!.peakRssMb,
+    peer: once[2]!.peakRssMb,
+    peerLabel: 'piscina off',
+    better: 'lower',
   });
 }
 

@@ -57,7 +57,13 @@ async function impl(): Promise<Impl> {
   return implName === 'albedo' ? albedoImpl(null) : sdkImpl();
 }
 
-interface Settled { rssMb: number; heapMb: number; launchersMb: number; workerHeapMb: number | null; rounds: number }
+interface Settled {
+  rssMb: number;
+  heapMb: number;
+  launchersMb: number;
+  workerHeapMb: number | null;
+  rounds: number;
+}
 
 /**
  * This process's memory at rest: last-resort GCs on the main thread and,
@@ -129,7 +135,7 @@ switch (scenario) {
     const openTo = async (n: number): Promise<void> => {
       while (conns.length < n) {
         const batch = Math.min(10, n - conns.length);
-        conns.push(...await Promise.all(Array.from({ length: batch }, () => i.connect(servers.rawJs(serverJs)))));
+        conns.push(...(await Promise.all(Array.from({ length: batch }, () => i.connect(servers.rawJs(serverJs))))));
       }
       await Promise.all(conns.map((c) => c.call('echo', { text: 'x' })));
     };
@@ -139,7 +145,12 @@ switch (scenario) {
     const b = await settled(kernel);
     const per = (x: number, y: number): number => (y - x) / (hi - lo);
     out = {
-      lo, hi, rssLoMb: a.rssMb, rssHiMb: b.rssMb, heapTotalLoMb: a.heapMb, heapTotalHiMb: b.heapMb,
+      lo,
+      hi,
+      rssLoMb: a.rssMb,
+      rssHiMb: b.rssMb,
+      heapTotalLoMb: a.heapMb,
+      heapTotalHiMb: b.heapMb,
       settleRounds: Math.max(a.rounds, b.rounds),
       perConnMb: per(a.rssMb, b.rssMb),
       launcherPerConnMb: implName === 'albedo' ? per(a.launchersMb, b.launchersMb) : 0,
@@ -167,8 +178,11 @@ switch (scenario) {
       }
       const b = await settled(albedo.kernel);
       out = {
-        m, rssBeforeMb: a.rssMb, rssAfterMb: b.rssMb,
-        perSessionMb: (b.rssMb - a.rssMb) / m, launcherPerSessionMb: (b.launchersMb - a.launchersMb) / m,
+        m,
+        rssBeforeMb: a.rssMb,
+        rssAfterMb: b.rssMb,
+        perSessionMb: (b.rssMb - a.rssMb) / m,
+        launcherPerSessionMb: (b.launchersMb - a.launchersMb) / m,
       };
       await albedo.close();
     } finally {
@@ -183,7 +197,7 @@ switch (scenario) {
     const times: number[] = [];
     for (let k = 0; k < 3; k++) {
       const t0 = performance.now();
-      const r = await c.call('big', { bytes }) as { content: Array<{ text: string }> };
+      const r = (await c.call('big', { bytes })) as { content: Array<{ text: string }> };
       times.push(performance.now() - t0);
       if (r.content[0]!.text.length !== bytes) throw new Error('short result');
     }

@@ -33,7 +33,9 @@ async function daemon(home: string): Promise<{ stop(): Promise<void> }> {
   const child = spawn(NODE, [BIN, 'daemon'], { env: { ...process.env, ALBEDO_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the daemon exited with ${code}`)));
-    createInterface({ input: child.stderr! }).on('line', (l) => { if (l.includes('listening on')) resolve(); });
+    createInterface({ input: child.stderr! }).on('line', (l) => {
+      if (l.includes('listening on')) resolve();
+    });
   });
   return {
     stop: async () => {
@@ -57,7 +59,10 @@ export async function cliRows(ctx: CliBenchContext): Promise<void> {
   const { row, log } = ctx;
   const runs = ctx.quick ? 3 : 20;
   const home = path.join(ctx.home, 'cli-start-up');
-  writeServers(home, manyOf(5, () => servers.rawStdio('modern')));
+  writeServers(
+    home,
+    manyOf(5, () => servers.rawStdio('modern')),
+  );
   log(`cli: albedo mcp list start-up, ${runs} runs`);
   const d = await daemon(home);
   try {
@@ -73,8 +78,15 @@ export async function cliRows(ctx: CliBenchContext): Promise<void> {
       bare.push(wall(NODE, ['-e', '0'], { env }));
     }
     row({
-      group: GROUP, scenario: '`albedo mcp list` start-up against a running daemon (node bin/albedo.ts, wall, median)', unit: 'ms',
-      albedo: median(cli), peer: median(bare), peerLabel: 'bare `node -e 0`', better: 'lower', target: '≤ 150 ms', targetAbs: 150,
+      group: GROUP,
+      scenario: '`albedo mcp list` start-up against a running daemon (node bin/albedo.ts, wall, median)',
+      unit: 'ms',
+      albedo: median(cli),
+      peer: median(bare),
+      peerLabel: 'bare `node -e 0`',
+      better: 'lower',
+      target: '≤ 150 ms',
+      targetAbs: 150,
     });
     if (spawnSync('npx', ['--version'], { env, stdio: 'ignore' }).status === 0) {
       // How a user runs it in a clone: `npx albedo` (npm installs the clone into its npx cache and
@@ -87,8 +99,13 @@ export async function cliRows(ctx: CliBenchContext): Promise<void> {
         npxFloor.push(wall('npx', ['node', '-e', '0'], inClone));
       }
       row({
-        group: GROUP, scenario: '`npx albedo mcp list` in the clone, against a running daemon (wall, median)', unit: 'ms',
-        albedo: median(viaNpx), peer: median(npxFloor), peerLabel: '`npx node -e 0` (npx running a local bin)', better: 'lower',
+        group: GROUP,
+        scenario: '`npx albedo mcp list` in the clone, against a running daemon (wall, median)',
+        unit: 'ms',
+        albedo: median(viaNpx),
+        peer: median(npxFloor),
+        peerLabel: '`npx node -e 0` (npx running a local bin)',
+        better: 'lower',
       });
     } else {
       log('cli: npx is not on PATH; its row is left out');
@@ -103,9 +120,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const home = mkdtempSync(path.join(os.tmpdir(), 'albedo-bench-cli-'));
   try {
     await cliRows({
-      quick: process.argv.includes('--quick'), home, log: (s) => process.stderr.write(s + '\n'),
-      row: (r) => process.stdout.write(`${r.scenario}: ${r.albedo.toFixed(1)} ${r.unit}`
-        + `${r.peer === null ? '' : ` (${r.peerLabel}: ${r.peer.toFixed(1)} ${r.unit})`}\n`),
+      quick: process.argv.includes('--quick'),
+      home,
+      log: (s) => process.stderr.write(s + '\n'),
+      row: (r) =>
+        process.stdout.write(
+          `${r.scenario}: ${r.albedo.toFixed(1)} ${r.unit}` +
+            `${r.peer === null ? '' : ` (${r.peerLabel}: ${r.peer.toFixed(1)} ${r.unit})`}\n`,
+        ),
     });
   } finally {
     rmSync(home, { recursive: true, force: true });

@@ -17,18 +17,27 @@ import { manyOf, writeServers, type SessionBenchContext } from './sessions.ts';
 
 const GROUP = 'daemon';
 
-interface Running { child: ChildProcess; port: number; token: string; stop(): Promise<void> }
+interface Running {
+  child: ChildProcess;
+  port: number;
+  token: string;
+  stop(): Promise<void>;
+}
 
 async function startDaemon(home: string): Promise<Running> {
   const env = { ...process.env, ALBEDO_HOME: home };
   const child = spawn(NODE, [path.join(ROOT, 'bin', 'albedo.ts'), 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the daemon exited with ${code}`)));
-    createInterface({ input: child.stderr! }).on('line', (l) => { if (l.includes('listening on')) resolve(); });
+    createInterface({ input: child.stderr! }).on('line', (l) => {
+      if (l.includes('listening on')) resolve();
+    });
   });
   const info = JSON.parse(readFileSync(path.join(home, 'daemon.json'), 'utf8')) as { port: number; token: string };
   return {
-    child, port: info.port, token: info.token,
+    child,
+    port: info.port,
+    token: info.token,
     stop: async () => {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -70,10 +79,17 @@ export async function daemonRows(ctx: SessionBenchContext): Promise<void> {
     try {
       const res: Array<Array<{ p50: number; rate: number }>> = [[], []];
       for (let r = 0; r < P.rounds; r++) {
-        const conns: BenchConn[] = [await httpSession(d, pool), await (async () => {
-          const s = await embedded.sessions.open();
-          return { call: (n: string, a: Record<string, unknown>) => s.call(`echo/${n}`, a), toolCount: () => s.tools().length, close: () => s.close() };
-        })()];
+        const conns: BenchConn[] = [
+          await httpSession(d, pool),
+          await (async () => {
+            const s = await embedded.sessions.open();
+            return {
+              call: (n: string, a: Record<string, unknown>) => s.call(`echo/${n}`, a),
+              toolCount: () => s.tools().length,
+              close: () => s.close(),
+            };
+          })(),
+        ];
         for (const [k, c] of conns.entries()) {
           await sequential(c, P.warm);
           const lat = await sequential(c, P.seq);
@@ -81,19 +97,33 @@ export async function daemonRows(ctx: SessionBenchContext): Promise<void> {
           await c.close();
         }
       }
-      const [api, emb] = res as [typeof res[0], typeof res[0]];
+      const [api, emb] = res as [(typeof res)[0], (typeof res)[0]];
       const p50 = [median(api.map((x) => x.p50)), median(emb.map((x) => x.p50))] as const;
       row({
-        group: GROUP, scenario: 'call through the daemon API vs embedded (p50 latency)', unit: 'ms',
-        albedo: p50[0], peer: p50[1], peerLabel: 'embedded session', better: 'lower',
+        group: GROUP,
+        scenario: 'call through the daemon API vs embedded (p50 latency)',
+        unit: 'ms',
+        albedo: p50[0],
+        peer: p50[1],
+        peerLabel: 'embedded session',
+        better: 'lower',
       });
       row({
-        group: GROUP, scenario: 'call through the daemon API: overhead over embedded at p50', unit: 'µs',
-        albedo: (p50[0] - p50[1]) * 1000, peer: null, better: 'lower',
+        group: GROUP,
+        scenario: 'call through the daemon API: overhead over embedded at p50',
+        unit: 'µs',
+        albedo: (p50[0] - p50[1]) * 1000,
+        peer: null,
+        better: 'lower',
       });
       row({
-        group: GROUP, scenario: 'call through the daemon API vs embedded, 32 in flight', unit: 'calls/s',
-        albedo: median(api.map((x) => x.rate)), peer: median(emb.map((x) => x.rate)), peerLabel: 'embedded session', better: 'higher',
+        group: GROUP,
+        scenario: 'call through the daemon API vs embedded, 32 in flight',
+        unit: 'calls/s',
+        albedo: median(api.map((x) => x.rate)),
+        peer: median(emb.map((x) => x.rate)),
+        peerLabel: 'embedded session',
+        better: 'higher',
       });
     } finally {
       await pool.close();
@@ -108,7 +138,10 @@ export async function daemonRows(ctx: SessionBenchContext): Promise<void> {
   log(`daemon: session create over HTTP with ${n} saved catalogues`);
   {
     const home = path.join(ctx.home, 'daemon-open');
-    writeServers(home, manyOf(n, () => servers.rawStdio('modern')));
+    writeServers(
+      home,
+      manyOf(n, () => servers.rawStdio('modern')),
+    );
     const d = await startDaemon(home);
     const pool = new Pool(`http://127.0.0.1:${d.port}`, { connections: 4 });
     try {
@@ -124,8 +157,14 @@ export async function daemonRows(ctx: SessionBenchContext): Promise<void> {
         await s.close();
       }
       row({
-        group: GROUP, scenario: `POST /v1/sessions, ${n} saved catalogues (p50)`, unit: 'ms', albedo: median(times), peer: null, better: 'lower',
-        target: '≤ 20 ms', targetAbs: 20,
+        group: GROUP,
+        scenario: `POST /v1/sessions, ${n} saved catalogues (p50)`,
+        unit: 'ms',
+        albedo: median(times),
+        peer: null,
+        better: 'lower',
+        target: '≤ 20 ms',
+        targetAbs: 20,
       });
     } finally {
       await pool.close();

@@ -4,7 +4,14 @@
 // listener, so no per-call ref/unref of the port is measured.
 import { parentPort } from 'node:worker_threads';
 
-interface Call { kind: 'call'; id: number; inc: number; method: string; params: unknown; deadline: number }
+interface Call {
+  kind: 'call';
+  id: number;
+  inc: number;
+  method: string;
+  params: unknown;
+  deadline: number;
+}
 
 const port = parentPort!;
 port.on('message', (m: Call) => {

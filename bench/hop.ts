@@ -35,11 +35,12 @@ function bareWorker(): { call: Echo; close(): Promise<number> } {
     resolve?.(m.value);
   });
   return {
-    call: (params) => new Promise((resolve) => {
-      const id = next++;
-      pending.set(id, resolve);
-      w.postMessage({ kind: 'call', id, inc: 1, method: 'kernel/echo', params, deadline: Date.now() + 30_000 });
-    }),
+    call: (params) =>
+      new Promise((resolve) => {
+        const id = next++;
+        pending.set(id, resolve);
+        w.postMessage({ kind: 'call', id, inc: 1, method: 'kernel/echo', params, deadline: Date.now() + 30_000 });
+      }),
     close: () => w.terminate(),
   };
 }
@@ -91,15 +92,25 @@ export async function hopRows(ctx: HopBenchContext): Promise<void> {
   } finally {
     await bare.close();
   }
-  const [a, b] = results as [typeof results[0], typeof results[0]];
+  const [a, b] = results as [(typeof results)[0], (typeof results)[0]];
   row({
-    group: GROUP, scenario: 'no-op call main → worker service → main (p50)', unit: 'µs',
-    albedo: median(a.p50), peer: median(b.p50), peerLabel: 'bare postMessage round trip', better: 'lower',
+    group: GROUP,
+    scenario: 'no-op call main → worker service → main (p50)',
+    unit: 'µs',
+    albedo: median(a.p50),
+    peer: median(b.p50),
+    peerLabel: 'bare postMessage round trip',
+    better: 'lower',
   });
   FLIGHTS.forEach((f, i) => {
     row({
-      group: GROUP, scenario: `no-op calls through the kernel, ${f} in flight`, unit: 'calls/s',
-      albedo: median(a.rates[i]!), peer: median(b.rates[i]!), peerLabel: `bare postMessage echo, ${f} in flight`, better: 'higher',
+      group: GROUP,
+      scenario: `no-op calls through the kernel, ${f} in flight`,
+      unit: 'calls/s',
+      albedo: median(a.rates[i]!),
+      peer: median(b.rates[i]!),
+      peerLabel: `bare postMessage echo, ${f} in flight`,
+      better: 'higher',
     });
   });
 }

@@ -29,7 +29,8 @@ export type Era = 'modern' | 'legacy';
 export function writeRawEchoJs(dir: string): string {
   const file = path.join(dir, 'raw-echo.mjs');
   // In a child with --no-warnings: Node 22 flags stripTypeScriptTypes as experimental, and the bench's output is its table.
-  const strip = "process.stdout.write(require('node:module').stripTypeScriptTypes(require('node:fs').readFileSync(process.argv[1], 'utf8')))";
+  const strip =
+    "process.stdout.write(require('node:module').stripTypeScriptTypes(require('node:fs').readFileSync(process.argv[1], 'utf8')))";
   const r = spawnSync(NODE, ['--no-warnings', '-e', strip, RAW_ECHO], { encoding: 'utf8' });
   if (r.status !== 0 || !r.stdout) throw new Error(`stripping the types of ${RAW_ECHO} failed: ${r.stderr}`);
   writeFileSync(file, r.stdout);
@@ -40,10 +41,16 @@ export function writeRawEchoJs(dir: string): string {
 export type ServerSpec = { kind: 'stdio'; command: string; args: string[]; era: Era } | { kind: 'http'; url: string; era: Era };
 
 export const servers = {
-  sdkStdio: (era: Era): ServerSpec => (era === 'modern'
-    ? { kind: 'stdio', command: NODE, args: [FIX('sdk-server.ts')], era }
-    : { kind: 'stdio', command: NODE, args: [FIX('sdk1-server.ts')], era }),
-  rawStdio: (era: Era, extra: string[] = []): ServerSpec => ({ kind: 'stdio', command: NODE, args: [RAW_ECHO, '--era', era, ...extra], era }),
+  sdkStdio: (era: Era): ServerSpec =>
+    era === 'modern'
+      ? { kind: 'stdio', command: NODE, args: [FIX('sdk-server.ts')], era }
+      : { kind: 'stdio', command: NODE, args: [FIX('sdk1-server.ts')], era },
+  rawStdio: (era: Era, extra: string[] = []): ServerSpec => ({
+    kind: 'stdio',
+    command: NODE,
+    args: [RAW_ECHO, '--era', era, ...extra],
+    era,
+  }),
   /** The raw echo server compiled to JS by writeRawEchoJs. */
   rawJs: (file: string, era: Era = 'modern'): ServerSpec => ({ kind: 'stdio', command: NODE, args: [file, '--era', era], era }),
 };
@@ -72,9 +79,10 @@ export async function albedoImpl(home: string | null): Promise<Impl & { albedo: 
     name: 'albedo',
     albedo,
     async connect(s) {
-      const cfg: ServerConfigInput = s.kind === 'stdio'
-        ? { command: s.command, args: s.args, callTimeoutMs: 120_000, startupTimeoutMs: 120_000 }
-        : { url: s.url, callTimeoutMs: 120_000, startupTimeoutMs: 120_000 };
+      const cfg: ServerConfigInput =
+        s.kind === 'stdio'
+          ? { command: s.command, args: s.args, callTimeoutMs: 120_000, startupTimeoutMs: 120_000 }
+          : { url: s.url, callTimeoutMs: 120_000, startupTimeoutMs: 120_000 };
       const c = await albedo.connect(cfg);
       return {
         call: (name, args) => c.callTool(name, args),
@@ -96,15 +104,22 @@ export function sdkImpl(): Impl {
   return {
     name: 'sdk',
     async connect(s, opts = {}) {
-      const client = new Client({ name: 'bench-peer', version: '1.0.0' }, { versionNegotiation: { mode: s.era === 'modern' ? 'auto' : 'legacy' } });
-      const transport = s.kind === 'stdio'
-        // Its default line buffer is smaller than the 16 MiB messages Albedo accepts: raise it for a fair large-payload row.
-        ? new StdioClientTransport({ command: s.command, args: s.args, stderr: 'ignore', maxBufferSize: 32 * 2 ** 20 })
-        : new StreamableHTTPClientTransport(new URL(s.url));
+      const client = new Client(
+        { name: 'bench-peer', version: '1.0.0' },
+        { versionNegotiation: { mode: s.era === 'modern' ? 'auto' : 'legacy' } },
+      );
+      const transport =
+        s.kind === 'stdio'
+          ? // Its default line buffer is smaller than the 16 MiB messages Albedo accepts: raise it for a fair large-payload row.
+            new StdioClientTransport({ command: s.command, args: s.args, stderr: 'ignore', maxBufferSize: 32 * 2 ** 20 })
+          : new StreamableHTTPClientTransport(new URL(s.url));
       await client.connect(transport, opts.cachedEra && s.era === 'legacy' ? { prior: { kind: 'legacy' } } : undefined);
       // A host discovers the whole catalogue on connect, as Albedo does: every page of every list the server offers.
       const caps = client.getServerCapabilities() ?? {};
-      const all = async <T>(fetch: (cursor?: string) => Promise<{ nextCursor?: string } & Record<string, unknown>>, field: string): Promise<T[]> => {
+      const all = async <T>(
+        fetch: (cursor?: string) => Promise<{ nextCursor?: string } & Record<string, unknown>>,
+        field: string,
+      ): Promise<T[]> => {
         const items: T[] = [];
         let cursor: string | undefined;
         do {
@@ -143,7 +158,13 @@ export async function startHttp(script: string, args: string[]): Promise<{ url: 
       if (m) resolve(m[1]!);
     });
   });
-  return { url, stop: () => { child.stdin!.end(); child.kill('SIGKILL'); } };
+  return {
+    url,
+    stop: () => {
+      child.stdin!.end();
+      child.kill('SIGKILL');
+    },
+  };
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -153,7 +174,10 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 export function median(xs: number[]): number {
-  return percentile([...xs].sort((a, b) => a - b), 50);
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** `n` sequential calls: per-call latency in ms, sorted. */

@@ -28,26 +28,65 @@ import { contextRows } from './context.ts';
 import { hopRows } from './hop.ts';
 import { startupRows } from './startup.ts';
 import {
-  albedoImpl, sdkImpl, servers, writeRawEchoJs, startHttp, sequential, concurrent, median, percentile, ROOT, NODE, type Impl, type ServerSpec, type BenchConn,
+  albedoImpl,
+  sdkImpl,
+  servers,
+  writeRawEchoJs,
+  startHttp,
+  sequential,
+  concurrent,
+  median,
+  percentile,
+  ROOT,
+  NODE,
+  type Impl,
+  type ServerSpec,
+  type BenchConn,
 } from './lib.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 
 const P = quick
-  ? { rounds: 1, warm: 20, seq: 200, conc: 400, httpSeq: 100, httpConc: 300, connects: 2, many: 5, memSpan: [2, 10], memRepeats: 1,
-    hop: 2_000, hopBatch: 5_000,
-    sessions: { saved: 5, opens: 2, reopens: 1, quietMs: 200, memSessions: 1 } }
-  : { rounds: 3, warm: 300, seq: 5_000, conc: 5_000, httpSeq: 1_500, httpConc: 3_000, connects: 5, many: 20, memSpan: [10, 100], memRepeats: 3,
-    hop: 20_000, hopBatch: 50_000,
-    sessions: { saved: 50, opens: 5, reopens: 3, quietMs: 1_000, memSessions: 10 } };
+  ? {
+      rounds: 1,
+      warm: 20,
+      seq: 200,
+      conc: 400,
+      httpSeq: 100,
+      httpConc: 300,
+      connects: 2,
+      many: 5,
+      memSpan: [2, 10],
+      memRepeats: 1,
+      hop: 2_000,
+      hopBatch: 5_000,
+      sessions: { saved: 5, opens: 2, reopens: 1, quietMs: 200, memSessions: 1 },
+    }
+  : {
+      rounds: 3,
+      warm: 300,
+      seq: 5_000,
+      conc: 5_000,
+      httpSeq: 1_500,
+      httpConc: 3_000,
+      connects: 5,
+      many: 20,
+      memSpan: [10, 100],
+      memRepeats: 3,
+      hop: 20_000,
+      hopBatch: 50_000,
+      sessions: { saved: 50, opens: 5, reopens: 3, quietMs: 1_000, memSessions: 10 },
+    };
 // `--only GROUP[,GROUP]` runs those groups alone (e.g. `--only sessions`); it never touches bench/results or the README.
 const only = argv.includes('--only') ? new Set(argv[argv.indexOf('--only') + 1]!.split(',')) : null;
 const runs = (group: string): boolean => only === null || only.has(group);
 // A partial run must not overwrite the full results: without --out it writes to a temporary directory.
 const outDir = argv.includes('--out')
   ? path.resolve(argv[argv.indexOf('--out') + 1]!)
-  : only ? path.join(os.tmpdir(), 'albedo-bench-only') : path.join(ROOT, 'bench', 'results');
+  : only
+    ? path.join(os.tmpdir(), 'albedo-bench-only')
+    : path.join(ROOT, 'bench', 'results');
 
 type Better = 'higher' | 'lower';
 interface Row {
@@ -64,7 +103,9 @@ interface Row {
   met?: boolean | null;
 }
 const rows: Row[] = [];
-const log = (s: string): void => { process.stderr.write(s + '\n'); };
+const log = (s: string): void => {
+  process.stderr.write(s + '\n');
+};
 
 function row(r: Omit<Row, 'ratio'> & { targetRatio?: number; targetAbs?: number }): void {
   // A ratio of a value at or below zero (memory deltas within the noise) means nothing: none is given.
@@ -74,8 +115,10 @@ function row(r: Omit<Row, 'ratio'> & { targetRatio?: number; targetAbs?: number 
   if (r.targetAbs !== undefined) met = r.better === 'higher' ? r.albedo >= r.targetAbs : r.albedo <= r.targetAbs;
   const { targetRatio: _a, targetAbs: _b, ...rest } = r;
   rows.push({ ...rest, ratio, met });
-  log(`  ${r.scenario}: albedo ${fmt(r.albedo)} ${r.unit}, peer ${r.peer === null ? '—' : fmt(r.peer)}`
-    + (ratio === null ? '' : `, ratio ${ratio.toFixed(2)}`));
+  log(
+    `  ${r.scenario}: albedo ${fmt(r.albedo)} ${r.unit}, peer ${r.peer === null ? '—' : fmt(r.peer)}` +
+      (ratio === null ? '' : `, ratio ${ratio.toFixed(2)}`),
+  );
 }
 
 function fmt(x: number): string {
@@ -114,16 +157,33 @@ async function callRows(
     return { p50: percentile(lat, 50), p99: percentile(lat, 99), rates };
   });
   row({
-    group, scenario: `${label}: p50 latency`, unit: 'ms',
-    albedo: median(a.map((x) => x.p50)), peer: median(b.map((x) => x.p50)), better: 'lower',
-    target: targets.p50 !== undefined ? `≤ ${targets.p50}×` : undefined, targetRatio: targets.p50,
+    group,
+    scenario: `${label}: p50 latency`,
+    unit: 'ms',
+    albedo: median(a.map((x) => x.p50)),
+    peer: median(b.map((x) => x.p50)),
+    better: 'lower',
+    target: targets.p50 !== undefined ? `≤ ${targets.p50}×` : undefined,
+    targetRatio: targets.p50,
   });
-  row({ group, scenario: `${label}: p99 latency`, unit: 'ms', albedo: median(a.map((x) => x.p99)), peer: median(b.map((x) => x.p99)), better: 'lower' });
+  row({
+    group,
+    scenario: `${label}: p99 latency`,
+    unit: 'ms',
+    albedo: median(a.map((x) => x.p99)),
+    peer: median(b.map((x) => x.p99)),
+    better: 'lower',
+  });
   inFlight.forEach((f, i) => {
     row({
-      group, scenario: `${label}: ${f} in flight`, unit: 'calls/s',
-      albedo: median(a.map((x) => x.rates[i]!)), peer: median(b.map((x) => x.rates[i]!)), better: 'higher',
-      target: targets.conc !== undefined ? `≥ ${targets.conc}×` : undefined, targetRatio: targets.conc,
+      group,
+      scenario: `${label}: ${f} in flight`,
+      unit: 'calls/s',
+      albedo: median(a.map((x) => x.rates[i]!)),
+      peer: median(b.map((x) => x.rates[i]!)),
+      better: 'higher',
+      target: targets.conc !== undefined ? `≥ ${targets.conc}×` : undefined,
+      targetRatio: targets.conc,
     });
   });
 }
@@ -141,11 +201,17 @@ function child(args: string[]): Promise<Record<string, number>> {
     const p = spawn(NODE, ['--expose-gc', path.join(ROOT, 'bench', 'child.ts'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    p.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    p.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
-    p.on('close', (code) => (code === 0
-      ? resolve(JSON.parse(out.trim().split('\n').pop()!))
-      : reject(new Error(`bench/child.ts ${args.join(' ')} failed (${code}): ${err.slice(-2000)}`))));
+    p.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    p.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
+    p.on('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split('\n').pop()!))
+        : reject(new Error(`bench/child.ts ${args.join(' ')} failed (${code}): ${err.slice(-2000)}`)),
+    );
   });
 }
 
@@ -159,22 +225,41 @@ const rawEchoJs = writeRawEchoJs(home);
 
 try {
   // 1. stdio calls
-  if (runs('stdio')) for (const era of ['modern', 'legacy'] as const) {
-    // Issue 14's targets: 32 in flight ≥ 1.5× (raw) and ≥ 1.2× (SDK server); sequential p50 ≤ 1.3× (raw) and ≤ 1.0× (SDK server).
-    await callRows(impls, 'stdio calls', `stdio, raw echo server, ${era}`, () => servers.rawStdio(era), P.seq, P.conc, [32], { conc: 1.5, p50: 1.3 });
-    await callRows(impls, 'stdio calls', `stdio, SDK echo server, ${era}`, () => servers.sdkStdio(era), P.seq, P.conc, [32], { conc: 1.2, p50: 1.0 });
-  }
+  if (runs('stdio'))
+    for (const era of ['modern', 'legacy'] as const) {
+      // Issue 14's targets: 32 in flight ≥ 1.5× (raw) and ≥ 1.2× (SDK server); sequential p50 ≤ 1.3× (raw) and ≤ 1.0× (SDK server).
+      await callRows(impls, 'stdio calls', `stdio, raw echo server, ${era}`, () => servers.rawStdio(era), P.seq, P.conc, [32], {
+        conc: 1.5,
+        p50: 1.3,
+      });
+      await callRows(impls, 'stdio calls', `stdio, SDK echo server, ${era}`, () => servers.sdkStdio(era), P.seq, P.conc, [32], {
+        conc: 1.2,
+        p50: 1.0,
+      });
+    }
 
   // 2. HTTP calls
-  if (runs('http')) for (const [era, mode] of [['modern', 'dual'], ['legacy', 'sessionful']] as const) {
-    const srv = await startHttp('sdk-http-server.ts', ['--mode', mode]);
-    try {
-      await callRows(impls, 'HTTP calls', `HTTP, SDK server, ${era}`, () => ({ kind: 'http', url: srv.url, era }),
-        P.httpSeq, P.httpConc, [32, 128], { conc: 2 });
-    } finally {
-      srv.stop();
+  if (runs('http'))
+    for (const [era, mode] of [
+      ['modern', 'dual'],
+      ['legacy', 'sessionful'],
+    ] as const) {
+      const srv = await startHttp('sdk-http-server.ts', ['--mode', mode]);
+      try {
+        await callRows(
+          impls,
+          'HTTP calls',
+          `HTTP, SDK server, ${era}`,
+          () => ({ kind: 'http', url: srv.url, era }),
+          P.httpSeq,
+          P.httpConc,
+          [32, 128],
+          { conc: 2 },
+        );
+      } finally {
+        srv.stop();
+      }
     }
-  }
 
   // 3. Connect and discover
   if (runs('connect')) {
@@ -197,22 +282,39 @@ try {
       }
     }
     row({
-      group: 'connect and discover', scenario: 'first connect, SDK server (modern), start to full catalogue', unit: 'ms',
-      albedo: median(first[0]!), peer: median(first[1]!), better: 'lower',
+      group: 'connect and discover',
+      scenario: 'first connect, SDK server (modern), start to full catalogue',
+      unit: 'ms',
+      albedo: median(first[0]!),
+      peer: median(first[1]!),
+      better: 'lower',
     });
     row({
-      group: 'connect and discover', scenario: 'first connect, SDK 1.x server (legacy; era probed)', unit: 'ms',
-      albedo: median(cachedFirst[0]!), peer: median(cachedFirst[1]!), better: 'lower',
+      group: 'connect and discover',
+      scenario: 'first connect, SDK 1.x server (legacy; era probed)',
+      unit: 'ms',
+      albedo: median(cachedFirst[0]!),
+      peer: median(cachedFirst[1]!),
+      better: 'lower',
     });
     row({
-      group: 'connect and discover', scenario: 'second connect, same server (era verdict cached)', unit: 'ms',
-      albedo: median(cachedSecond[0]!), peer: median(cachedSecond[1]!), better: 'lower',
+      group: 'connect and discover',
+      scenario: 'second connect, same server (era verdict cached)',
+      unit: 'ms',
+      albedo: median(cachedSecond[0]!),
+      peer: median(cachedSecond[1]!),
+      better: 'lower',
     });
     const a = median(cachedSecond[0]!) / median(cachedFirst[0]!);
     row({
-      group: 'connect and discover', scenario: 'cached-era reconnect ÷ first connect (Albedo)', unit: '×',
-      albedo: a, peer: median(cachedSecond[1]!) / median(cachedFirst[1]!), better: 'lower',
-      target: '≤ 0.6 (Albedo)', targetAbs: 0.6,
+      group: 'connect and discover',
+      scenario: 'cached-era reconnect ÷ first connect (Albedo)',
+      unit: '×',
+      albedo: a,
+      peer: median(cachedSecond[1]!) / median(cachedFirst[1]!),
+      better: 'lower',
+      target: '≤ 0.6 (Albedo)',
+      targetAbs: 0.6,
     });
     const many: number[][] = [[], []];
     for (let r = 0; r < Math.max(1, Math.min(P.rounds, 2)); r++) {
@@ -224,8 +326,12 @@ try {
       }
     }
     row({
-      group: 'connect and discover', scenario: `${P.many} servers at once`, unit: 'ms',
-      albedo: median(many[0]!), peer: median(many[1]!), better: 'lower',
+      group: 'connect and discover',
+      scenario: `${P.many} servers at once`,
+      unit: 'ms',
+      albedo: median(many[0]!),
+      peer: median(many[1]!),
+      better: 'lower',
     });
   }
 
@@ -247,22 +353,35 @@ try {
     const proc = med(a, (x) => x.perConnMb!);
     const withLaunchers = med(a, (x) => x.perConnMb! + x.launcherPerConnMb!);
     const peer = med(b, (x) => x.perConnMb!);
-    const list = (xs: Record<string, number>[], f: (x: Record<string, number>) => number): string => xs.map((x) => f(x).toFixed(3)).join(', ');
-    log(`  samples (MB per connection): Albedo ${list(a, (x) => x.perConnMb!)} (+ launchers ${list(a, (x) => x.launcherPerConnMb!)}); `
-      + `peer ${list(b, (x) => x.perConnMb!)}`);
+    const list = (xs: Record<string, number>[], f: (x: Record<string, number>) => number): string =>
+      xs.map((x) => f(x).toFixed(3)).join(', ');
+    log(
+      `  samples (MB per connection): Albedo ${list(a, (x) => x.perConnMb!)} (+ launchers ${list(a, (x) => x.launcherPerConnMb!)}); ` +
+        `peer ${list(b, (x) => x.perConnMb!)}`,
+    );
     // Below zero is GC noise, not a saving: say so where the run is read, not only in the table's missing ratio.
     if (proc <= 0 || peer <= 0) log(`  WARNING: a marginal at or below zero is a broken measurement (${JSON.stringify({ a, b })})`);
     const span = `${lo} → ${hi} stdio connections, after GC`;
     row({ group: 'memory', scenario: `${span}: marginal process RSS per connection`, unit: 'MB', albedo: proc, peer, better: 'lower' });
     row({
-      group: 'memory', scenario: `${span}: marginal per connection with Albedo's launchers (PSS)`, unit: 'MB',
-      albedo: withLaunchers, peer, better: 'lower', target: '≤ 2 MB', targetAbs: 2,
+      group: 'memory',
+      scenario: `${span}: marginal per connection with Albedo's launchers (PSS)`,
+      unit: 'MB',
+      albedo: withLaunchers,
+      peer,
+      better: 'lower',
+      target: '≤ 2 MB',
+      targetAbs: 2,
     });
     const heaps = a.map((x) => x.workerHeapPerConnMb).filter((x): x is number => x !== undefined);
     if (heaps.length) {
       row({
-        group: 'memory', scenario: `${span}: of which the transport workers' heaps (Albedo)`, unit: 'MB',
-        albedo: median(heaps), peer: null, better: 'lower',
+        group: 'memory',
+        scenario: `${span}: of which the transport workers' heaps (Albedo)`,
+        unit: 'MB',
+        albedo: median(heaps),
+        peer: null,
+        better: 'lower',
       });
     }
   }
@@ -273,17 +392,43 @@ try {
     const a = await child(['big', 'albedo']);
     const b = await child(['big', 'sdk']);
     row({ group: 'large payloads', scenario: '16 MiB tool result end to end', unit: 'ms', albedo: a.ms!, peer: b.ms!, better: 'lower' });
-    row({ group: 'large payloads', scenario: '16 MiB tool result: peak RSS', unit: 'MB', albedo: a.peakRssMb!, peer: b.peakRssMb!, better: 'lower' });
+    row({
+      group: 'large payloads',
+      scenario: '16 MiB tool result: peak RSS',
+      unit: 'MB',
+      albedo: a.peakRssMb!,
+      peer: b.peakRssMb!,
+      better: 'lower',
+    });
     const ca = await child(['catalogue', 'albedo']);
     const cb = await child(['catalogue', 'sdk']);
     const wire = await child(['catalogue', 'wire']);
-    row({ group: 'large payloads', scenario: '5,000-tool catalogue: connect and list all pages', unit: 'ms', albedo: ca.ms!, peer: cb.ms!, better: 'lower' });
     row({
-      group: 'large payloads', scenario: '5,000-tool catalogue: beyond wire time', unit: 'ms',
-      albedo: ca.ms! - wire.ms!, peer: cb.ms! - wire.ms!, better: 'lower',
-      target: '≤ 250 ms', targetAbs: 250,
+      group: 'large payloads',
+      scenario: '5,000-tool catalogue: connect and list all pages',
+      unit: 'ms',
+      albedo: ca.ms!,
+      peer: cb.ms!,
+      better: 'lower',
     });
-    row({ group: 'large payloads', scenario: '5,000-tool catalogue: peak RSS', unit: 'MB', albedo: ca.peakRssMb!, peer: cb.peakRssMb!, better: 'lower' });
+    row({
+      group: 'large payloads',
+      scenario: '5,000-tool catalogue: beyond wire time',
+      unit: 'ms',
+      albedo: ca.ms! - wire.ms!,
+      peer: cb.ms! - wire.ms!,
+      better: 'lower',
+      target: '≤ 250 ms',
+      targetAbs: 250,
+    });
+    row({
+      group: 'large payloads',
+      scenario: '5,000-tool catalogue: peak RSS',
+      unit: 'MB',
+      albedo: ca.peakRssMb!,
+      peer: cb.peakRssMb!,
+      better: 'lower',
+    });
   }
 
   // 6. Kernel hop: a no-op call and no-op calls in flight, beside bare postMessage (bench/hop.ts)
@@ -340,8 +485,8 @@ if (!quick && !only && !argv.includes('--out')) {
 
 function markdown(m: typeof meta, rs: Row[]): string {
   const lines = [
-    `Albedo vs ${m.peer}; ${m.mode} run of ${m.date.slice(0, 10)}, ${m.rounds} alternating round(s), medians; `
-      + `Node ${m.node}, ${m.cpus} × ${m.cpuModel}; ${m.seconds.toFixed(0)} s.`,
+    `Albedo vs ${m.peer}; ${m.mode} run of ${m.date.slice(0, 10)}, ${m.rounds} alternating round(s), medians; ` +
+      `Node ${m.node}, ${m.cpus} × ${m.cpuModel}; ${m.seconds.toFixed(0)} s.`,
     'Ratio is Albedo ÷ peer: above 1 is better for calls/s, below 1 is better for ms and MB.',
     '',
     '| scenario | Albedo | peer | ratio | target | met? |',
@@ -361,7 +506,11 @@ function svg(rs: Row[]): string {
   const data = rs
     .filter((r) => r.ratio !== null && r.peer !== null && r.unit !== '×')
     .map((r) => ({ label: r.scenario, gain: r.better === 'higher' ? r.ratio! : 1 / r.ratio! }));
-  const W = 900, left = 430, barH = 16, gap = 6, top = 40;
+  const W = 900,
+    left = 430,
+    barH = 16,
+    gap = 6,
+    top = 40;
   const H = top + data.length * (barH + gap) + 30;
   const maxLog = Math.max(1, ...data.map((d) => Math.abs(Math.log2(d.gain))));
   const mid = left + (W - left - 20) / 2;
@@ -379,10 +528,14 @@ function svg(rs: Row[]): string {
     const len = Math.log2(d.gain) * scale;
     const x = len >= 0 ? mid : mid + len;
     parts.push(`<text x="${left - 8}" y="${y + barH - 4}" text-anchor="end">${esc(d.label)}</text>`);
-    parts.push(`<rect x="${x.toFixed(1)}" y="${y}" width="${Math.max(1, Math.abs(len)).toFixed(1)}" height="${barH}"`
-      + ` fill="${len >= 0 ? '#2e7d32' : '#c62828'}"/>`);
-    parts.push(`<text x="${(len >= 0 ? mid + len + 4 : mid + len - 4).toFixed(1)}" y="${y + barH - 4}" text-anchor="${len >= 0 ? 'start' : 'end'}">`
-      + `${d.gain.toFixed(2)}×</text>`);
+    parts.push(
+      `<rect x="${x.toFixed(1)}" y="${y}" width="${Math.max(1, Math.abs(len)).toFixed(1)}" height="${barH}"` +
+        ` fill="${len >= 0 ? '#2e7d32' : '#c62828'}"/>`,
+    );
+    parts.push(
+      `<text x="${(len >= 0 ? mid + len + 4 : mid + len - 4).toFixed(1)}" y="${y + barH - 4}" text-anchor="${len >= 0 ? 'start' : 'end'}">` +
+        `${d.gain.toFixed(2)}×</text>`,
+    );
   });
   parts.push('</svg>');
   return parts.join('\n') + '\n';

@@ -16,14 +16,26 @@ import { albedoImpl, servers, sequential, concurrent, median, percentile, type B
 /** What run.ts hands over: its sizes, its row sink, its logger, its child-process runner. */
 export interface SessionBenchContext {
   P: {
-    rounds: number; warm: number; seq: number; conc: number; many: number;
+    rounds: number;
+    warm: number;
+    seq: number;
+    conc: number;
+    many: number;
     sessions: { saved: number; opens: number; reopens: number; quietMs: number; memSessions: number };
   };
   home: string;
   sdk: Impl;
   row(r: {
-    group: string; scenario: string; unit: string; albedo: number; peer: number | null; peerLabel?: string;
-    better: 'higher' | 'lower'; target?: string; targetRatio?: number; targetAbs?: number;
+    group: string;
+    scenario: string;
+    unit: string;
+    albedo: number;
+    peer: number | null;
+    peerLabel?: string;
+    better: 'higher' | 'lower';
+    target?: string;
+    targetRatio?: number;
+    targetAbs?: number;
   }): void;
   log(s: string): void;
   child(args: string[]): Promise<Record<string, number>>;
@@ -139,16 +151,32 @@ export async function sessionRows(ctx: SessionBenchContext): Promise<void> {
       }
     }
     row({
-      group: GROUP, scenario: `open, ${n} saved catalogues: first open of a new instance, the host workers' start included (p50)`, unit: 'ms',
-      albedo: median(first), peer: null, better: 'lower', target: '≤ 20 ms', targetAbs: 20,
+      group: GROUP,
+      scenario: `open, ${n} saved catalogues: first open of a new instance, the host workers' start included (p50)`,
+      unit: 'ms',
+      albedo: median(first),
+      peer: null,
+      better: 'lower',
+      target: '≤ 20 ms',
+      targetAbs: 20,
     });
     row({
-      group: GROUP, scenario: `open, ${n} saved catalogues: later open, settings service running (p50)`, unit: 'ms',
-      albedo: median(again), peer: null, better: 'lower', target: '≤ 20 ms', targetAbs: 20,
+      group: GROUP,
+      scenario: `open, ${n} saved catalogues: later open, settings service running (p50)`,
+      unit: 'ms',
+      albedo: median(again),
+      peer: null,
+      better: 'lower',
+      target: '≤ 20 ms',
+      targetAbs: 20,
     });
     row({
-      group: GROUP, scenario: `open, ${n} saved catalogues: createAlbedo + first open (p50)`, unit: 'ms',
-      albedo: median(create.map((c, i) => c + first[i]!)), peer: null, better: 'lower',
+      group: GROUP,
+      scenario: `open, ${n} saved catalogues: createAlbedo + first open (p50)`,
+      unit: 'ms',
+      albedo: median(create.map((c, i) => c + first[i]!)),
+      peer: null,
+      better: 'lower',
     });
   }
 
@@ -170,19 +198,36 @@ export async function sessionRows(ctx: SessionBenchContext): Promise<void> {
           await c.close();
         }
       }
-      const [a, b] = res as [typeof res[0], typeof res[0]];
+      const [a, b] = res as [(typeof res)[0], (typeof res)[0]];
       const label = 'call, raw echo server: session vs connect()';
       row({
-        group: GROUP, scenario: `${label}, p50 latency`, unit: 'ms', albedo: median(a.map((x) => x.p50)),
-        peer: median(b.map((x) => x.p50)), peerLabel: 'connect()', better: 'lower', target: '≤ 1.1×', targetRatio: 1.1,
+        group: GROUP,
+        scenario: `${label}, p50 latency`,
+        unit: 'ms',
+        albedo: median(a.map((x) => x.p50)),
+        peer: median(b.map((x) => x.p50)),
+        peerLabel: 'connect()',
+        better: 'lower',
+        target: '≤ 1.1×',
+        targetRatio: 1.1,
       });
       row({
-        group: GROUP, scenario: `${label}, p99 latency`, unit: 'ms', albedo: median(a.map((x) => x.p99)),
-        peer: median(b.map((x) => x.p99)), peerLabel: 'connect()', better: 'lower',
+        group: GROUP,
+        scenario: `${label}, p99 latency`,
+        unit: 'ms',
+        albedo: median(a.map((x) => x.p99)),
+        peer: median(b.map((x) => x.p99)),
+        peerLabel: 'connect()',
+        better: 'lower',
       });
       row({
-        group: GROUP, scenario: `${label}, 32 in flight`, unit: 'calls/s', albedo: median(a.map((x) => x.rate)),
-        peer: median(b.map((x) => x.rate)), peerLabel: 'connect()', better: 'higher',
+        group: GROUP,
+        scenario: `${label}, 32 in flight`,
+        unit: 'calls/s',
+        albedo: median(a.map((x) => x.rate)),
+        peer: median(b.map((x) => x.rate)),
+        peerLabel: 'connect()',
+        better: 'higher',
       });
     } finally {
       await direct.close();
@@ -198,7 +243,10 @@ export async function sessionRows(ctx: SessionBenchContext): Promise<void> {
     const times: number[][] = [[], []];
     for (let r = 0; r < Math.max(1, Math.min(P.rounds, 2)); r++) {
       const home = path.join(ctx.home, `sessions-cold-${r}`);
-      writeServers(home, manyOf(P.many, () => servers.sdkStdio('modern')));
+      writeServers(
+        home,
+        manyOf(P.many, () => servers.sdkStdio('modern')),
+      );
       const fresh = await albedoImpl(home);
       try {
         await settingsUp(fresh.albedo);
@@ -217,8 +265,12 @@ export async function sessionRows(ctx: SessionBenchContext): Promise<void> {
       await Promise.all(conns.map((c) => c.close()));
     }
     row({
-      group: GROUP, scenario: `open, ${P.many} SDK servers, no saved catalogue (vs ${P.many} SDK clients at once)`, unit: 'ms',
-      albedo: median(times[0]!), peer: median(times[1]!), better: 'lower',
+      group: GROUP,
+      scenario: `open, ${P.many} SDK servers, no saved catalogue (vs ${P.many} SDK clients at once)`,
+      unit: 'ms',
+      albedo: median(times[0]!),
+      peer: median(times[1]!),
+      better: 'lower',
     });
   }
 
@@ -230,12 +282,22 @@ export async function sessionRows(ctx: SessionBenchContext): Promise<void> {
     // The peer's marginal from one session's worth of connections (10) to as many more as the sessions opened.
     const b = await ctx.child(['memory', 'sdk', '10', String(10 + 10 * m), ctx.rawEchoJs]);
     row({
-      group: GROUP, scenario: `memory: RSS per open session of 10 stdio servers (${m} sessions)`, unit: 'MB',
-      albedo: a.perSessionMb!, peer: b.perConnMb! * 10, peerLabel: '10 SDK clients', better: 'lower',
+      group: GROUP,
+      scenario: `memory: RSS per open session of 10 stdio servers (${m} sessions)`,
+      unit: 'MB',
+      albedo: a.perSessionMb!,
+      peer: b.perConnMb! * 10,
+      peerLabel: '10 SDK clients',
+      better: 'lower',
     });
     row({
-      group: GROUP, scenario: `memory: per open session of 10, with Albedo's launchers (PSS)`, unit: 'MB',
-      albedo: a.perSessionMb! + a.launcherPerSessionMb!, peer: b.perConnMb! * 10, peerLabel: '10 SDK clients', better: 'lower',
+      group: GROUP,
+      scenario: `memory: per open session of 10, with Albedo's launchers (PSS)`,
+      unit: 'MB',
+      albedo: a.perSessionMb! + a.launcherPerSessionMb!,
+      peer: b.perConnMb! * 10,
+      peerLabel: '10 SDK clients',
+      better: 'lower',
     });
   }
 }

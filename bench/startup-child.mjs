@@ -9,7 +9,8 @@
 // and it is plain JS, so the SDK client's process never loads Node's type
 // stripper (Albedo's does, for its own .ts modules: a cost it really pays).
 const [implName, serverJs, home] = process.argv.slice(2);
-if (!serverJs || !home || (implName !== 'albedo' && implName !== 'sdk')) throw new Error('usage: startup-child.mjs albedo|sdk SERVER_JS HOME');
+if (!serverJs || !home || (implName !== 'albedo' && implName !== 'sdk'))
+  throw new Error('usage: startup-child.mjs albedo|sdk SERVER_JS HOME');
 const args = [serverJs, '--era', 'modern'];
 let importMs;
 let firstCallMs;

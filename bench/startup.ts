@@ -27,18 +27,28 @@ export interface StartupBenchContext {
   log(s: string): void;
 }
 
-interface Launch { importMs: number; firstCallMs: number; peakRssMb: number }
+interface Launch {
+  importMs: number;
+  firstCallMs: number;
+  peakRssMb: number;
+}
 
 function launch(impl: 'albedo' | 'sdk', serverJs: string, home: string): Promise<Launch> {
   return new Promise((resolve, reject) => {
     const p = spawn(NODE, [CHILD, impl, serverJs, home], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    p.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    p.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
-    p.on('close', (code) => (code === 0
-      ? resolve(JSON.parse(out.trim().split('\n').pop()!) as Launch)
-      : reject(new Error(`bench/startup-child.mjs ${impl} failed (${code}): ${err.slice(-2000)}`))));
+    p.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    p.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
+    p.on('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split('\n').pop()!) as Launch)
+        : reject(new Error(`bench/startup-child.mjs ${impl} failed (${code}): ${err.slice(-2000)}`)),
+    );
   });
 }
 
@@ -60,15 +70,29 @@ export async function startupRows(ctx: StartupBenchContext): Promise<void> {
   const [a, b] = runs;
   const med = (xs: Launch[], f: keyof Launch): number => median(xs.map((x) => x[f]));
   row({
-    group: GROUP, scenario: 'start-up: a new process to its first tools/call (import, create, connect, call)', unit: 'ms',
-    albedo: med(a, 'firstCallMs'), peer: med(b, 'firstCallMs'), better: 'lower',
+    group: GROUP,
+    scenario: 'start-up: a new process to its first tools/call (import, create, connect, call)',
+    unit: 'ms',
+    albedo: med(a, 'firstCallMs'),
+    peer: med(b, 'firstCallMs'),
+    better: 'lower',
   });
   row({
-    group: GROUP, scenario: 'start-up: of which the import of the library (from process start)', unit: 'ms',
-    albedo: med(a, 'importMs'), peer: med(b, 'importMs'), better: 'lower',
+    group: GROUP,
+    scenario: 'start-up: of which the import of the library (from process start)',
+    unit: 'ms',
+    albedo: med(a, 'importMs'),
+    peer: med(b, 'importMs'),
+    better: 'lower',
   });
   row({
-    group: GROUP, scenario: 'start-up: peak RSS of a one-connection process', unit: 'MB',
-    albedo: med(a, 'peakRssMb'), peer: med(b, 'peakRssMb'), better: 'lower', target: '≤ 100 MB', targetAbs: 100,
+    group: GROUP,
+    scenario: 'start-up: peak RSS of a one-connection process',
+    unit: 'MB',
+    albedo: med(a, 'peakRssMb'),
+    peer: med(b, 'peakRssMb'),
+    better: 'lower',
+    target: '≤ 100 MB',
+    targetAbs: 100,
   });
 }

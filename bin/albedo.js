@@ -9,9 +9,15 @@ const features = /** @type {{ typescript?: string | false }} */ (process.feature
 if (!features.typescript) {
   const [major, minor] = process.versions.node.split('.').map(Number);
   const why = major > 22 || (major === 22 && minor >= 18) ? 'its type stripping is switched off' : 'it is too old';
-  process.stderr.write('albedo: ALBEDO_NODE_TOO_OLD: albedo needs Node.js 22.18 or newer with TypeScript type '
-    + 'stripping on; this is Node ' + process.version + ' and ' + why + '. In a clone, `npm ci` brings Node 22: '
-    + 'run `npx albedo …` or `npm run albedo -- …`, which put it first on PATH.\n');
+  process.stderr.write(
+    'albedo: ALBEDO_NODE_TOO_OLD: albedo needs Node.js 22.18 or newer with TypeScript type ' +
+      'stripping on; this is Node ' +
+      process.version +
+      ' and ' +
+      why +
+      '. In a clone, `npm ci` brings Node 22: ' +
+      'run `npx albedo …` or `npm run albedo -- …`, which put it first on PATH.\n',
+  );
   process.exit(1);
 }
 import('./main.ts');

@@ -33,8 +33,14 @@ let refused = '';
  * command the words named.
  */
 function usageLine(text: string, words: string[]): string {
-  const [first = '', ...rest] = text.trim().replace(/^error:\s*/, '').split(/\r?\n/);
-  let m = first.replace(/'([^']*)'/g, '"$1"').replace(/\.\s+Expected /, ': expected ').replace(/\.$/, '')
+  const [first = '', ...rest] = text
+    .trim()
+    .replace(/^error:\s*/, '')
+    .split(/\r?\n/);
+  let m = first
+    .replace(/'([^']*)'/g, '"$1"')
+    .replace(/\.\s+Expected /, ': expected ')
+    .replace(/\.$/, '')
     .replace(/^option "(-[^" ,]+)(?:, (--[^" ]+))?[^"]*" argument missing$/, (_all, a: string, b?: string) => `${b ?? a} needs a value`);
   let cmd: Command = program;
   const names = ['albedo'];
@@ -47,7 +53,9 @@ function usageLine(text: string, words: string[]): string {
     names.push(sub.name());
   }
   // A guess of an alias is the command's name (`ls` → `list`), each said once.
-  const guess = /\(Did you mean (?:one of )?(.+)\?\)/.exec(rest.join(' '))?.[1]!.split(', ')
+  const guess = /\(Did you mean (?:one of )?(.+)\?\)/
+    .exec(rest.join(' '))?.[1]!
+    .split(', ')
     .map((g) => cmd.commands.find((c) => c.aliases().includes(g))?.name() ?? g);
   if (guess) m += `; did you mean ${[...new Set(guess)].map((g) => `"${g}"`).join(' or ')}?`;
   return `albedo: ALBEDO_INVALID_ARGUMENT: ${m} (${names.join(' ')} --help)`;
@@ -69,33 +77,49 @@ const program = new Command('albedo')
   .version(VERSION, '-V, --version', 'print the version of albedo')
   .exitOverride()
   // commander's own errors (unknown option, missing argument) are kept, and said as the CLI's one line below (exit 2).
-  .configureOutput({ outputError: (text) => { refused += text; } })
+  .configureOutput({
+    outputError: (text) => {
+      refused += text;
+    },
+  })
   // Every alias in a list of commands (`remove|rm|delete`), not only the first.
   .configureHelp({
     subcommandTerm(cmd) {
       return Help.prototype.subcommandTerm.call(this, cmd).replace(/^\S+/, [cmd.name(), ...cmd.aliases()].join('|'));
     },
   })
-  .addHelpText('after', '\nexit status: 0 ok, 1 failed, 2 bad usage, 3 no daemon reachable, 4 not found, 5 needs a sign-in, '
-    + '6 the tool reported an error (albedo call).\nSee docs/cli.md.');
+  .addHelpText(
+    'after',
+    '\nexit status: 0 ok, 1 failed, 2 bad usage, 3 no daemon reachable, 4 not found, 5 needs a sign-in, ' +
+      '6 the tool reported an error (albedo call).\nSee docs/cli.md.',
+  );
 
 // `probe` and `daemon` (run) take the raw words after their name, as they always did.
 const raw = (n: number): string[] => process.argv.slice(2 + n);
-program.command('probe')
+program
+  .command('probe')
   .description('connect to one MCP server directly (no daemon), negotiate, discover, and print what it offers')
-  .helpOption(false).allowUnknownOption().allowExcessArguments().argument('[args...]')
+  .helpOption(false)
+  .allowUnknownOption()
+  .allowExcessArguments()
+  .argument('[args...]')
   .action(async () => {
     process.exitCode = await (await import('./commands/probe.ts')).probeCommand(raw(1));
   });
-const daemon = program.command('daemon')
+const daemon = program
+  .command('daemon')
   .description('run the daemon for $ALBEDO_HOME (albedo daemon [--port N]); albedo daemon stop | status')
-  .helpOption(false).allowUnknownOption().allowExcessArguments().argument('[args...]')
+  .helpOption(false)
+  .allowUnknownOption()
+  .allowExcessArguments()
+  .argument('[args...]')
   .action(async () => {
     process.exitCode = await (await import('./commands/daemon.ts')).daemonCommand(raw(1));
   });
 const word = process.argv[2];
 // --version needs no command group at all; a group's word needs only its own; anything else (the help) needs them all.
-const wanted = word === '--version' || word === '-V' ? [] : word !== undefined && Object.hasOwn(GROUPS, word) ? [word] : Object.keys(GROUPS);
+const wanted =
+  word === '--version' || word === '-V' ? [] : word !== undefined && Object.hasOwn(GROUPS, word) ? [word] : Object.keys(GROUPS);
 const registered = new Set<unknown>();
 for (const g of wanted) {
   const register = await GROUPS[g]!();
@@ -116,7 +140,8 @@ try {
   if (err instanceof CommanderError) {
     // --help and --version are not errors; the help shown for a group without its subcommand (`albedo mcp`) is bad usage,
     // as bare `albedo` is, and so is everything else commander refuses (already said in one line).
-    const asked = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || (err.code === 'commander.help' && err.exitCode === 0);
+    const asked =
+      err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || (err.code === 'commander.help' && err.exitCode === 0);
     if (!asked && refused) process.stderr.write(`${safe(usageLine(refused, process.argv.slice(2)))}\n`);
     process.exitCode = asked ? EXIT.ok : EXIT.usage;
   } else {

@@ -53,7 +53,11 @@ export function describeDefect(err: unknown): string {
   // told from frames, so then none are given.
   const at = err.message ? stack.indexOf(err.message) : stack.indexOf('\n');
   const rest = at < 0 ? '' : stack.slice(at + err.message.length);
-  const frames = rest.split('\n').filter((l) => /^\s+at /.test(l)).map((l) => l.trim()).slice(0, 12);
+  const frames = rest
+    .split('\n')
+    .filter((l) => /^\s+at /.test(l))
+    .map((l) => l.trim())
+    .slice(0, 12);
   return frames.length ? `${name} ${frames.join(' < ')}` : `${name} (no stack)`;
 }
 
@@ -92,10 +96,13 @@ export function createApp(o: AppOptions): OpenAPIHono {
     },
   });
 
-  app.use('*', bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: (c) => send(c, new ApiError(413, 'ALBEDO_TOO_LARGE', `the body is over ${MAX_BODY_BYTES} bytes`, { path: ['body'] })),
-  }));
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => send(c, new ApiError(413, 'ALBEDO_TOO_LARGE', `the body is over ${MAX_BODY_BYTES} bytes`, { path: ['body'] })),
+    }),
+  );
   // Every JSON body, whatever the route: parsed once here (Hono keeps the parse for the route) and measured without recursion.
   app.use('*', async (c, next) => {
     const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim();
@@ -108,7 +115,10 @@ export function createApp(o: AppOptions): OpenAPIHono {
       return next();
     }
     if (depthOf(body, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
-      return send(c, new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', `the body nests deeper than ${MAX_BODY_DEPTH} levels`, { path: ['body'] }));
+      return send(
+        c,
+        new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', `the body nests deeper than ${MAX_BODY_DEPTH} levels`, { path: ['body'] }),
+      );
     }
     return next();
   });
@@ -119,7 +129,11 @@ export function createApp(o: AppOptions): OpenAPIHono {
   authRoutes(app, o.logins);
   uiRoutes(app, o.ui ?? new UiAuth({ port: o.status.port }));
   statusRoutes(app, {
-    ...o.status, kernel: o.reader.kernel, version: o.version, sessions: () => o.registry.list().length, signIns: () => o.logins.pending,
+    ...o.status,
+    kernel: o.reader.kernel,
+    version: o.version,
+    sessions: () => o.registry.list().length,
+    signIns: () => o.logins.pending,
   });
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
@@ -132,8 +146,9 @@ export function createApp(o: AppOptions): OpenAPIHono {
     info: {
       title: 'Albedo daemon',
       version: o.version,
-      description: 'The local HTTP API of `albedo daemon`: loopback only, a bearer token (GET /v1/health aside) or the web pane\'s cookie, '
-        + 'a loopback Host, no foreign Origin.',
+      description:
+        "The local HTTP API of `albedo daemon`: loopback only, a bearer token (GET /v1/health aside) or the web pane's cookie, " +
+        'a loopback Host, no foreign Origin.',
     },
     servers: [{ url: 'http://127.0.0.1:{port}', variables: { port: { default: '0', description: 'the port in daemon.json' } } }],
     security: [{ bearer: [] }, { cookie: [] }],
@@ -142,12 +157,15 @@ export function createApp(o: AppOptions): OpenAPIHono {
   app.notFound((c) => send(c, new ApiError(404, 'ALBEDO_NOT_FOUND', `no route ${c.req.method} ${new URL(c.req.url).pathname}`)));
   app.onError((err, c) => {
     if (err instanceof HTTPException) {
-      if (err.status === 415) return send(c, new ApiError(415, 'ALBEDO_INVALID_ARGUMENT', 'the body must be JSON', { path: ['headers', 'content-type'] }));
-      if (err.status === 400) return send(c, new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the body is not valid JSON', { path: ['body'] }));
+      if (err.status === 415)
+        return send(c, new ApiError(415, 'ALBEDO_INVALID_ARGUMENT', 'the body must be JSON', { path: ['headers', 'content-type'] }));
+      if (err.status === 400)
+        return send(c, new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the body is not valid JSON', { path: ['body'] }));
       return send(c, new ApiError(err.status, 'ALBEDO_INVALID_ARGUMENT', 'the request cannot be read'));
     }
     const e = toApiError(err);
-    if (!(err instanceof ApiError) && e.status === 500) o.log?.(`internal error on ${c.req.method} ${c.req.routePath}: ${describeDefect(err)}`);
+    if (!(err instanceof ApiError) && e.status === 500)
+      o.log?.(`internal error on ${c.req.method} ${c.req.routePath}: ${describeDefect(err)}`);
     return send(c, e);
   });
   return app;

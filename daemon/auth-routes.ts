@@ -16,17 +16,21 @@ const json = <S>(schema: S, description: string) => ({ description, content: { '
 const err = (description: string) => json(errorSchema, description);
 
 const COMMON = {
-  401: err('no bearer token, or not this daemon\'s (ALBEDO_UNAUTHORIZED)'),
-  403: err('an Origin other than the daemon\'s own (ALBEDO_BAD_ORIGIN)'),
-  421: err('a Host that is not a loopback name with the daemon\'s port (ALBEDO_BAD_HOST)'),
+  401: err("no bearer token, or not this daemon's (ALBEDO_UNAUTHORIZED)"),
+  403: err("an Origin other than the daemon's own (ALBEDO_BAD_ORIGIN)"),
+  421: err("a Host that is not a loopback name with the daemon's port (ALBEDO_BAD_HOST)"),
   500: err('a defect in the daemon (ALBEDO_INTERNAL)'),
-  503: err('the daemon\'s services are not available (ALBEDO_SERVICE_LOST, ALBEDO_CLOSED)'),
+  503: err("the daemon's services are not available (ALBEDO_SERVICE_LOST, ALBEDO_CLOSED)"),
 } as const;
-const BAD_LOGIN = err('the login is not mcp:<name>, or the server does not use OAuth (a stdio server, a fixed Authorization) (ALBEDO_INVALID_ARGUMENT)');
+const BAD_LOGIN = err(
+  'the login is not mcp:<name>, or the server does not use OAuth (a stdio server, a fixed Authorization) (ALBEDO_INVALID_ARGUMENT)',
+);
 const params = { params: loginParamSchema };
 
 const putLogin = createRoute({
-  method: 'put', path: '/v1/auth/logins/{login}', tags: ['auth'],
+  method: 'put',
+  path: '/v1/auth/logins/{login}',
+  tags: ['auth'],
   summary: 'Start signing in to a configured http server (or get the sign-in already pending): its authorization URL',
   request: params,
   responses: {
@@ -40,26 +44,48 @@ const putLogin = createRoute({
   },
 });
 const getLogin = createRoute({
-  method: 'get', path: '/v1/auth/logins/{login}', tags: ['auth'], summary: 'A sign-in\'s progress: pending, completed or failed (with why)',
+  method: 'get',
+  path: '/v1/auth/logins/{login}',
+  tags: ['auth'],
+  summary: "A sign-in's progress: pending, completed or failed (with why)",
   request: params,
-  responses: { 200: json(loginSchema, 'the sign-in'), 400: BAD_LOGIN, 404: err('no sign-in to this server is known (ALBEDO_NOT_FOUND)'), ...COMMON },
+  responses: {
+    200: json(loginSchema, 'the sign-in'),
+    400: BAD_LOGIN,
+    404: err('no sign-in to this server is known (ALBEDO_NOT_FOUND)'),
+    ...COMMON,
+  },
 });
 const deleteLogin = createRoute({
-  method: 'delete', path: '/v1/auth/logins/{login}', tags: ['auth'], summary: 'Cancel a pending sign-in (its callback listener closes) and forget it',
+  method: 'delete',
+  path: '/v1/auth/logins/{login}',
+  tags: ['auth'],
+  summary: 'Cancel a pending sign-in (its callback listener closes) and forget it',
   request: params,
-  responses: { 204: { description: 'cancelled and forgotten' }, 400: BAD_LOGIN, 404: err('no sign-in to this server is known (ALBEDO_NOT_FOUND)'), ...COMMON },
+  responses: {
+    204: { description: 'cancelled and forgotten' },
+    400: BAD_LOGIN,
+    404: err('no sign-in to this server is known (ALBEDO_NOT_FOUND)'),
+    ...COMMON,
+  },
 });
 const postCallback = createRoute({
-  method: 'post', path: '/v1/auth/logins/{login}/callback', tags: ['auth'],
+  method: 'post',
+  path: '/v1/auth/logins/{login}/callback',
+  tags: ['auth'],
   summary: 'Complete a pending sign-in with the callback URL the browser was sent to (pasted by the user)',
   request: { ...params, body: { required: true, content: { 'application/json': { schema: callbackBodySchema } } } },
   responses: {
     200: json(loginSchema, 'completed: the tokens are stored; sessions take the server in'),
-    400: err('not a URL, or not this sign-in\'s callback (another redirect URI, another state: another server\'s or an older sign-in); '
-      + 'the sign-in stays pending (ALBEDO_INVALID_ARGUMENT, path body.url)'),
+    400: err(
+      "not a URL, or not this sign-in's callback (another redirect URI, another state: another server's or an older sign-in); " +
+        'the sign-in stays pending (ALBEDO_INVALID_ARGUMENT, path body.url)',
+    ),
     404: err('no sign-in to this server is known (ALBEDO_NOT_FOUND)'),
-    409: err('the sign-in is not pending (completed, failed, expired), already has its callback, or failed at the exchange '
-      + '(ALBEDO_SIGN_IN_FAILED; GET says why)'),
+    409: err(
+      'the sign-in is not pending (completed, failed, expired), already has its callback, or failed at the exchange ' +
+        '(ALBEDO_SIGN_IN_FAILED; GET says why)',
+    ),
     413: err('the body is over 1 MiB (ALBEDO_TOO_LARGE)'),
     415: err('the body is not JSON (ALBEDO_INVALID_ARGUMENT)'),
     ...COMMON,

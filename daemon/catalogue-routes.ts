@@ -27,15 +27,17 @@ const json = <S>(schema: S, description: string) => ({ description, content: { '
 const err = (description: string) => json(errorSchema, description);
 
 const getTools = createRoute({
-  method: 'get', path: '/v1/mcp/servers/{name}/tools', tags: ['settings'],
-  summary: 'A server\'s tools from its saved catalogue (no session is opened, the server is not dialled)',
+  method: 'get',
+  path: '/v1/mcp/servers/{name}/tools',
+  tags: ['settings'],
+  summary: "A server's tools from its saved catalogue (no session is opened, the server is not dialled)",
   request: { params: nameParamSchema },
   responses: {
     200: json(serverToolsSchema, 'the saved catalogue; tools (and the rest) null when none is saved for the server as configured now'),
     404: err('no such server (ALBEDO_NOT_FOUND)'),
-    401: err('no bearer token, or not this daemon\'s (ALBEDO_UNAUTHORIZED)'),
-    403: err('an Origin other than the daemon\'s own (ALBEDO_BAD_ORIGIN)'),
-    421: err('a Host that is not a loopback name with the daemon\'s port (ALBEDO_BAD_HOST)'),
+    401: err("no bearer token, or not this daemon's (ALBEDO_UNAUTHORIZED)"),
+    403: err("an Origin other than the daemon's own (ALBEDO_BAD_ORIGIN)"),
+    421: err("a Host that is not a loopback name with the daemon's port (ALBEDO_BAD_HOST)"),
     500: err('a defect in the daemon (ALBEDO_INTERNAL)'),
     503: err('the settings or catalogue service is not available (ALBEDO_SERVICE_LOST, ALBEDO_CLOSED)'),
   },
@@ -52,10 +54,21 @@ async function fingerprintOf(kernel: Kernel, name: string): Promise<string | nul
 }
 
 /** The answer for a saved row (or none), with the entry's tool filters marked on each tool. */
-export function toolsOf(name: string, row: SavedCatalogue | null, filters: { enabledTools?: string[]; disabledTools?: string[] }): ServerToolsDto {
+export function toolsOf(
+  name: string,
+  row: SavedCatalogue | null,
+  filters: { enabledTools?: string[]; disabledTools?: string[] },
+): ServerToolsDto {
   if (!row) {
     return {
-      server: name, tools: null, resources: null, resourceTemplates: null, prompts: null, instructions: null, serverInfo: null, discoveredAt: null,
+      server: name,
+      tools: null,
+      resources: null,
+      resourceTemplates: null,
+      prompts: null,
+      instructions: null,
+      serverInfo: null,
+      discoveredAt: null,
     };
   }
   const allow = filters.enabledTools ? new Set(filters.enabledTools) : null;
@@ -75,11 +88,14 @@ export function toolsOf(name: string, row: SavedCatalogue | null, filters: { ena
     resourceTemplates: c.resourceTemplates.length,
     prompts: c.prompts.length,
     instructions: row.instructions,
-    serverInfo: info ? {
-      name: info.name, version: info.version,
-      ...(typeof info.title === 'string' ? { title: info.title } : {}),
-      ...(typeof info.description === 'string' ? { description: info.description } : {}),
-    } : null,
+    serverInfo: info
+      ? {
+          name: info.name,
+          version: info.version,
+          ...(typeof info.title === 'string' ? { title: info.title } : {}),
+          ...(typeof info.description === 'string' ? { description: info.description } : {}),
+        }
+      : null,
     discoveredAt: new Date(row.savedAt).toISOString(),
   };
 }
@@ -94,8 +110,15 @@ export function catalogueRoutes(app: OpenAPIHono, kernel: Kernel): void {
     }
     const entry = entryOf(view.servers[name]!);
     const fingerprint = await fingerprintOf(kernel, name);
-    const [row] = fingerprint === null ? [null]
-      : await kernel.call('catalogue', 'catalogue/current', { servers: [{ server: name, fingerprint }] }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+    const [row] =
+      fingerprint === null
+        ? [null]
+        : await kernel.call(
+            'catalogue',
+            'catalogue/current',
+            { servers: [{ server: name, fingerprint }] },
+            { timeoutMs: SETTINGS_TIMEOUT_MS },
+          );
     return c.json(toolsOf(name, row ?? null, entry), 200);
   }) as never);
 }

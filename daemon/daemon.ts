@@ -57,7 +57,9 @@ export function signInTtl(env: NodeJS.ProcessEnv = process.env): number {
 
 /** The daemon shows no browser: every sign-in it runs brings its own authorize step (logins.ts); this one only refuses. */
 function noBrowser(): never {
-  throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'the daemon opens no browser; sign in through PUT /v1/auth/logins/mcp:{name}', { outcome: 'not_run' });
+  throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'the daemon opens no browser; sign in through PUT /v1/auth/logins/mcp:{name}', {
+    outcome: 'not_run',
+  });
 }
 
 /** Exit statuses of `albedo daemon`. */
@@ -130,7 +132,9 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   }
 
   let signalled: (sig: NodeJS.Signals) => void = () => {};
-  const stopRequested = new Promise<NodeJS.Signals>((resolve) => { signalled = resolve; });
+  const stopRequested = new Promise<NodeJS.Signals>((resolve) => {
+    signalled = resolve;
+  });
   const onSignal = (sig: NodeJS.Signals): void => signalled(sig);
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
@@ -169,13 +173,24 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     const token = newToken();
     const reader: Reader = { kernel: a.kernel, authStatuses: () => a.authStatuses() };
     logins = new Logins({
-      kernel: a.kernel, ttlMs: signInTtl(), log,
+      kernel: a.kernel,
+      ttlMs: signInTtl(),
+      log,
       signIn: (s, o) => a.signInResolved(s, o),
     });
     const writes = new SettingsWrites(reader, { eraCachePath: path.join(home, 'store'), logins });
     // The web pane's one-time links and cookie sessions: in memory, shared by the guard, the /v1/ui routes and the login.
     const ui = new UiAuth({ port: () => port, linkTtlMs: uiLinkTtl() });
-    const app = createApp({ reader, writes, registry, logins, ui, version: pkg.version, status: { home, port: () => port, startedAt, token }, log });
+    const app = createApp({
+      reader,
+      writes,
+      registry,
+      logins,
+      ui,
+      version: pkg.version,
+      status: { home, port: () => port, startedAt, token },
+      log,
+    });
     const pane = uiFiles({ ui, log });
     const listener = getRequestListener(app.fetch, {
       // A request @hono/node-server cannot turn into a Request (a malformed URL): the API's error body, never a stack.
@@ -195,12 +210,16 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     // A fresh one-time link to the web pane, for the person who started the daemon (`albedo open` makes more): only on
     // a terminal. A stderr that is a file or a pipe (a service manager's journal, `> log 2>&1`, the CLI's auto-start)
     // or a custom log gets how to get one instead — a login code does not go to a log. ALBEDO_NO_PANE_LINK: not even on a terminal.
-    if (process.stderr.isTTY && !o.log && !process.env.ALBEDO_NO_PANE_LINK) process.stderr.write(`albedo: web pane: ${ui.mintLink().url}\n`);
+    if (process.stderr.isTTY && !o.log && !process.env.ALBEDO_NO_PANE_LINK)
+      process.stderr.write(`albedo: web pane: ${ui.mintLink().url}\n`);
     else if (o.log) o.log('web pane: run `albedo open` for a login link');
     else process.stderr.write('albedo: web pane: run `albedo open` for a login link\n');
   } catch (err) {
-    const why = AlbedoError.is(err) ? `${err.code}: ${err.message}` : (err as NodeJS.ErrnoException).code === 'EADDRINUSE'
-      ? `port ${o.port} is in use` : (err as Error).message;
+    const why = AlbedoError.is(err)
+      ? `${err.code}: ${err.message}`
+      : (err as NodeJS.ErrnoException).code === 'EADDRINUSE'
+        ? `port ${o.port} is in use`
+        : (err as Error).message;
     log(`cannot start: ${why.replace(/\s*\n\s*/g, ' | ')}`);
     await stop();
     return EXIT.failed;

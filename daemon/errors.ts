@@ -99,7 +99,12 @@ export function pathOf(err: AlbedoError, prefix: FieldPath = ['body']): FieldPat
 }
 
 /** The settings service's names of typed-secret fields → the API's. */
-const API_NAMES: Record<string, string> = { bearerToken: 'bearer', oauthClient: 'oauth_client', clientId: 'client_id', clientSecret: 'client_secret' };
+const API_NAMES: Record<string, string> = {
+  bearerToken: 'bearer',
+  oauthClient: 'oauth_client',
+  clientId: 'client_id',
+  clientSecret: 'client_secret',
+};
 function apiName(s: string): string {
   return Object.hasOwn(API_NAMES, s) ? API_NAMES[s]! : s;
 }

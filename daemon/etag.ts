@@ -18,7 +18,11 @@ export function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (v !== null && typeof v === 'object') {
     const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }
@@ -57,7 +61,9 @@ export function checkPreconditions(p: Preconditions, current: string | null): vo
   if (p.ifNoneMatch !== undefined && current !== null) {
     const tags = tagsOf(p.ifNoneMatch).map((t) => t.replace(/^W\//, ''));
     if (tags.includes('*') || tags.includes(current)) {
-      throw new ApiError(412, 'ALBEDO_PRECONDITION_FAILED', 'If-None-Match: the server already exists', { path: ['headers', 'if-none-match'] });
+      throw new ApiError(412, 'ALBEDO_PRECONDITION_FAILED', 'If-None-Match: the server already exists', {
+        path: ['headers', 'if-none-match'],
+      });
     }
   }
 }

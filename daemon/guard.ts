@@ -45,7 +45,11 @@ export const UI_PATH = '/ui';
 export function requestPath(req: IncomingMessage): string | null {
   const url = req.url ?? '';
   if (url.startsWith('/')) return url.split('?')[0]!;
-  try { return new URL(url).pathname; } catch { return null; }
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return null;
+  }
 }
 
 /** Whether `req` is `GET /v1/health`, its path exactly as sent. */
@@ -104,8 +108,13 @@ export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | nu
   const url = req.url ?? '/';
   if (!url.startsWith('/')) {
     let target = '';
-    try { target = new URL(url).host.toLowerCase(); } catch { /* not a URL: refused below */ }
-    if (!hosts.has(target)) return new ApiError(421, 'ALBEDO_BAD_HOST', 'an absolute request URL must name the daemon\'s loopback host and port');
+    try {
+      target = new URL(url).host.toLowerCase();
+    } catch {
+      /* not a URL: refused below */
+    }
+    if (!hosts.has(target))
+      return new ApiError(421, 'ALBEDO_BAD_HOST', "an absolute request URL must name the daemon's loopback host and port");
   }
   const origin = req.headers.origin;
   if (origin !== undefined && !LOOPBACK_NAMES.some((n) => origin.toLowerCase() === `http://${n}:${port}`)) {
@@ -119,10 +128,13 @@ export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | nu
   }
   const m = auth === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(auth);
   if (!m) {
-    return new ApiError(401, 'ALBEDO_UNAUTHORIZED',
-      'this request needs Authorization: Bearer <token>, the token of $ALBEDO_HOME/daemon.json (or the web pane\'s cookie: albedo open)');
+    return new ApiError(
+      401,
+      'ALBEDO_UNAUTHORIZED',
+      "this request needs Authorization: Bearer <token>, the token of $ALBEDO_HOME/daemon.json (or the web pane's cookie: albedo open)",
+    );
   }
-  if (!tokenMatches(m[1]!, opts.token)) return new ApiError(401, 'ALBEDO_UNAUTHORIZED', 'the bearer token is not this daemon\'s');
+  if (!tokenMatches(m[1]!, opts.token)) return new ApiError(401, 'ALBEDO_UNAUTHORIZED', "the bearer token is not this daemon's");
   return null;
 }
 
@@ -138,12 +150,16 @@ export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | nu
 function cookieRefusal(req: IncomingMessage, session: UiSession, ui: UiAuth): ApiError | null {
   // A foreign Origin was refused above; a missing one is refused here for a change (a form or a script that hides it).
   if (!SAFE_METHODS.has(req.method ?? '') && req.headers.origin === undefined) {
-    return new ApiError(403, 'ALBEDO_BAD_ORIGIN', 'a change made with the web pane\'s cookie must come with the Origin of the daemon\'s page');
+    return new ApiError(
+      403,
+      'ALBEDO_BAD_ORIGIN',
+      "a change made with the web pane's cookie must come with the Origin of the daemon's page",
+    );
   }
   const header = req.headers[CSRF_HEADER];
   const given = typeof header === 'string' ? header : eventsToken(req);
   if (!ui.csrfMatches(session, given)) {
-    return uiError(403, 'ALBEDO_CSRF', 'a request made with the web pane\'s cookie needs X-Albedo-CSRF: the token the login gave the page');
+    return uiError(403, 'ALBEDO_CSRF', "a request made with the web pane's cookie needs X-Albedo-CSRF: the token the login gave the page");
   }
   return null;
 }

@@ -41,7 +41,11 @@ export function writeInfo(home: string, info: DaemonInfo): void {
   renameSync(tmp, file);
   try {
     const dir = openSync(home, 'r');
-    try { fsyncSync(dir); } finally { closeSync(dir); }
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
   } catch {
     // A directory that cannot be fsynced (some filesystems) still has the rename.
   }

@@ -38,7 +38,11 @@ function startOf(pid: number): string | null | 'dead' {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // No /proc at all (not Linux): unknown. /proc without this pid: gone.
-    try { readFileSync('/proc/self/stat'); } catch { return null; }
+    try {
+      readFileSync('/proc/self/stat');
+    } catch {
+      return null;
+    }
     return code === 'ENOENT' || code === 'ESRCH' ? 'dead' : null;
   }
   // Fields after the command name, which is in parentheses and may hold spaces: state is field 3, starttime field 22.
@@ -117,9 +121,10 @@ export async function acquireHomeLock(home: string): Promise<Acquired> {
     writeAtomic(file, JSON.stringify(mine) + '\n');
     return {
       held: true,
-      release: () => underMutex(home, () => {
-        if (readLock(home)?.pid === process.pid) rmSync(file, { force: true });
-      }),
+      release: () =>
+        underMutex(home, () => {
+          if (readLock(home)?.pid === process.pid) rmSync(file, { force: true });
+        }),
     };
   });
 }

@@ -68,7 +68,9 @@ class Login {
   constructor(server: string, now: number) {
     this.server = server;
     this.startedAt = now;
-    this.shown = new Promise<void>((r) => { this.#show = r; });
+    this.shown = new Promise<void>((r) => {
+      this.#show = r;
+    });
   }
 
   /** The flow's authorize step: keep the URL, wait for a pasted callback (or for the flow to no longer need one). */
@@ -125,7 +127,9 @@ function cancelledError(server: string): AlbedoError {
 }
 
 const notFound = (server: string): ApiError =>
-  new ApiError(404, 'ALBEDO_NOT_FOUND', `no sign-in to ${JSON.stringify(server)} is known; start one with PUT`, { path: ['params', 'login'] });
+  new ApiError(404, 'ALBEDO_NOT_FOUND', `no sign-in to ${JSON.stringify(server)} is known; start one with PUT`, {
+    path: ['params', 'login'],
+  });
 
 export class Logins {
   readonly #o: LoginsOptions;
@@ -159,22 +163,26 @@ export class Logins {
     const login = new Login(name, this.#now());
     this.#logins.set(name, login);
     const authorize: AuthorizeHandler = ({ url, signal }) => login.authorize(url, signal, this.#now() + this.#ttl);
-    login.settled = this.#o.signIn(server, { authorize, timeoutMs: this.#ttl }).then(
-      (status) => {
-        login.state = 'completed';
-        login.auth = authOf(status);
-        this.#o.log?.(`signed in to ${name}`);
-      },
-      (err: unknown) => {
-        // Already failed by this clock (expired): that is the reason, not the cancellation it caused.
-        if (login.state === 'failed') return;
-        login.state = 'failed';
-        login.error = failure(err, login.cancelled);
-        this.#o.log?.(`the sign-in to ${name} failed (${login.error.code}${login.error.reason ? `: ${login.error.reason}` : ''})`);
-      },
-    ).finally(() => login.showSettled());
+    login.settled = this.#o
+      .signIn(server, { authorize, timeoutMs: this.#ttl })
+      .then(
+        (status) => {
+          login.state = 'completed';
+          login.auth = authOf(status);
+          this.#o.log?.(`signed in to ${name}`);
+        },
+        (err: unknown) => {
+          // Already failed by this clock (expired): that is the reason, not the cancellation it caused.
+          if (login.state === 'failed') return;
+          login.state = 'failed';
+          login.error = failure(err, login.cancelled);
+          this.#o.log?.(`the sign-in to ${name} failed (${login.error.code}${login.error.reason ? `: ${login.error.reason}` : ''})`);
+        },
+      )
+      .finally(() => login.showSettled());
     await login.shown;
-    if (login.cancelled) throw new ApiError(409, 'ALBEDO_SIGN_IN_FAILED', `the sign-in to ${name} was cancelled meanwhile`, { outcome: 'not_run' });
+    if (login.cancelled)
+      throw new ApiError(409, 'ALBEDO_SIGN_IN_FAILED', `the sign-in to ${name} was cancelled meanwhile`, { outcome: 'not_run' });
     if (login.state === 'failed') {
       const e = login.error!;
       // The authorization server could not be used (discovery, registration, PKCE support): its fault, not the request's.
@@ -195,12 +203,16 @@ export class Logins {
         throw new ApiError(404, 'ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in the settings`, { path: ['params', 'login'] });
       }
       // The entry as saved cannot be prepared (a variable not set, creds.json broken): nothing to sign in to until it is fixed.
-      if (err.code === 'ALBEDO_INVALID_CONFIG') throw new ApiError(409, err.code, `cannot sign in to ${name}: ${err.message}`, { outcome: 'not_run' });
+      if (err.code === 'ALBEDO_INVALID_CONFIG')
+        throw new ApiError(409, err.code, `cannot sign in to ${name}: ${err.message}`, { outcome: 'not_run' });
       throw err;
     }
     const s = resolved.server;
     if (s.type !== 'http' || !s.auth) {
-      const why = s.type !== 'http' ? 'a stdio server does not sign in' : 'it has a fixed Authorization (a bearer token or header); it does not use OAuth';
+      const why =
+        s.type !== 'http'
+          ? 'a stdio server does not sign in'
+          : 'it has a fixed Authorization (a bearer token or header); it does not use OAuth';
       throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', `${name}: ${why}`, { path: ['params', 'login'] });
     }
     return s;
@@ -225,10 +237,14 @@ export class Logins {
     if (!l) throw notFound(name);
     this.#expire(l);
     if (l.state !== 'pending' || l.url === null) {
-      const why = l.state === 'pending' ? 'it has no authorization URL' : `it is ${l.state}${l.error?.reason ? ` (${l.error.reason})` : ''}`;
-      throw new ApiError(409, 'ALBEDO_SIGN_IN_FAILED', `the sign-in to ${name} is not waiting for a callback: ${why}`, { outcome: 'not_run' });
+      const why =
+        l.state === 'pending' ? 'it has no authorization URL' : `it is ${l.state}${l.error?.reason ? ` (${l.error.reason})` : ''}`;
+      throw new ApiError(409, 'ALBEDO_SIGN_IN_FAILED', `the sign-in to ${name} is not waiting for a callback: ${why}`, {
+        outcome: 'not_run',
+      });
     }
-    const bad = (why: string): ApiError => new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', `url: ${why}; the sign-in is still pending`, { path: ['body', 'url'] });
+    const bad = (why: string): ApiError =>
+      new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', `url: ${why}; the sign-in is still pending`, { path: ['body', 'url'] });
     let u: URL;
     try {
       u = new URL(pasted.trim());
@@ -237,7 +253,7 @@ export class Logins {
     }
     if (`${u.origin}${u.pathname}` !== l.param('redirect_uri')) throw bad('not the redirect of this sign-in (another redirect URI)');
     if (u.searchParams.get('state') !== l.param('state')) {
-      throw bad('its state is not this sign-in\'s (the callback of another sign-in, or of an older one)');
+      throw bad("its state is not this sign-in's (the callback of another sign-in, or of an older one)");
     }
     if (l.consumed) {
       throw new ApiError(409, 'ALBEDO_SIGN_IN_FAILED', `the sign-in to ${name} already received its callback`, { outcome: 'not_run' });
@@ -265,7 +281,11 @@ export class Logins {
   #expire(l: Login): void {
     if (l.state !== 'pending' || l.expiresAt === null || this.#now() < l.expiresAt || l.consumed) return;
     l.state = 'failed';
-    l.error = { code: 'ALBEDO_SIGN_IN_FAILED', message: `the sign-in to ${l.server} was not completed in time; its state has expired`, reason: 'expired' };
+    l.error = {
+      code: 'ALBEDO_SIGN_IN_FAILED',
+      message: `the sign-in to ${l.server} was not completed in time; its state has expired`,
+      reason: 'expired',
+    };
     l.cancel();
   }
 

@@ -84,14 +84,19 @@ export const MAX_DESCRIPTION = 2_048;
 
 /** The catalogue saved for this server under its current fingerprint, if any. */
 async function savedRow(kernel: Kernel, server: string, fingerprint: string): Promise<SavedCatalogue | null> {
-  const [row] = await kernel.call('catalogue', 'catalogue/current', { servers: [{ server, fingerprint }] }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+  const [row] = await kernel.call(
+    'catalogue',
+    'catalogue/current',
+    { servers: [{ server, fingerprint }] },
+    { timeoutMs: SETTINGS_TIMEOUT_MS },
+  );
   return row ?? null;
 }
 
 /** The server's own description (serverInfo.description), else its instructions; at most MAX_DESCRIPTION characters, the cut marked. */
 export function descriptionOf(row: SavedCatalogue): string {
   const own = (row.serverInfo as { description?: unknown } | null)?.description;
-  const text = (typeof own === 'string' && own.trim() ? own : row.instructions ?? '').trim();
+  const text = (typeof own === 'string' && own.trim() ? own : (row.instructions ?? '')).trim();
   if (text.length <= MAX_DESCRIPTION) return text;
   let cut = MAX_DESCRIPTION - 1;
   // Never half a surrogate pair.
@@ -108,7 +113,12 @@ export interface Described {
 function fixedAuthorization(entry: SettingsServer, secrets: SecretsSummary): boolean {
   if (entry.type !== 'http') return true;
   const auth = (h: string): boolean => h.toLowerCase() === 'authorization';
-  return !!entry.bearerTokenEnvVar || Object.keys(entry.headers).some(auth) || secrets.bearerToken || (secrets.header !== null && auth(secrets.header));
+  return (
+    !!entry.bearerTokenEnvVar ||
+    Object.keys(entry.headers).some(auth) ||
+    secrets.bearerToken ||
+    (secrets.header !== null && auth(secrets.header))
+  );
 }
 
 function stateOf(dto: Omit<ServerDto, 'state'>): ServerDto['state'] {

@@ -28,14 +28,21 @@ export interface ApiEvent {
 
 /** A fresh epoch: 8 base36 characters. */
 function newEpoch(): string {
-  return randomInt(36 ** 8).toString(36).padStart(8, '0');
+  return randomInt(36 ** 8)
+    .toString(36)
+    .padStart(8, '0');
 }
 
 /** A session event as the API names it (one session event may be several API events). */
 export function apiEvents(e: SessionEvent): Array<Omit<ApiEvent, 'id' | 'seq'>> {
   switch (e.type) {
     case 'state':
-      return [{ event: 'server_state', data: e.reason ? { server: e.server, state: e.state, reason: e.reason } : { server: e.server, state: e.state } }];
+      return [
+        {
+          event: 'server_state',
+          data: e.reason ? { server: e.server, state: e.state, reason: e.reason } : { server: e.server, state: e.state },
+        },
+      ];
     case 'warning': {
       const data: Record<string, unknown> = { message: e.message };
       if (e.server !== undefined) data.server = e.server;
@@ -45,7 +52,9 @@ export function apiEvents(e: SessionEvent): Array<Omit<ApiEvent, 'id' | 'seq'>> 
     case 'refreshed':
       return [
         { event: 'capabilities_changed', data: { generation: e.generation, text: e.text, servers: e.servers, changes: e.changes } },
-        ...e.changes.filter((c) => c.change === 'changed').map((c) => ({ event: 'catalogue_refreshed', data: { server: c.server, generation: e.generation } })),
+        ...e.changes
+          .filter((c) => c.change === 'changed')
+          .map((c) => ({ event: 'catalogue_refreshed', data: { server: c.server, generation: e.generation } })),
       ];
     case 'probed': {
       const data: Record<string, unknown> = { server: e.server, ok: e.ok, at: e.at };

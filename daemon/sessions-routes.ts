@@ -13,9 +13,23 @@ import { AlbedoError, type AlbedoErrorCode } from '../protocol/errors.ts';
 import { ApiError, toApiError, type FieldPath } from './errors.ts';
 import { errorSchema } from './schemas.ts';
 import {
-  activityBodySchema, callBodySchema, callErrorSchema, callResultSchema, contextSchema, generationSchema, idParamSchema, openBodySchema,
-  searchBodySchema, resultPageSchema, resultParamSchema, resultQuerySchema, searchResultSchema, sessionListSchema, sessionSchema,
-  toolsQuerySchema, toolsSchema,
+  activityBodySchema,
+  callBodySchema,
+  callErrorSchema,
+  callResultSchema,
+  contextSchema,
+  generationSchema,
+  idParamSchema,
+  openBodySchema,
+  searchBodySchema,
+  resultPageSchema,
+  resultParamSchema,
+  resultQuerySchema,
+  searchResultSchema,
+  sessionListSchema,
+  sessionSchema,
+  toolsQuerySchema,
+  toolsSchema,
 } from './session-schemas.ts';
 import type { SessionRegistry } from './session-registry.ts';
 
@@ -23,10 +37,10 @@ const json = <S>(schema: S, description: string) => ({ description, content: { '
 const err = (description: string) => json(errorSchema, description);
 
 const COMMON = {
-  401: err('no bearer token, or not this daemon\'s (ALBEDO_UNAUTHORIZED)'),
-  403: err('an Origin other than the daemon\'s own (ALBEDO_BAD_ORIGIN)'),
+  401: err("no bearer token, or not this daemon's (ALBEDO_UNAUTHORIZED)"),
+  403: err("an Origin other than the daemon's own (ALBEDO_BAD_ORIGIN)"),
   404: err('no open session has this id, or (calls) no advertised tool has this name (ALBEDO_NOT_FOUND)'),
-  421: err('a Host that is not a loopback name with the daemon\'s port (ALBEDO_BAD_HOST)'),
+  421: err("a Host that is not a loopback name with the daemon's port (ALBEDO_BAD_HOST)"),
   500: err('a defect in the daemon (ALBEDO_INTERNAL)'),
   503: err('the composer was lost meanwhile (ALBEDO_SERVICE_LOST, outcome unknown: not retried), or the daemon is closing'),
 } as const;
@@ -35,72 +49,119 @@ const id = { params: idParamSchema };
 const body = <S>(schema: S) => ({ required: true, content: { 'application/json': { schema } } });
 
 const openRoute = createRoute({
-  method: 'post', path: '/v1/sessions', tags: ['sessions'], summary: 'Open a session over the configured servers',
+  method: 'post',
+  path: '/v1/sessions',
+  tags: ['sessions'],
+  summary: 'Open a session over the configured servers',
   request: { body: body(openBodySchema) },
   responses: {
     201: json(sessionSchema, 'open: servers with a saved catalogue are advertised at once, the others were dialled'),
-    ...BAD, 409: err('a server\'s catalogue is over the bounds (ALBEDO_CATALOGUE_TOO_LARGE)'), ...COMMON,
+    ...BAD,
+    409: err("a server's catalogue is over the bounds (ALBEDO_CATALOGUE_TOO_LARGE)"),
+    ...COMMON,
   },
 });
 const listRoute = createRoute({
-  method: 'get', path: '/v1/sessions', tags: ['sessions'], summary: 'The open sessions',
+  method: 'get',
+  path: '/v1/sessions',
+  tags: ['sessions'],
+  summary: 'The open sessions',
   responses: { 200: json(sessionListSchema, 'the sessions, oldest first'), ...COMMON },
 });
 const getRoute = createRoute({
-  method: 'get', path: '/v1/sessions/{id}', tags: ['sessions'], summary: 'A session: its servers and their states, warnings, generation',
-  request: id, responses: { 200: json(sessionSchema, 'the session'), ...COMMON },
+  method: 'get',
+  path: '/v1/sessions/{id}',
+  tags: ['sessions'],
+  summary: 'A session: its servers and their states, warnings, generation',
+  request: id,
+  responses: { 200: json(sessionSchema, 'the session'), ...COMMON },
 });
 const deleteRoute = createRoute({
-  method: 'delete', path: '/v1/sessions/{id}', tags: ['sessions'], summary: 'Close a session (every server of it reaped)',
-  request: id, responses: { 204: { description: 'closed' }, ...COMMON },
+  method: 'delete',
+  path: '/v1/sessions/{id}',
+  tags: ['sessions'],
+  summary: 'Close a session (every server of it reaped)',
+  request: id,
+  responses: { 204: { description: 'closed' }, ...COMMON },
 });
 const toolsRoute = createRoute({
-  method: 'get', path: '/v1/sessions/{id}/tools', tags: ['sessions'], summary: 'The model-facing tools of the current generation',
-  request: { ...id, query: toolsQuerySchema }, responses: { 200: json(toolsSchema, 'the tools'), ...BAD, ...COMMON },
+  method: 'get',
+  path: '/v1/sessions/{id}/tools',
+  tags: ['sessions'],
+  summary: 'The model-facing tools of the current generation',
+  request: { ...id, query: toolsQuerySchema },
+  responses: { 200: json(toolsSchema, 'the tools'), ...BAD, ...COMMON },
 });
 const searchRoute = createRoute({
-  method: 'post', path: '/v1/sessions/{id}/search', tags: ['sessions'],
-  summary: 'Search the session\'s definitions (what mcp_search_tools does); in a deferred session the matches are loaded',
+  method: 'post',
+  path: '/v1/sessions/{id}/search',
+  tags: ['sessions'],
+  summary: "Search the session's definitions (what mcp_search_tools does); in a deferred session the matches are loaded",
   request: { ...id, body: body(searchBodySchema) },
   responses: { 200: json(searchResultSchema, 'the best matches, best first, with their definitions'), ...BAD, ...COMMON },
 });
 const resultRoute = createRoute({
-  method: 'get', path: '/v1/sessions/{id}/results/{result}', tags: ['sessions'],
+  method: 'get',
+  path: '/v1/sessions/{id}/results/{result}',
+  tags: ['sessions'],
   summary: 'A page of a result part that was cut to its budget (what mcp_read_result reads)',
   request: { params: resultParamSchema, query: resultQuerySchema },
   responses: { 200: json(resultPageSchema, 'the page'), ...BAD, ...COMMON },
 });
 const contextRoute = createRoute({
-  method: 'get', path: '/v1/sessions/{id}/context', tags: ['sessions'], summary: 'The MCP context text of the current generation',
-  request: id, responses: { 200: json(contextSchema, 'the context ("" when there is nothing to say)'), ...COMMON },
+  method: 'get',
+  path: '/v1/sessions/{id}/context',
+  tags: ['sessions'],
+  summary: 'The MCP context text of the current generation',
+  request: id,
+  responses: { 200: json(contextSchema, 'the context ("" when there is nothing to say)'), ...COMMON },
 });
 const callRoute = createRoute({
-  method: 'post', path: '/v1/sessions/{id}/calls', tags: ['sessions'], summary: 'Call a tool (or read_resource, get_prompt) of the session',
+  method: 'post',
+  path: '/v1/sessions/{id}/calls',
+  tags: ['sessions'],
+  summary: 'Call a tool (or read_resource, get_prompt) of the session',
   request: { ...id, body: body(callBodySchema) },
   responses: {
-    200: json(callResultSchema, 'the result (a tool\'s isError is a result)'),
-    400: json(callErrorSchema, 'invalid input (ALBEDO_INVALID_ARGUMENT, not run): arguments that do not match the tool\'s input schema are '
-      + 'refused before the call is sent, `path` and `data` naming the argument'),
+    200: json(callResultSchema, "the result (a tool's isError is a result)"),
+    400: json(
+      callErrorSchema,
+      "invalid input (ALBEDO_INVALID_ARGUMENT, not run): arguments that do not match the tool's input schema are " +
+        'refused before the call is sent, `path` and `data` naming the argument',
+    ),
     409: err('the server needs the user to sign in (ALBEDO_NEEDS_SIGN_IN, not run)'),
     502: err('the server failed the request or cannot be reached: the code says how, `outcome` whether it may have run'),
     504: err('the request timed out (ALBEDO_TIMEOUT: not_run while waiting for the server to start, unknown at the server)'),
     ...COMMON,
-    404: json(callErrorSchema, 'no open session has this id, or no single definition has this name (ALBEDO_NOT_FOUND, not run): '
-      + '`data.suggestions` has the nearest names, `data.candidates` those an ambiguous name fits'),
+    404: json(
+      callErrorSchema,
+      'no open session has this id, or no single definition has this name (ALBEDO_NOT_FOUND, not run): ' +
+        '`data.suggestions` has the nearest names, `data.candidates` those an ambiguous name fits',
+    ),
   },
 });
 const activityRoute = createRoute({
-  method: 'post', path: '/v1/sessions/{id}/activity', tags: ['sessions'],
+  method: 'post',
+  path: '/v1/sessions/{id}/activity',
+  tags: ['sessions'],
   summary: 'submit or turn_end: due come-back probes run; turn_end first applies what waited for the end of the turn',
-  request: { ...id, body: body(activityBodySchema) }, responses: { 200: json(generationSchema, 'the generation after it'), ...BAD, ...COMMON },
+  request: { ...id, body: body(activityBodySchema) },
+  responses: { 200: json(generationSchema, 'the generation after it'), ...BAD, ...COMMON },
 });
 const reloadRoute = createRoute({
-  method: 'post', path: '/v1/sessions/{id}/reload', tags: ['sessions'], summary: 'Prepare a new composition from the settings now and swap it in',
-  request: id, responses: { 200: json(generationSchema, 'swapped in'), ...BAD, ...COMMON },
+  method: 'post',
+  path: '/v1/sessions/{id}/reload',
+  tags: ['sessions'],
+  summary: 'Prepare a new composition from the settings now and swap it in',
+  request: id,
+  responses: { 200: json(generationSchema, 'swapped in'), ...BAD, ...COMMON },
 });
 const eventsRoute = createRoute({
-  method: 'get', path: '/v1/sessions/{id}/events', tags: ['sessions'],
-  summary: 'The session\'s events (Server-Sent Events): server_state, warning, capabilities_changed, catalogue_refreshed, server_probed, session_closed',
+  method: 'get',
+  path: '/v1/sessions/{id}/events',
+  tags: ['sessions'],
+  summary:
+    "The session's events (Server-Sent Events): server_state, warning, capabilities_changed, catalogue_refreshed, server_probed, session_closed",
   request: id,
   responses: {
     200: {
@@ -115,8 +176,14 @@ const eventsRoute = createRoute({
 function dto(s: AlbedoSession) {
   const mode = s.toolsMode;
   return {
-    id: s.id, profile: s.profile, generation: s.generation, tools: s.tools().length, servers: s.status(), warnings: s.warnings(),
-    toolsOption: mode.option, deferred: mode.deferred,
+    id: s.id,
+    profile: s.profile,
+    generation: s.generation,
+    tools: s.tools().length,
+    servers: s.status(),
+    warnings: s.warnings(),
+    toolsOption: mode.option,
+    deferred: mode.deferred,
   };
 }
 
@@ -146,17 +213,25 @@ function callError(e: unknown): ApiError {
   const api = toApiError(e);
   if (!AlbedoError.is(e)) return api;
   const own: Partial<Record<AlbedoErrorCode, number>> = {
-    ALBEDO_INVALID_ARGUMENT: 400, ALBEDO_NOT_FOUND: 404, ALBEDO_NEEDS_SIGN_IN: 409, ALBEDO_TIMEOUT: 504, ALBEDO_DEADLINE: 504,
-    ALBEDO_SERVICE_LOST: 503, ALBEDO_SERVICE_FAILED: 503, ALBEDO_CLOSED: 503, ALBEDO_INTERNAL: 500,
+    ALBEDO_INVALID_ARGUMENT: 400,
+    ALBEDO_NOT_FOUND: 404,
+    ALBEDO_NEEDS_SIGN_IN: 409,
+    ALBEDO_TIMEOUT: 504,
+    ALBEDO_DEADLINE: 504,
+    ALBEDO_SERVICE_LOST: 503,
+    ALBEDO_SERVICE_FAILED: 503,
+    ALBEDO_CLOSED: 503,
+    ALBEDO_INTERNAL: 500,
   };
   const status = own[e.code] ?? 502;
-  const d = e.data !== null && typeof e.data === 'object' ? e.data as Record<string, unknown> : undefined;
+  const d = e.data !== null && typeof e.data === 'object' ? (e.data as Record<string, unknown>) : undefined;
   const fields = DATA_FIELDS[e.code];
   // Only the resolution's and the argument check's data (they name `name`); a server's error data stays out.
   if (fields && d && typeof d.name === 'string' && (e.code !== 'ALBEDO_INVALID_ARGUMENT' || Array.isArray(d.problems))) {
     const data: Record<string, unknown> = {};
     for (const k of fields) if (d[k] !== undefined) data[k] = d[k];
-    const path = e.code === 'ALBEDO_INVALID_ARGUMENT' && Array.isArray(d.path) ? ['body', 'arguments', ...d.path as FieldPath] : undefined;
+    const path =
+      e.code === 'ALBEDO_INVALID_ARGUMENT' && Array.isArray(d.path) ? ['body', 'arguments', ...(d.path as FieldPath)] : undefined;
     return new CallApiError(status, e, data, path);
   }
   return new ApiError(status, e.code, e.message, { outcome: e.outcome });
@@ -187,10 +262,15 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
     }
     const all = c.req.query('all') === 'true';
     // Where each comes from, so no client parses descriptions.
-    const tools = (all ? s.allTools() : s.tools())
-      .map((t) => ({ ...t, ...(s.origin(t.name) ?? { server: null, tool: t.name, kind: 'albedo' as const }) }));
+    const tools = (all ? s.allTools() : s.tools()).map((t) => ({
+      ...t,
+      ...(s.origin(t.name) ?? { server: null, tool: t.name, kind: 'albedo' as const }),
+    }));
     const cost = { ...s.cost(), ...(all ? { advertised: s.cost().definitions } : {}) };
-    return c.json({ generation: s.generation, profile: s.profile, deferred: s.toolsMode.deferred && !all, tools, loaded: s.loaded(), cost }, 200);
+    return c.json(
+      { generation: s.generation, profile: s.profile, deferred: s.toolsMode.deferred && !all, tools, loaded: s.loaded(), cost },
+      200,
+    );
   });
   route(resultRoute, (c) => {
     const s = registry.get(param(c)).session;
@@ -204,7 +284,7 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
   });
   route(searchRoute, async (c) => {
     const s = registry.get(param(c)).session;
-    const b = await c.req.json() as { query: string; limit?: number };
+    const b = (await c.req.json()) as { query: string; limit?: number };
     try {
       return c.json({ tools: s.search(b.query, b.limit), loaded: s.loaded() }, 200);
     } catch (e) {
@@ -217,7 +297,7 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
   });
   route(callRoute, async (c) => {
     const s = registry.get(param(c)).session;
-    const b = await c.req.json() as { name: string; arguments?: Record<string, unknown>; timeoutMs?: number };
+    const b = (await c.req.json()) as { name: string; arguments?: Record<string, unknown>; timeoutMs?: number };
     // A client that goes away cancels the call (its outcome is then unknown to nobody).
     const opts = b.timeoutMs === undefined ? { signal: c.req.raw.signal } : { timeoutMs: b.timeoutMs, signal: c.req.raw.signal };
     try {
@@ -228,7 +308,7 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
   });
   route(activityRoute, async (c) => {
     const s = registry.get(param(c)).session;
-    await s.activity((await c.req.json() as { kind: 'submit' | 'turn_end' }).kind);
+    await s.activity(((await c.req.json()) as { kind: 'submit' | 'turn_end' }).kind);
     return c.json({ generation: s.generation }, 200);
   });
   route(reloadRoute, async (c) => {
@@ -263,7 +343,10 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
           }
           if (log.closed) return;
           // Wakes for the next event, or every 15 s for a comment that keeps idle proxies and clients from timing out.
-          await new Promise<void>((r) => { wake = r; setTimeout(r, 15_000).unref(); });
+          await new Promise<void>((r) => {
+            wake = r;
+            setTimeout(r, 15_000).unref();
+          });
           wake = undefined;
           if (!queue.length && !stream.aborted) await stream.write(': keep-alive\n\n');
         }

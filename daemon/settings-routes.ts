@@ -7,8 +7,17 @@
 import { createRoute, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import {
-  dryRunQuerySchema, errorSchema, mcpPatchSchema, mcpSectionSchema, nameParamSchema, patchBodySchema, preconditionHeadersSchema, putBodySchema,
-  saveResultSchema, serverListSchema, serverSchema,
+  dryRunQuerySchema,
+  errorSchema,
+  mcpPatchSchema,
+  mcpSectionSchema,
+  nameParamSchema,
+  patchBodySchema,
+  preconditionHeadersSchema,
+  putBodySchema,
+  saveResultSchema,
+  serverListSchema,
+  serverSchema,
 } from './schemas.ts';
 import { ApiError } from './errors.ts';
 import { etagOf } from './etag.ts';
@@ -21,9 +30,9 @@ const err = (description: string) => json(errorSchema, description);
 
 /** The refusals every route may answer with (the guard's, and the daemon's own trouble). */
 const COMMON = {
-  401: err('no bearer token, or not this daemon\'s (ALBEDO_UNAUTHORIZED)'),
-  403: err('an Origin other than the daemon\'s own (ALBEDO_BAD_ORIGIN)'),
-  421: err('a Host that is not a loopback name with the daemon\'s port (ALBEDO_BAD_HOST)'),
+  401: err("no bearer token, or not this daemon's (ALBEDO_UNAUTHORIZED)"),
+  403: err("an Origin other than the daemon's own (ALBEDO_BAD_ORIGIN)"),
+  421: err("a Host that is not a loopback name with the daemon's port (ALBEDO_BAD_HOST)"),
   500: err('a defect in the daemon (ALBEDO_INTERNAL)'),
   503: err('the settings service is not available (ALBEDO_SERVICE_LOST, ALBEDO_CLOSED)'),
 } as const;
@@ -31,11 +40,15 @@ const COMMON = {
 const WRITE_ERRORS = {
   400: err('invalid input: `path` names the field (ALBEDO_INVALID_ARGUMENT, ALBEDO_INVALID_CONFIG)'),
   404: err('no such server (ALBEDO_NOT_FOUND)'),
-  409: err('strict save: the server cannot start (the code is why: ALBEDO_SPAWN_FAILED, ALBEDO_SERVER_EXITED, ALBEDO_TIMEOUT, '
-    + 'ALBEDO_INVALID_CONFIG for a variable or file it cannot read, …), extensions.json is broken, or the entry was edited in the file '
-    + 'while the save was tried (ALBEDO_EDIT_CONFLICT); nothing was written'),
-  412: err('If-Match is not the current ETag, or If-None-Match: * and the server exists, also when that changed while the save was tried '
-    + '(ALBEDO_PRECONDITION_FAILED); nothing was written'),
+  409: err(
+    'strict save: the server cannot start (the code is why: ALBEDO_SPAWN_FAILED, ALBEDO_SERVER_EXITED, ALBEDO_TIMEOUT, ' +
+      'ALBEDO_INVALID_CONFIG for a variable or file it cannot read, …), extensions.json is broken, or the entry was edited in the file ' +
+      'while the save was tried (ALBEDO_EDIT_CONFLICT); nothing was written',
+  ),
+  412: err(
+    'If-Match is not the current ETag, or If-None-Match: * and the server exists, also when that changed while the save was tried ' +
+      '(ALBEDO_PRECONDITION_FAILED); nothing was written',
+  ),
   413: err('the body is over 1 MiB (ALBEDO_TOO_LARGE)'),
   415: err('the body is not JSON (ALBEDO_INVALID_ARGUMENT)'),
 } as const;
@@ -44,59 +57,97 @@ const etagHeader = { ETag: { description: 'the version of what was read; send it
 const readOk = <S>(schema: S, description: string) => ({ ...json(schema, description), headers: etagHeader });
 
 const getMcp = createRoute({
-  method: 'get', path: '/v1/mcp', tags: ['settings'], summary: 'The mcp section: retryMs and the extensions\' defaults',
+  method: 'get',
+  path: '/v1/mcp',
+  tags: ['settings'],
+  summary: "The mcp section: retryMs and the extensions' defaults",
   responses: { 200: readOk(mcpSectionSchema, 'the mcp settings in force'), ...COMMON },
 });
 const patchMcp = createRoute({
-  method: 'patch', path: '/v1/mcp', tags: ['settings'], summary: 'Change retryMs and the extensions\' defaults (a merge patch)',
+  method: 'patch',
+  path: '/v1/mcp',
+  tags: ['settings'],
+  summary: "Change retryMs and the extensions' defaults (a merge patch)",
   request: {
     headers: preconditionHeadersSchema.pick({ 'if-match': true }),
-    body: { required: true, content: { 'application/merge-patch+json': { schema: mcpPatchSchema }, 'application/json': { schema: mcpPatchSchema } } },
+    body: {
+      required: true,
+      content: { 'application/merge-patch+json': { schema: mcpPatchSchema }, 'application/json': { schema: mcpPatchSchema } },
+    },
   },
   responses: {
     200: readOk(mcpSectionSchema, 'saved: the mcp settings in force'),
-    400: WRITE_ERRORS[400], 409: err('extensions.json on disk is broken (ALBEDO_INVALID_CONFIG); nothing was written'),
+    400: WRITE_ERRORS[400],
+    409: err('extensions.json on disk is broken (ALBEDO_INVALID_CONFIG); nothing was written'),
     412: err('If-Match is not the current ETag of GET /v1/mcp (ALBEDO_PRECONDITION_FAILED); nothing was written'),
-    413: WRITE_ERRORS[413], 415: WRITE_ERRORS[415], ...COMMON,
+    413: WRITE_ERRORS[413],
+    415: WRITE_ERRORS[415],
+    ...COMMON,
   },
 });
 const listServers = createRoute({
-  method: 'get', path: '/v1/mcp/servers', tags: ['settings'], summary: 'Every configured server, in file order',
+  method: 'get',
+  path: '/v1/mcp/servers',
+  tags: ['settings'],
+  summary: 'Every configured server, in file order',
   responses: { 200: readOk(serverListSchema, 'the servers'), ...COMMON },
 });
 const getServer = createRoute({
-  method: 'get', path: '/v1/mcp/servers/{name}', tags: ['settings'], summary: 'One server',
+  method: 'get',
+  path: '/v1/mcp/servers/{name}',
+  tags: ['settings'],
+  summary: 'One server',
   request: { params: nameParamSchema },
   responses: { 200: readOk(serverSchema, 'the server'), 404: err('no such server (ALBEDO_NOT_FOUND)'), ...COMMON },
 });
 const saved = { 200: readOk(saveResultSchema, 'saved (or, with dry_run, tried only)'), ...WRITE_ERRORS, ...COMMON };
 const putServer = createRoute({
-  method: 'put', path: '/v1/mcp/servers/{name}', tags: ['settings'], summary: 'Create or replace a server and its secrets (strict save)',
+  method: 'put',
+  path: '/v1/mcp/servers/{name}',
+  tags: ['settings'],
+  summary: 'Create or replace a server and its secrets (strict save)',
   request: {
-    params: nameParamSchema, query: dryRunQuerySchema, headers: preconditionHeadersSchema,
+    params: nameParamSchema,
+    query: dryRunQuerySchema,
+    headers: preconditionHeadersSchema,
     body: { required: true, content: { 'application/json': { schema: putBodySchema } } },
   },
   responses: { ...saved, 201: readOk(saveResultSchema, 'created') },
 });
 const patchServer = createRoute({
-  method: 'patch', path: '/v1/mcp/servers/{name}', tags: ['settings'], summary: 'Change a server by a JSON merge patch (strict save)',
+  method: 'patch',
+  path: '/v1/mcp/servers/{name}',
+  tags: ['settings'],
+  summary: 'Change a server by a JSON merge patch (strict save)',
   request: {
-    params: nameParamSchema, query: dryRunQuerySchema, headers: preconditionHeadersSchema,
-    body: { required: true, content: { 'application/merge-patch+json': { schema: patchBodySchema }, 'application/json': { schema: patchBodySchema } } },
+    params: nameParamSchema,
+    query: dryRunQuerySchema,
+    headers: preconditionHeadersSchema,
+    body: {
+      required: true,
+      content: { 'application/merge-patch+json': { schema: patchBodySchema }, 'application/json': { schema: patchBodySchema } },
+    },
   },
   responses: saved,
 });
 const deleteServer = createRoute({
-  method: 'delete', path: '/v1/mcp/servers/{name}', tags: ['settings'], summary: 'Remove a server and its credentials (typed secrets and sign-in)',
+  method: 'delete',
+  path: '/v1/mcp/servers/{name}',
+  tags: ['settings'],
+  summary: 'Remove a server and its credentials (typed secrets and sign-in)',
   request: { params: nameParamSchema, headers: preconditionHeadersSchema },
   responses: { 204: { description: 'removed' }, 404: WRITE_ERRORS[404], 409: WRITE_ERRORS[409], 412: WRITE_ERRORS[412], ...COMMON },
 });
-const toggle = (what: 'enable' | 'disable') => createRoute({
-  method: 'post', path: `/v1/mcp/servers/{name}/${what}`, tags: ['settings'],
-  summary: what === 'enable' ? 'Switch a server on (it is tried first: strict save)' : 'Switch a server off (kept in the file, never dialled)',
-  request: { params: nameParamSchema, headers: preconditionHeadersSchema },
-  responses: saved,
-});
+const toggle = (what: 'enable' | 'disable') =>
+  createRoute({
+    method: 'post',
+    path: `/v1/mcp/servers/{name}/${what}`,
+    tags: ['settings'],
+    summary:
+      what === 'enable' ? 'Switch a server on (it is tried first: strict save)' : 'Switch a server off (kept in the file, never dialled)',
+    request: { params: nameParamSchema, headers: preconditionHeadersSchema },
+    responses: saved,
+  });
 
 /** If-Match / If-None-Match as the writes take them. */
 function preconditions(h: { 'if-match'?: string; 'if-none-match'?: string }): { ifMatch?: string; ifNoneMatch?: string } {
@@ -157,14 +208,20 @@ export function settingsRoutes(app: OpenAPIHono, o: SettingsRoutesOptions): void
     checkName(name);
     // The body as sent (the validated copy has the defaults filled in; the file keeps what the user wrote).
     const body = await c.req.json();
-    return answer(c, await writes.put(name, body, preconditions(c.req.valid('header' as never)), c.req.query('dry_run') === 'true', c.req.raw.signal));
+    return answer(
+      c,
+      await writes.put(name, body, preconditions(c.req.valid('header' as never)), c.req.query('dry_run') === 'true', c.req.raw.signal),
+    );
   });
 
   route(patchServer, async (c) => {
     const name = c.req.param('name')!;
     checkName(name);
     const body = await c.req.json();
-    return answer(c, await writes.patch(name, body, preconditions(c.req.valid('header' as never)), c.req.query('dry_run') === 'true', c.req.raw.signal));
+    return answer(
+      c,
+      await writes.patch(name, body, preconditions(c.req.valid('header' as never)), c.req.query('dry_run') === 'true', c.req.raw.signal),
+    );
   });
 
   route(deleteServer, async (c) => {

@@ -26,23 +26,29 @@ const err = (description: string) => json(errorSchema, description);
 export const SERVICES = ['transport', 'settings', 'catalogue', 'composer', 'oauth'] as const;
 
 const health = createRoute({
-  method: 'get', path: HEALTH_PATH, tags: ['daemon'], summary: 'Whether the daemon is up (no token needed; says nothing private)',
+  method: 'get',
+  path: HEALTH_PATH,
+  tags: ['daemon'],
+  summary: 'Whether the daemon is up (no token needed; says nothing private)',
   security: [],
   request: { query: healthQuerySchema },
   responses: {
     200: json(healthSchema, 'up'),
     400: err('a nonce that is not 16 to 128 hex characters (ALBEDO_INVALID_ARGUMENT, path ["query", "nonce"])'),
-    403: err('an Origin other than the daemon\'s own (ALBEDO_BAD_ORIGIN)'),
-    421: err('a Host that is not a loopback name with the daemon\'s port (ALBEDO_BAD_HOST)'),
+    403: err("an Origin other than the daemon's own (ALBEDO_BAD_ORIGIN)"),
+    421: err("a Host that is not a loopback name with the daemon's port (ALBEDO_BAD_HOST)"),
   },
 });
 const status = createRoute({
-  method: 'get', path: '/v1/status', tags: ['daemon'], summary: 'The daemon\'s process, counts and service workers',
+  method: 'get',
+  path: '/v1/status',
+  tags: ['daemon'],
+  summary: "The daemon's process, counts and service workers",
   responses: {
     200: json(statusSchema, 'the status'),
-    401: err('no bearer token, or not this daemon\'s (ALBEDO_UNAUTHORIZED)'),
-    403: err('an Origin other than the daemon\'s own (ALBEDO_BAD_ORIGIN)'),
-    421: err('a Host that is not a loopback name with the daemon\'s port (ALBEDO_BAD_HOST)'),
+    401: err("no bearer token, or not this daemon's (ALBEDO_UNAUTHORIZED)"),
+    403: err("an Origin other than the daemon's own (ALBEDO_BAD_ORIGIN)"),
+    421: err("a Host that is not a loopback name with the daemon's port (ALBEDO_BAD_HOST)"),
     500: err('a defect in the daemon (ALBEDO_INTERNAL)'),
     503: err('the settings service is not available (ALBEDO_SERVICE_LOST, ALBEDO_CLOSED)'),
   },
@@ -81,20 +87,28 @@ export function statusRoutes(app: OpenAPIHono, o: StatusOptions): void {
     const services: Record<string, unknown[]> = {};
     for (const name of SERVICES) {
       services[name] = o.kernel.slots(name).map((s) => ({
-        instance: s.instance, state: s.state, healthy: s.healthy, incarnation: s.incarnation, inflight: s.inflight, keys: s.keys.length,
+        instance: s.instance,
+        state: s.state,
+        healthy: s.healthy,
+        incarnation: s.incarnation,
+        inflight: s.inflight,
+        keys: s.keys.length,
       }));
     }
-    return c.json({
-      pid: process.pid,
-      version: o.version,
-      port: o.port(),
-      home: o.home,
-      startedAt: new Date(o.startedAt).toISOString(),
-      uptimeMs: Math.max(0, Math.round(Date.now() - o.startedAt)),
-      sessions: o.sessions(),
-      servers: { total: servers.length, enabled: servers.filter((s) => s.enabled).length },
-      signIns: o.signIns(),
-      services,
-    }, 200);
+    return c.json(
+      {
+        pid: process.pid,
+        version: o.version,
+        port: o.port(),
+        home: o.home,
+        startedAt: new Date(o.startedAt).toISOString(),
+        uptimeMs: Math.max(0, Math.round(Date.now() - o.startedAt)),
+        sessions: o.sessions(),
+        servers: { total: servers.length, enabled: servers.filter((s) => s.enabled).length },
+        signIns: o.signIns(),
+        services,
+      },
+      200,
+    );
   });
 }

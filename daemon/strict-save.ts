@@ -41,12 +41,22 @@ export type TryResult = { result: 'connected'; row: SavedCatalogue } | { result:
 
 /** Failures of the daemon rather than of the server tried. */
 const NOT_THE_SERVER: ReadonlySet<string> = new Set([
-  'ALBEDO_CLOSED', 'ALBEDO_SERVICE_LOST', 'ALBEDO_SERVICE_FAILED', 'ALBEDO_SERVICE_UNKNOWN', 'ALBEDO_DEADLINE', 'ALBEDO_INTERNAL',
+  'ALBEDO_CLOSED',
+  'ALBEDO_SERVICE_LOST',
+  'ALBEDO_SERVICE_FAILED',
+  'ALBEDO_SERVICE_UNKNOWN',
+  'ALBEDO_DEADLINE',
+  'ALBEDO_INTERNAL',
 ]);
 
 async function resolveDraft(kernel: Kernel, o: TryOptions): Promise<ResolvedSettingsServer> {
   try {
-    return await kernel.call('settings', 'settings/resolve-draft', { name: o.name, entry: o.entry, secrets: o.secrets }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+    return await kernel.call(
+      'settings',
+      'settings/resolve-draft',
+      { name: o.name, entry: o.entry, secrets: o.secrets },
+      { timeoutMs: SETTINGS_TIMEOUT_MS },
+    );
   } catch (err) {
     // A value it cannot look up (a variable not set, a file missing) means it cannot start: 409, naming the field.
     if (AlbedoError.is(err) && err.code === 'ALBEDO_INVALID_CONFIG' && typeof (err.data as { reason?: unknown })?.reason === 'string') {
@@ -95,6 +105,16 @@ export async function tryServer(kernel: Kernel, o: TryOptions): Promise<TryResul
   const { era, protocolVersion, serverInfo, capabilities, instructions, catalogue } = opened;
   return {
     result: 'connected',
-    row: { server: o.name, fingerprint: draft.fingerprint, era, protocolVersion, serverInfo, capabilities, instructions, catalogue, savedAt: Date.now() },
+    row: {
+      server: o.name,
+      fingerprint: draft.fingerprint,
+      era,
+      protocolVersion,
+      serverInfo,
+      capabilities,
+      instructions,
+      catalogue,
+      savedAt: Date.now(),
+    },
   };
 }

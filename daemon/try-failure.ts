@@ -15,8 +15,14 @@ export const TAIL_LINES = 8;
 const LINE_CHARS = 240;
 
 type Data = {
-  timeoutMs?: unknown; exit?: unknown; signal?: unknown; status?: unknown; body?: unknown; errno?: unknown;
-  stderrTail?: unknown; stdoutJunk?: { lines?: unknown; first?: unknown };
+  timeoutMs?: unknown;
+  exit?: unknown;
+  signal?: unknown;
+  status?: unknown;
+  body?: unknown;
+  errno?: unknown;
+  stderrTail?: unknown;
+  stdoutJunk?: { lines?: unknown; first?: unknown };
 };
 
 /** `ms` for a person: "30 s", "1.5 s", "800 ms". */
@@ -72,7 +78,10 @@ const FRAME = /^\s+at\s/;
  * message is not pushed out by its frames.
  */
 export function lastLines(tail: string, n = TAIL_LINES): string[] {
-  let lines = tail.split(/\r?\n/).map((l) => l.trimEnd()).filter((l) => l.trim());
+  let lines = tail
+    .split(/\r?\n/)
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim());
   if (lines.length > n && lines.some((l) => !FRAME.test(l))) lines = lines.filter((l) => !FRAME.test(l));
   return lines.slice(-n).map((l) => (l.length > LINE_CHARS ? `${l.slice(0, LINE_CHARS - 1)}…` : l));
 }

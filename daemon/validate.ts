@@ -45,13 +45,15 @@ function undecodable(name: string): string | undefined {
 export function parseBody(body: unknown): { raw: Record<string, unknown>; entry: SettingsServer; secrets: SecretsInput | undefined } {
   if (!isObject(body)) throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the body must be a JSON object', { path: ['body'] });
   const type = Object.hasOwn(body, 'type') ? body.type : Object.hasOwn(body, 'url') ? 'http' : 'stdio';
-  if (type !== 'stdio' && type !== 'http') throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'type: expected "stdio" or "http"', { path: ['body', 'type'] });
+  if (type !== 'stdio' && type !== 'http')
+    throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'type: expected "stdio" or "http"', { path: ['body', 'type'] });
   const schema: z.ZodType = type === 'stdio' ? stdioBodySchema : httpBodySchema;
   const r = schema.safeParse({ ...body, type });
   if (!r.success) throw validationError('body', r.error, body, ['secrets.header.name']);
   const { secrets, ...entry } = r.data as SettingsServer & { secrets?: SecretsInput };
   // A stdio server has no sign-in: a sign-out of one is a mistake to say, not a save to try.
-  if (entry.type === 'stdio' && secrets?.oauth !== undefined) throw bad(['secrets', 'oauth'], 'a stdio server has no sign-in to sign out of');
+  if (entry.type === 'stdio' && secrets?.oauth !== undefined)
+    throw bad(['secrets', 'oauth'], 'a stdio server has no sign-in to sign out of');
   const raw: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) {
     if (k !== 'secrets') Object.defineProperty(raw, k, { value: v, enumerable: true, writable: true, configurable: true });
@@ -63,7 +65,9 @@ export function parseBody(body: unknown): { raw: Record<string, unknown>; entry:
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return patch;
   const out: Record<string, unknown> = {};
-  const set = (k: string, v: unknown): void => { Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true }); };
+  const set = (k: string, v: unknown): void => {
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  };
   if (isObject(target)) for (const [k, v] of Object.entries(target)) set(k, v);
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
@@ -88,7 +92,8 @@ export function toSecretsPatch(input: SecretsInput | undefined, stored: SecretsS
   if (input.header === null) out.header = null;
   else if (input.header) {
     if (input.header.value !== '') out.header = input.header;
-    else if (stored?.header !== input.header.name) throw bad(['secrets', 'header', 'value'], 'no stored header of this name to keep; give its value');
+    else if (stored?.header !== input.header.name)
+      throw bad(['secrets', 'header', 'value'], 'no stored header of this name to keep; give its value');
   }
   if (input.env === null) out.env = null;
   else if (input.env) {
@@ -106,7 +111,8 @@ export function toSecretsPatch(input: SecretsInput | undefined, stored: SecretsS
       if (c.client_secret !== undefined) throw bad(['secrets', 'oauth_client', 'client_id'], 'a client secret needs its client_id');
       if (!stored?.oauthClient) throw bad(['secrets', 'oauth_client', 'client_id'], 'no stored client to keep; give the client_id');
     } else {
-      out.oauthClient = c.client_secret === undefined ? { clientId: c.client_id } : { clientId: c.client_id, clientSecret: c.client_secret };
+      out.oauthClient =
+        c.client_secret === undefined ? { clientId: c.client_id } : { clientId: c.client_id, clientSecret: c.client_secret };
     }
   }
   if (input.oauth === null) out.oauth = null;

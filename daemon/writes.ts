@@ -41,7 +41,16 @@ import { AlbedoError } from '../protocol/errors.ts';
 import { ApiError } from './errors.ts';
 import { checkPreconditions, type Preconditions } from './etag.ts';
 import { etagOf } from './etag.ts';
-import { describeServer, entryOf, mcpSection, settingsView, SETTINGS_TIMEOUT_MS, type McpSection, type Reader, type ViewServer } from './servers.ts';
+import {
+  describeServer,
+  entryOf,
+  mcpSection,
+  settingsView,
+  SETTINGS_TIMEOUT_MS,
+  type McpSection,
+  type Reader,
+  type ViewServer,
+} from './servers.ts';
 import { tryServer, type TryResult } from './strict-save.ts';
 import type { SavedCatalogue } from '../protocol/catalogue.ts';
 import { isObject, mergePatch, parseBody, toSecretsPatch } from './validate.ts';
@@ -120,32 +129,50 @@ export class SettingsWrites {
 
   /** PATCH: a merge patch of the entry as saved (404 when there is none). */
   patch(name: string, body: Record<string, unknown>, pre: Preconditions, dryRun: boolean, signal?: AbortSignal): Promise<SaveResult> {
-    return this.#write(name, pre, dryRun, (cur, raw) => {
-      if (!cur) throw notFound(name);
-      const { secrets, ...patch } = body;
-      const merged = mergePatch(raw, patch) as Record<string, unknown>;
-      return { body: secrets === undefined ? merged : { ...merged, secrets } };
-    }, signal);
+    return this.#write(
+      name,
+      pre,
+      dryRun,
+      (cur, raw) => {
+        if (!cur) throw notFound(name);
+        const { secrets, ...patch } = body;
+        const merged = mergePatch(raw, patch) as Record<string, unknown>;
+        return { body: secrets === undefined ? merged : { ...merged, secrets } };
+      },
+      signal,
+    );
   }
 
   /** POST enable / disable: `enabled` set in the entry as saved (enabling tries it). */
   setEnabled(name: string, enabled: boolean, pre: Preconditions, signal?: AbortSignal): Promise<SaveResult> {
-    return this.#write(name, pre, false, (cur, raw) => {
-      if (!cur) throw notFound(name);
-      const next = { ...raw };
-      // The default is true: enabling a server whose entry never said otherwise leaves the entry as written.
-      if (enabled && !Object.hasOwn(raw, 'enabled')) return { body: next };
-      next.enabled = enabled;
-      return { body: next };
-    }, signal);
+    return this.#write(
+      name,
+      pre,
+      false,
+      (cur, raw) => {
+        if (!cur) throw notFound(name);
+        const next = { ...raw };
+        // The default is true: enabling a server whose entry never said otherwise leaves the entry as written.
+        if (enabled && !Object.hasOwn(raw, 'enabled')) return { body: next };
+        next.enabled = enabled;
+        return { body: next };
+      },
+      signal,
+    );
   }
 
   /** DELETE: the server and everything creds.json holds for it. */
   async remove(name: string, pre: Preconditions, signal?: AbortSignal): Promise<void> {
-    await this.#write(name, pre, false, (cur) => {
-      if (!cur) throw notFound(name);
-      return { remove: true };
-    }, signal);
+    await this.#write(
+      name,
+      pre,
+      false,
+      (cur) => {
+        if (!cur) throw notFound(name);
+        return { remove: true };
+      },
+      signal,
+    );
   }
 
   /** PATCH /v1/mcp: retryMs and the extensions' defaults, by a merge patch (validated by the route). */
@@ -171,7 +198,11 @@ export class SettingsWrites {
   }
 
   #write(
-    name: string, pre: Preconditions, dryRun: boolean, plan: (cur: ViewServer | undefined, raw: Record<string, unknown>) => Plan, signal?: AbortSignal,
+    name: string,
+    pre: Preconditions,
+    dryRun: boolean,
+    plan: (cur: ViewServer | undefined, raw: Record<string, unknown>) => Plan,
+    signal?: AbortSignal,
   ): Promise<SaveResult> {
     return this.#byName(name, async () => {
       const kernel = this.#kernel;
@@ -187,7 +218,10 @@ export class SettingsWrites {
         // (a hand edit landing between the reload and this read) is refused, so the plan and the version are of one read.
         const written = writtenEntry(view, name);
         if (written === undefined) {
-          throw editConflict(new AlbedoError('ALBEDO_EDIT_CONFLICT', `${view.path} changed while it was read; nothing was written: try again`), pre);
+          throw editConflict(
+            new AlbedoError('ALBEDO_EDIT_CONFLICT', `${view.path} changed while it was read; nothing was written: try again`),
+            pre,
+          );
         }
         const p = plan(cur, cur ? (written ?? { ...entryOf(cur) }) : {});
         if ('remove' in p) {
@@ -199,7 +233,8 @@ export class SettingsWrites {
         const { raw, entry, secrets } = parseBody(p.body);
         return { cur, written, raw, entry, patch: toSecretsPatch(secrets, cur?.secrets) };
       });
-      if ('removed' in planned) return { saved: true, created: false, check: { tried: false, reason: 'disabled' }, server: null, etag: null };
+      if ('removed' in planned)
+        return { saved: true, created: false, check: { tried: false, reason: 'disabled' }, server: null, etag: null };
       const { cur, written, raw, entry, patch } = planned;
       // Tried outside the queue (the try can take twice the server's startupTimeoutMs): writes of other servers go on
       // meanwhile — `albedo mcp import` tries several at once —, those of this one wait (#byName).
@@ -217,14 +252,24 @@ export class SettingsWrites {
         // A client that went away while the server was tried (Ctrl-C on `albedo mcp add`) saves nothing.
         withdrawn(signal);
         // Checked against the file inside the write: the entry the plan was built on.
-        const change = await kernel.call('settings', 'settings/put-server', { name, entry: raw as never, secrets: patch, expect: { entry: written } }, {
-          timeoutMs: SETTINGS_TIMEOUT_MS,
-        }).catch((err: unknown) => { throw editConflict(err, pre); });
+        const change = await kernel
+          .call(
+            'settings',
+            'settings/put-server',
+            { name, entry: raw as never, secrets: patch, expect: { entry: written } },
+            {
+              timeoutMs: SETTINGS_TIMEOUT_MS,
+            },
+          )
+          .catch((err: unknown) => {
+            throw editConflict(err, pre);
+          });
         if (tried?.result === 'connected' && change.fingerprint === tried.row.fingerprint) await this.#keep(tried.row);
         const moved = cur?.type === 'http' && (entry.type !== 'http' || entry.url !== cur.url);
         if (patch?.oauth === null || moved) await this.#opts.logins?.remove(name);
         const after = await settingsView(kernel);
-        if (!Object.hasOwn(after.servers, name)) throw new ApiError(500, 'ALBEDO_INTERNAL', `${name} was saved but is not in the settings in force`);
+        if (!Object.hasOwn(after.servers, name))
+          throw new ApiError(500, 'ALBEDO_INTERNAL', `${name} was saved but is not in the settings in force`);
         const d = await describeServer(this.#reader, name, after.servers[name]!);
         return { saved: true, created: !cur, check, server: d.dto, etag: d.etag };
       });
@@ -234,9 +279,14 @@ export class SettingsWrites {
   /** The writes of one server, one at a time: each plans on what the one before it saved (a Map: any name is a key). */
   #byName<T>(name: string, fn: () => Promise<T>): Promise<T> {
     const run = (this.#names.get(name) ?? Promise.resolve()).then(fn);
-    const tail = run.then(() => undefined, () => undefined);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
     this.#names.set(name, tail);
-    void tail.then(() => { if (this.#names.get(name) === tail) this.#names.delete(name); });
+    void tail.then(() => {
+      if (this.#names.get(name) === tail) this.#names.delete(name);
+    });
     return run;
   }
 }
@@ -269,7 +319,8 @@ function writtenEntry(view: SettingsView, name: string): Record<string, unknown>
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
     bytes = null;
   }
-  if (view.digest !== undefined && (bytes === null ? null : createHash('sha256').update(bytes).digest('hex')) !== view.digest) return undefined;
+  if (view.digest !== undefined && (bytes === null ? null : createHash('sha256').update(bytes).digest('hex')) !== view.digest)
+    return undefined;
   if (bytes === null) return null;
   let doc: unknown;
   try {

@@ -136,7 +136,11 @@ function cachedStrip(dir: PrivateDir, url: string, source: string): string {
 function codeCacheDir(dir: PrivateDir): string | undefined {
   try {
     const v8 = path.join(dir.real, 'v8');
-    try { mkdirSync(v8, { mode: 0o700 }); } catch { /* there already */ }
+    try {
+      mkdirSync(v8, { mode: 0o700 });
+    } catch {
+      /* there already */
+    }
     const st = lstatSync(v8);
     return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) === 0 ? v8 : undefined;
   } catch {

@@ -43,7 +43,11 @@ export class Faults {
         left--;
         return new Promise((_, reject) => {
           const timedOut = (): void =>
-            reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was dropped (fault injection) and timed out`, { outcome: 'unknown' }));
+            reject(
+              new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was dropped (fault injection) and timed out`, {
+                outcome: 'unknown',
+              }),
+            );
           const t = setTimeout(timedOut, c.opts.timeoutMs ?? 30_000);
           c.opts.signal?.addEventListener('abort', () => clearTimeout(t), { once: true });
         });

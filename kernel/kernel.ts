@@ -170,7 +170,10 @@ export class Kernel {
   }
 
   #compose(): Dispatch {
-    return this.#interceptors.reduce<Dispatch>((next, i) => i(next), (c) => this.#route(c));
+    return this.#interceptors.reduce<Dispatch>(
+      (next, i) => i(next),
+      (c) => this.#route(c),
+    );
   }
 
   /** Calls `method` of `service` with a deadline. Rejects with an AlbedoError. */
@@ -232,7 +235,9 @@ export class Kernel {
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${name} is already started`);
     }
     this.#local.set(name, handlers);
-    return () => { if (this.#local.get(name) === handlers) this.#local.delete(name); };
+    return () => {
+      if (this.#local.get(name) === handlers) this.#local.delete(name);
+    };
   }
 
   #localCalls = new Set<AbortController>();
@@ -258,7 +263,10 @@ export class Kernel {
     // The caller gave up (a worker's outbound call cancelled, or that worker lost): the handler's signal aborts with why.
     const onCallerAbort = (): void => {
       const why = caller!.reason;
-      const aborted = new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was aborted by the caller`, { outcome: 'unknown', cause: why });
+      const aborted = new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} was aborted by the caller`, {
+        outcome: 'unknown',
+        cause: why,
+      });
       ac.abort(AlbedoError.is(why) ? why : aborted);
     };
     caller?.addEventListener('abort', onCallerAbort, { once: true });
@@ -281,7 +289,9 @@ export class Kernel {
     const deadline = c.opts.deadline ?? Date.now() + (c.opts.timeoutMs ?? 30_000);
     const timeoutMs = Math.max(0, deadline - Date.now());
     if (timeoutMs === 0) {
-      return Promise.reject(new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} passed its deadline before it was sent`, { outcome: 'not_run' }));
+      return Promise.reject(
+        new AlbedoError('ALBEDO_DEADLINE', `${c.service} ${c.method} passed its deadline before it was sent`, { outcome: 'not_run' }),
+      );
     }
     const id = this.#nextId++;
     return new RoutedCall(slot, id, c.service, c.method, c.params, deadline, c.opts.timeoutMs ?? 30_000, c.opts.signal).begin(timeoutMs);

@@ -29,8 +29,16 @@ export class RoutedCall implements Pending {
   #signal: AbortSignal | undefined;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(slot: Slot, id: number, service: string, method: string, params: unknown, deadline: number,
-    timeoutMs: number, signal: AbortSignal | undefined) {
+  constructor(
+    slot: Slot,
+    id: number,
+    service: string,
+    method: string,
+    params: unknown,
+    deadline: number,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ) {
     const { promise, resolve, reject } = Promise.withResolvers<unknown>();
     this.promise = promise;
     this.#resolve = resolve;
@@ -80,7 +88,9 @@ export class RoutedCall implements Pending {
     this.#finish();
     this.#slot.abandon(this.id);
     const outcome = this.sent ? 'unknown' : 'not_run';
-    this.#reject(new AlbedoError('ALBEDO_DEADLINE', `${this.#service} ${this.method} did not answer within ${this.#timeoutMs} ms`, { outcome }));
+    this.#reject(
+      new AlbedoError('ALBEDO_DEADLINE', `${this.#service} ${this.method} did not answer within ${this.#timeoutMs} ms`, { outcome }),
+    );
   }
 
   #finish(): void {

@@ -294,10 +294,14 @@ export class Slot {
     if (this.state === 'stopped') return;
     const reason = this.#lastError || `worker exited with code ${code}`;
     const { service, instance } = this.opts;
-    const lost = new AlbedoError('ALBEDO_SERVICE_LOST', `service ${service}#${instance} was lost (${reason}); the request's outcome is unknown`, {
-      outcome: 'unknown',
-      data: { service, instance, reason },
-    });
+    const lost = new AlbedoError(
+      'ALBEDO_SERVICE_LOST',
+      `service ${service}#${instance} was lost (${reason}); the request's outcome is unknown`,
+      {
+        outcome: 'unknown',
+        data: { service, instance, reason },
+      },
+    );
     for (const p of this.#inflight.values()) {
       if (p.sent) {
         this.#inflight.delete(p.id);
@@ -305,9 +309,11 @@ export class Slot {
       }
     }
     // The calls this worker made to other services have nobody left to answer to: their handlers' signals abort.
-    this.#abortOutbound(new AlbedoError('ALBEDO_SERVICE_LOST', `the ${service}#${instance} worker that made this call was lost (${reason})`, {
-      outcome: 'unknown',
-    }));
+    this.#abortOutbound(
+      new AlbedoError('ALBEDO_SERVICE_LOST', `the ${service}#${instance} worker that made this call was lost (${reason})`, {
+        outcome: 'unknown',
+      }),
+    );
     this.opts.onLifecycle(this, 'lost', reason, this.#lastCause);
     const now = Date.now();
     const { intensity, periodMs } = this.opts.restart;
@@ -330,7 +336,9 @@ export class Slot {
     this.#probing = false;
     const { service, instance } = this.opts;
     const { coolDownMs } = this.opts.restart;
-    const failed = new AlbedoError('ALBEDO_SERVICE_FAILED', `service ${service}#${instance} ${why}; it is retried in ${coolDownMs} ms`, { outcome: 'not_run' });
+    const failed = new AlbedoError('ALBEDO_SERVICE_FAILED', `service ${service}#${instance} ${why}; it is retried in ${coolDownMs} ms`, {
+      outcome: 'not_run',
+    });
     for (const p of this.#inflight.values()) p.reject(failed);
     this.#inflight.clear();
     this.opts.onLifecycle(this, 'failed', reason);
@@ -401,7 +409,11 @@ export class Slot {
     if (m.kind === 'call') {
       const p = this.#inflight.get(m.id);
       this.#inflight.delete(m.id);
-      p?.reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', `${this.opts.service} ${m.method}: its params could not cross threads: ${why}`, { outcome: 'not_run' }));
+      p?.reject(
+        new AlbedoError('ALBEDO_INVALID_ARGUMENT', `${this.opts.service} ${m.method}: its params could not cross threads: ${why}`, {
+          outcome: 'not_run',
+        }),
+      );
     } else if (m.kind === 'outbound-reply' && m.ok) {
       const error = serializeError(new AlbedoError('ALBEDO_INTERNAL', `the reply could not cross threads: ${why}`, { outcome: 'unknown' }));
       this.post({ kind: 'outbound-reply', id: m.id, inc: m.inc, ok: false, error });
@@ -413,7 +425,11 @@ export class Slot {
   dispatch(p: Pending): void {
     if (this.state === 'failed') {
       const { service, instance } = this.opts;
-      p.reject(new AlbedoError('ALBEDO_SERVICE_FAILED', `service ${service}#${instance} has failed and waits for its cool-down`, { outcome: 'not_run' }));
+      p.reject(
+        new AlbedoError('ALBEDO_SERVICE_FAILED', `service ${service}#${instance} has failed and waits for its cool-down`, {
+          outcome: 'not_run',
+        }),
+      );
       return;
     }
     if (this.state === 'stopped') {

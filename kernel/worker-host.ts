@@ -86,7 +86,9 @@ function collectSoon(): void {
   });
 }
 const tooDeep = (what: string): AlbedoError =>
-  new AlbedoError('ALBEDO_INVALID_RESPONSE', `${what} nests deeper than ${MAX_ENVELOPE_DEPTH} levels and cannot cross threads`, { outcome: 'unknown' });
+  new AlbedoError('ALBEDO_INVALID_RESPONSE', `${what} nests deeper than ${MAX_ENVELOPE_DEPTH} levels and cannot cross threads`, {
+    outcome: 'unknown',
+  });
 
 /**
  * What becomes of an envelope whose clone failed: a reply becomes a small
@@ -113,9 +115,16 @@ function reply(id: number, ok: boolean, value: unknown, error?: SerializedError)
   if (shape.chars >= LARGE_REPLY_CHARS) collectSoon();
   if (shape.depth > MAX_ENVELOPE_DEPTH) {
     // An error's data is ours to drop; its code and message still say what happened.
-    m = ok || !error
-      ? { kind: 'reply', id, inc, ok: false, error: serializeError(tooDeep('the result')) }
-      : { kind: 'reply', id, inc, ok: false, error: { name: 'AlbedoError', code: error.code, message: error.message, outcome: error.outcome } };
+    m =
+      ok || !error
+        ? { kind: 'reply', id, inc, ok: false, error: serializeError(tooDeep('the result')) }
+        : {
+            kind: 'reply',
+            id,
+            inc,
+            ok: false,
+            error: { name: 'AlbedoError', code: error.code, message: error.message, outcome: error.outcome },
+          };
   }
   post(m);
 }
@@ -181,7 +190,16 @@ const base: ServiceContext = {
         signal?.removeEventListener('abort', onAbort);
       };
       // Set before it is posted: params that cannot be cloned fail it at the flush (unsendable).
-      outbound.set(id, { resolve: (v) => { done(); resolve(v); }, reject: (e) => { done(); reject(e); } });
+      outbound.set(id, {
+        resolve: (v) => {
+          done();
+          resolve(v);
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
+      });
       signal?.addEventListener('abort', onAbort, { once: true });
       post({ kind: 'outbound', id, inc, service, method, params, deadline, ...placement });
     });
@@ -201,7 +219,8 @@ async function runCall(id: number, method: string, params: unknown, deadline: nu
   const ac = new AbortController();
   running.set(id, ac);
   try {
-    if (typeof handler !== 'function') throw new AlbedoError('ALBEDO_NOT_FOUND', `service ${boot.service} has no method ${method}`, { outcome: 'not_run' });
+    if (typeof handler !== 'function')
+      throw new AlbedoError('ALBEDO_NOT_FOUND', `service ${boot.service} has no method ${method}`, { outcome: 'not_run' });
     const ctx: CallContext = { ...base, signal: ac.signal, deadline };
     const value = await handler(params, ctx);
     if (running.has(id)) reply(id, true, value);
@@ -251,9 +270,15 @@ function onEnvelope(m: ToWorker): void {
       });
       break;
     case 'fault':
-      if (m.fault === 'crash') setImmediate(() => { throw new Error('injected crash'); });
+      if (m.fault === 'crash')
+        setImmediate(() => {
+          throw new Error('injected crash');
+        });
       // A hang blocks the event loop for good; only the kernel's liveness check ends it.
-      else for (;;) { /* hang */ }
+      else
+        for (;;) {
+          /* hang */
+        }
       break;
   }
 }

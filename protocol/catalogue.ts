@@ -17,9 +17,7 @@ export type PseudoOperation = (typeof PSEUDO_OPERATIONS)[number];
  * server's pseudo-operations. The pseudo-operations live in a namespace of
  * their own, so a tool literally named `read_resource` is a different identity.
  */
-export type Identity =
-  | { server: string; kind: 'tool'; tool: string }
-  | { server: string; kind: PseudoOperation };
+export type Identity = { server: string; kind: 'tool'; tool: string } | { server: string; kind: PseudoOperation };
 
 /**
  * How the model's arguments go back to the server's form (the schema
@@ -42,10 +40,17 @@ export interface PropPlan {
   plan?: ArgPlan;
 }
 
-export const argPlanSchema: z.ZodType<ArgPlan> = z.lazy(() => z.strictObject({
-  props: z.record(z.string(), z.strictObject({ from: z.string().optional(), dropNull: z.literal(true).optional(), plan: argPlanSchema.optional() })).optional(),
-  items: argPlanSchema.optional(),
-}));
+export const argPlanSchema: z.ZodType<ArgPlan> = z.lazy(() =>
+  z.strictObject({
+    props: z
+      .record(
+        z.string(),
+        z.strictObject({ from: z.string().optional(), dropNull: z.literal(true).optional(), plan: argPlanSchema.optional() }),
+      )
+      .optional(),
+    items: argPlanSchema.optional(),
+  }),
+);
 
 /**
  * Where a call to an advertised name goes: `tool` is the server's raw tool
@@ -57,7 +62,10 @@ export type RouteEntry = Identity & { args?: ArgPlan; maxResultChars?: number };
 
 export const routeEntrySchema = z.union([
   z.strictObject({
-    server: z.string(), kind: z.literal('tool'), tool: z.string(), args: argPlanSchema.optional(),
+    server: z.string(),
+    kind: z.literal('tool'),
+    tool: z.string(),
+    args: argPlanSchema.optional(),
     maxResultChars: z.number().int().positive().optional(),
   }),
   z.strictObject({ server: z.string(), kind: z.enum(PSEUDO_OPERATIONS), args: argPlanSchema.optional() }),
@@ -107,8 +115,7 @@ export interface ToolFilters {
  * before the server sees them), or a refusal with a stable `code`.
  */
 export type NormaliseResult =
-  | { ok: true; schema: Record<string, unknown>; notes: string[]; args?: ArgPlan }
-  | { ok: false; code?: string; reason: string };
+  { ok: true; schema: Record<string, unknown>; notes: string[]; args?: ArgPlan } | { ok: false; code?: string; reason: string };
 
 /** Normalises one input schema (untrusted data) for a provider profile (`portable`, `openai`, …). Pure and synchronous. */
 export type Normalise = (schema: unknown, profile: string) => NormaliseResult;

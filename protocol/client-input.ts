@@ -30,11 +30,20 @@ export const inputRequestsSchema = z.record(z.string(), inputRequestSchema);
 /** What the embedder registers; each present handler declares its capability. */
 export interface ClientHandlers {
   /** Answers `elicitation/create`: `{ action: 'accept', content }`, `{ action: 'decline' }` or `{ action: 'cancel' }`. */
-  elicitation?: (params: Record<string, unknown>, ctx: { connection: string; signal: AbortSignal }) => Promise<Record<string, unknown>> | Record<string, unknown>;
+  elicitation?: (
+    params: Record<string, unknown>,
+    ctx: { connection: string; signal: AbortSignal },
+  ) => Promise<Record<string, unknown>> | Record<string, unknown>;
   /** Answers `sampling/createMessage` with a CreateMessageResult. */
-  sampling?: (params: Record<string, unknown>, ctx: { connection: string; signal: AbortSignal }) => Promise<Record<string, unknown>> | Record<string, unknown>;
+  sampling?: (
+    params: Record<string, unknown>,
+    ctx: { connection: string; signal: AbortSignal },
+  ) => Promise<Record<string, unknown>> | Record<string, unknown>;
   /** Answers `roots/list`: `{ roots: [{ uri, name? }] }`. */
-  roots?: (params: Record<string, unknown>, ctx: { connection: string; signal: AbortSignal }) => Promise<Record<string, unknown>> | Record<string, unknown>;
+  roots?: (
+    params: Record<string, unknown>,
+    ctx: { connection: string; signal: AbortSignal },
+  ) => Promise<Record<string, unknown>> | Record<string, unknown>;
 }
 
 /** The capabilities a set of handlers declares (nothing for none, as the daemon runs by default). */

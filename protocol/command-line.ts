@@ -25,9 +25,10 @@ const ENV_ADVICE = (name: string): string => `pass it as an env entry (${name}=V
  * comments.
  */
 export function commandProblem(text: string, envAdvice: (name: string) => string = ENV_ADVICE): string | null {
-  const substitution = (t: string, i: number): string | null => (t[i] === '`' || (t[i] === '$' && t[i + 1] === '(')
-    ? `no shell runs, so ${t[i] === '`' ? 'a backtick' : '$('} (command substitution) cannot be used; write the value, or quote it with '…'`
-    : null);
+  const substitution = (t: string, i: number): string | null =>
+    t[i] === '`' || (t[i] === '$' && t[i + 1] === '(')
+      ? `no shell runs, so ${t[i] === '`' ? 'a backtick' : '$('} (command substitution) cannot be used; write the value, or quote it with '…'`
+      : null;
   let quote: "'" | '"' | null = null;
   let wordStart = true;
   let firstWord = true;
@@ -63,7 +64,8 @@ export function commandProblem(text: string, envAdvice: (name: string) => string
     wordStart = false;
     if (c === "'" || c === '"') quote = c;
     else if (substitution(text, i)) return substitution(text, i);
-    else if (c === '$' && text[i + 1] === '{') return 'no shell runs, so ${…} would not be expanded; write the value, or ' + envAdvice('NAME');
+    else if (c === '$' && text[i + 1] === '{')
+      return 'no shell runs, so ${…} would not be expanded; write the value, or ' + envAdvice('NAME');
     else if ('*?[{'.includes(c)) return `no shell runs, so ${c} would not be expanded as a pattern; quote it to pass it as it is`;
   }
   if (quote) return `unbalanced ${quote === "'" ? 'single' : 'double'} quote: close it`;
@@ -75,11 +77,17 @@ export function commandProblem(text: string, envAdvice: (name: string) => string
  * argument vector; no shell runs, so what only a shell would do is a
  * `problem` (one sentence a user can act on) instead of words.
  */
-export function splitCommandLine(text: string, envAdvice: (name: string) => string = ENV_ADVICE): { words: string[] } | { problem: string } {
+export function splitCommandLine(
+  text: string,
+  envAdvice: (name: string) => string = ENV_ADVICE,
+): { words: string[] } | { problem: string } {
   const problem = commandProblem(text, envAdvice);
   if (problem) return { problem };
   const vars: string[] = [];
-  const parts = shellParse(text, (key) => { vars.push(key); return ''; });
+  const parts = shellParse(text, (key) => {
+    vars.push(key);
+    return '';
+  });
   if (vars.length) {
     return { problem: `no shell runs, so $${vars[0]} would not be expanded; write the value, or ${envAdvice('NAME')}` };
   }
@@ -99,4 +107,3 @@ export function splitCommandLine(text: string, envAdvice: (name: string) => stri
   if (!out.length) return { problem: 'no command given' };
   return { words: out };
 }
-

@@ -25,10 +25,12 @@ export const MAX_RESULT_HINT_CHARS = 1_000_000;
 /** What a session chooses for itself, on top of the settings. */
 export const sessionOptionsSchema = z.strictObject({
   /** `include`: only these configured servers; `exclude`: not these. Names are the settings' server names. */
-  servers: z.strictObject({
-    include: z.array(z.string().min(1)).max(1_000).optional(),
-    exclude: z.array(z.string().min(1)).max(1_000).optional(),
-  }).optional(),
+  servers: z
+    .strictObject({
+      include: z.array(z.string().min(1)).max(1_000).optional(),
+      exclude: z.array(z.string().min(1)).max(1_000).optional(),
+    })
+    .optional(),
   /** The provider profile the tool schemas are normalised for (`portable` when absent). */
   profile: z.string().min(1).max(64).optional(),
   /** `mcp: false` turns the MCP extension off for this session: no tools, no connections. Absent: the settings' default. */

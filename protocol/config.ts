@@ -25,11 +25,24 @@ export type StdioServerConfig = z.output<typeof stdioServerSchema>;
 
 /** Header names Albedo sets itself; a config may not override them. */
 export const RESERVED_HEADERS = new Set([
-  'accept', 'content-type', 'content-length', 'host', 'connection', 'transfer-encoding', 'last-event-id',
-  'mcp-protocol-version', 'mcp-session-id', 'mcp-method', 'mcp-name',
+  'accept',
+  'content-type',
+  'content-length',
+  'host',
+  'connection',
+  'transfer-encoding',
+  'last-event-id',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'mcp-method',
+  'mcp-name',
 ]);
-const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'an HTTP header name (an RFC 9110 token)')
-  .refine((n) => !RESERVED_HEADERS.has(n.toLowerCase()) && !n.toLowerCase().startsWith('mcp-param-'), { message: 'Albedo sets this header itself' });
+const headerName = z
+  .string()
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'an HTTP header name (an RFC 9110 token)')
+  .refine((n) => !RESERVED_HEADERS.has(n.toLowerCase()) && !n.toLowerCase().startsWith('mcp-param-'), {
+    message: 'Albedo sets this header itself',
+  });
 
 /** A URL Albedo may POST to: http or https, no userinfo (secrets belong in headers), no fragment. */
 export const serverUrl = z.string().superRefine((value, ctx) => {
@@ -43,54 +56,71 @@ export const serverUrl = z.string().superRefine((value, ctx) => {
     return;
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    const what = value.includes('@') ? `the URL must be http or https, not ${u.protocol.slice(0, -1)}` : `${typed} must be an http or https URL`;
+    const what = value.includes('@')
+      ? `the URL must be http or https, not ${u.protocol.slice(0, -1)}`
+      : `${typed} must be an http or https URL`;
     ctx.addIssue({ code: 'custom', message: what });
   }
-  if (u.username || u.password) ctx.addIssue({ code: 'custom', message: 'the URL must not carry a user name or password; put credentials in a header or bearerTokenEnvVar' });
+  if (u.username || u.password)
+    ctx.addIssue({
+      code: 'custom',
+      message: 'the URL must not carry a user name or password; put credentials in a header or bearerTokenEnvVar',
+    });
   if (value.includes('#')) ctx.addIssue({ code: 'custom', message: 'the URL must not have a fragment (#...)' });
 });
 
 /** A secret named, never inlined in a config file: an environment variable, or a file whose contents are the value. */
 const secretRef = z.union([z.strictObject({ env: envName }), z.strictObject({ file: z.string().min(1) })]);
 const secretValue = z.union([z.string().min(1), secretRef]);
-const httpsUrl = z.string().url().refine((u) => u.startsWith('https://'), { message: 'must be an https URL' });
+const httpsUrl = z
+  .string()
+  .url()
+  .refine((u) => u.startsWith('https://'), { message: 'must be an https URL' });
 
 /**
  * OAuth for an HTTP server (MCP basic/authorization). Every field is
  * optional: with none, a server that answers 401 asks the user to sign in
  * (authorization code + PKCE, Dynamic Client Registration).
  */
-export const oauthConfigSchema = z.strictObject({
-  /** `authorization_code` (a user signs in, the default); `client_credentials` (the client is the subject: secret or private-key JWT);
-   *  `jwt_bearer` (a workload identity assertion, RFC 7523); `token_exchange` (enterprise-managed: the IdP's ID token is exchanged for an ID-JAG first). */
-  grant: z.enum(['authorization_code', 'client_credentials', 'jwt_bearer', 'token_exchange']).default('authorization_code'),
-  /** A client registered beforehand; without one, a Client ID Metadata Document URL or Dynamic Client Registration is used. */
-  clientId: z.string().min(1).optional(),
-  clientSecret: secretValue.optional(),
-  /** A private key (PKCS#8 PEM) for `private_key_jwt` client authentication. */
-  privateKey: secretValue.optional(),
-  signingAlg: z.enum(['ES256', 'ES384', 'ES512', 'RS256', 'PS256', 'EdDSA']).optional(),
-  /** The https URL of this client's Client ID Metadata Document, used as client_id where the authorization server supports it. */
-  clientMetadataUrl: httpsUrl.optional(),
-  /** The workload identity JWT for `jwt_bearer`. */
-  assertion: secretValue.optional(),
-  /** Enterprise-managed authorization (`token_exchange`): the identity provider's token endpoint, its client id, and the user's ID token. */
-  idp: z.strictObject({ tokenEndpoint: serverUrl, clientId: z.string().min(1).optional(), idToken: secretValue }).optional(),
-  /** Scopes to ask for when neither a challenge nor the resource metadata names any. */
-  scope: z.string().optional(),
-  /** Proof of possession (RFC 9449): `auto` uses DPoP when the authorization server advertises it. */
-  dpop: z.union([z.boolean(), z.literal('auto')]).default('auto'),
-  /** The loopback callback port; busy → an ephemeral port (and a new registration). */
-  callbackPort: z.number().int().min(0).max(65_535).default(33_418),
-}).superRefine((c, ctx) => {
-  if (c.grant === 'client_credentials' && !c.clientId) ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'client_credentials needs a clientId' });
-  if (c.grant === 'client_credentials' && !c.clientSecret && !c.privateKey) ctx.addIssue({ code: 'custom', path: ['clientSecret'], message: 'client_credentials needs a clientSecret or a privateKey' });
-  if (c.grant === 'jwt_bearer' && !c.assertion) ctx.addIssue({ code: 'custom', path: ['assertion'], message: 'jwt_bearer needs an assertion' });
-  if (c.grant === 'token_exchange' && !c.idp) ctx.addIssue({ code: 'custom', path: ['idp'], message: 'token_exchange needs idp' });
-  if (c.grant === 'token_exchange' && !c.clientId) ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'token_exchange needs a clientId' });
-  if (c.clientSecret && c.privateKey) ctx.addIssue({ code: 'custom', path: ['privateKey'], message: 'give either clientSecret or privateKey, not both' });
-  if ((c.clientSecret || c.privateKey) && !c.clientId) ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'a client secret or key needs its clientId' });
-});
+export const oauthConfigSchema = z
+  .strictObject({
+    /** `authorization_code` (a user signs in, the default); `client_credentials` (the client is the subject: secret or private-key JWT);
+     *  `jwt_bearer` (a workload identity assertion, RFC 7523); `token_exchange` (enterprise-managed: the IdP's ID token is exchanged for an ID-JAG first). */
+    grant: z.enum(['authorization_code', 'client_credentials', 'jwt_bearer', 'token_exchange']).default('authorization_code'),
+    /** A client registered beforehand; without one, a Client ID Metadata Document URL or Dynamic Client Registration is used. */
+    clientId: z.string().min(1).optional(),
+    clientSecret: secretValue.optional(),
+    /** A private key (PKCS#8 PEM) for `private_key_jwt` client authentication. */
+    privateKey: secretValue.optional(),
+    signingAlg: z.enum(['ES256', 'ES384', 'ES512', 'RS256', 'PS256', 'EdDSA']).optional(),
+    /** The https URL of this client's Client ID Metadata Document, used as client_id where the authorization server supports it. */
+    clientMetadataUrl: httpsUrl.optional(),
+    /** The workload identity JWT for `jwt_bearer`. */
+    assertion: secretValue.optional(),
+    /** Enterprise-managed authorization (`token_exchange`): the identity provider's token endpoint, its client id, and the user's ID token. */
+    idp: z.strictObject({ tokenEndpoint: serverUrl, clientId: z.string().min(1).optional(), idToken: secretValue }).optional(),
+    /** Scopes to ask for when neither a challenge nor the resource metadata names any. */
+    scope: z.string().optional(),
+    /** Proof of possession (RFC 9449): `auto` uses DPoP when the authorization server advertises it. */
+    dpop: z.union([z.boolean(), z.literal('auto')]).default('auto'),
+    /** The loopback callback port; busy → an ephemeral port (and a new registration). */
+    callbackPort: z.number().int().min(0).max(65_535).default(33_418),
+  })
+  .superRefine((c, ctx) => {
+    if (c.grant === 'client_credentials' && !c.clientId)
+      ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'client_credentials needs a clientId' });
+    if (c.grant === 'client_credentials' && !c.clientSecret && !c.privateKey)
+      ctx.addIssue({ code: 'custom', path: ['clientSecret'], message: 'client_credentials needs a clientSecret or a privateKey' });
+    if (c.grant === 'jwt_bearer' && !c.assertion)
+      ctx.addIssue({ code: 'custom', path: ['assertion'], message: 'jwt_bearer needs an assertion' });
+    if (c.grant === 'token_exchange' && !c.idp) ctx.addIssue({ code: 'custom', path: ['idp'], message: 'token_exchange needs idp' });
+    if (c.grant === 'token_exchange' && !c.clientId)
+      ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'token_exchange needs a clientId' });
+    if (c.clientSecret && c.privateKey)
+      ctx.addIssue({ code: 'custom', path: ['privateKey'], message: 'give either clientSecret or privateKey, not both' });
+    if ((c.clientSecret || c.privateKey) && !c.clientId)
+      ctx.addIssue({ code: 'custom', path: ['clientId'], message: 'a client secret or key needs its clientId' });
+  });
 export type OAuthConfigInput = z.input<typeof oauthConfigSchema>;
 export type OAuthConfig = z.output<typeof oauthConfigSchema>;
 
@@ -109,20 +139,28 @@ export interface ResolvedOAuth {
   callbackPort: number;
 }
 
-export const httpServerSchema = z.strictObject({
-  type: z.literal('http').default('http'),
-  url: serverUrl,
-  /** OAuth settings; a server that answers 401 asks for a sign-in even without them. */
-  oauth: oauthConfigSchema.optional(),
-  /** Extra request headers, each a literal or `{ env: NAME }`. */
-  headers: z.record(headerName, envValue).default({}),
-  /** The bearer token is read from this environment variable and sent as `Authorization: Bearer …`. */
-  bearerTokenEnvVar: envName.optional(),
-  isolate: z.boolean().default(false),
-  startupTimeoutMs: z.number().int().positive().max(600_000).default(30_000),
-  callTimeoutMs: z.number().int().positive().max(3_600_000).default(60_000),
-}).refine((c) => !(c.bearerTokenEnvVar && Object.keys(c.headers).some((h) => h.toLowerCase() === 'authorization')), { message: 'give either bearerTokenEnvVar or an Authorization header, not both', path: ['bearerTokenEnvVar'] })
-  .refine((c) => !(c.oauth && (c.bearerTokenEnvVar || Object.keys(c.headers).some((h) => h.toLowerCase() === 'authorization'))), { message: 'give either oauth or a fixed Authorization (bearerTokenEnvVar or header), not both', path: ['oauth'] });
+export const httpServerSchema = z
+  .strictObject({
+    type: z.literal('http').default('http'),
+    url: serverUrl,
+    /** OAuth settings; a server that answers 401 asks for a sign-in even without them. */
+    oauth: oauthConfigSchema.optional(),
+    /** Extra request headers, each a literal or `{ env: NAME }`. */
+    headers: z.record(headerName, envValue).default({}),
+    /** The bearer token is read from this environment variable and sent as `Authorization: Bearer …`. */
+    bearerTokenEnvVar: envName.optional(),
+    isolate: z.boolean().default(false),
+    startupTimeoutMs: z.number().int().positive().max(600_000).default(30_000),
+    callTimeoutMs: z.number().int().positive().max(3_600_000).default(60_000),
+  })
+  .refine((c) => !(c.bearerTokenEnvVar && Object.keys(c.headers).some((h) => h.toLowerCase() === 'authorization')), {
+    message: 'give either bearerTokenEnvVar or an Authorization header, not both',
+    path: ['bearerTokenEnvVar'],
+  })
+  .refine((c) => !(c.oauth && (c.bearerTokenEnvVar || Object.keys(c.headers).some((h) => h.toLowerCase() === 'authorization'))), {
+    message: 'give either oauth or a fixed Authorization (bearerTokenEnvVar or header), not both',
+    path: ['oauth'],
+  });
 export type HttpServerInput = z.input<typeof httpServerSchema>;
 export type HttpServerConfig = z.output<typeof httpServerSchema>;
 
@@ -191,10 +229,12 @@ export function serverNameProblem(name: string): string | undefined {
 
 /** Describes a zod error as one line: `args.0: expected string`. */
 export function describeZodError(err: z.ZodError): string {
-  return err.issues.map((i) => {
-    // A bad record key nests the key's own issues: say what is wrong with the key.
-    const inner = (i as { issues?: Array<{ message: string }> }).issues;
-    const message = i.code === 'invalid_key' && inner?.length ? `bad key: ${inner.map((x) => x.message).join(', ')}` : i.message;
-    return `${i.path.length ? i.path.join('.') : '(root)'}: ${message}`;
-  }).join('; ');
+  return err.issues
+    .map((i) => {
+      // A bad record key nests the key's own issues: say what is wrong with the key.
+      const inner = (i as { issues?: Array<{ message: string }> }).issues;
+      const message = i.code === 'invalid_key' && inner?.length ? `bad key: ${inner.map((x) => x.message).join(', ')}` : i.message;
+      return `${i.path.length ? i.path.join('.') : '(root)'}: ${message}`;
+    })
+    .join('; ');
 }

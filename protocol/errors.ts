@@ -86,9 +86,10 @@ export class AlbedoError extends Error {
 /** Turns anything thrown into a plain object that crosses a thread boundary. */
 export function serializeError(err: unknown): SerializedError {
   if (AlbedoError.is(err)) return err.toJSON();
-  const code = typeof (err as { code?: unknown })?.code === 'string' && (ErrorCodes as readonly string[]).includes((err as { code: string }).code)
-    ? ((err as { code: AlbedoErrorCode }).code)
-    : 'ALBEDO_INTERNAL';
+  const code =
+    typeof (err as { code?: unknown })?.code === 'string' && (ErrorCodes as readonly string[]).includes((err as { code: string }).code)
+      ? (err as { code: AlbedoErrorCode }).code
+      : 'ALBEDO_INTERNAL';
   const message = err instanceof Error ? err.message : String(err);
   return { name: 'AlbedoError', code, message };
 }

@@ -110,7 +110,9 @@ export function classify(value: unknown): Classified {
   if ('method' in v) {
     if ('id' in v) {
       const r = requestSchema.safeParse(v);
-      return r.success ? { kind: 'request', message: r.data as JsonRpcRequest } : { kind: 'invalid', reason: `bad request: ${r.error.issues[0]?.message}` };
+      return r.success
+        ? { kind: 'request', message: r.data as JsonRpcRequest }
+        : { kind: 'invalid', reason: `bad request: ${r.error.issues[0]?.message}` };
     }
     const n = notificationSchema.safeParse(v);
     return n.success
@@ -121,7 +123,9 @@ export function classify(value: unknown): Classified {
     const fast = successFastPath(v);
     if (fast) return fast;
     const r = successSchema.safeParse(v);
-    return r.success ? { kind: 'response', message: r.data as JsonRpcSuccess } : { kind: 'invalid', reason: `bad response: ${r.error.issues[0]?.message}` };
+    return r.success
+      ? { kind: 'response', message: r.data as JsonRpcSuccess }
+      : { kind: 'invalid', reason: `bad response: ${r.error.issues[0]?.message}` };
   }
   if ('error' in v) {
     const r = failureSchema.safeParse(v);

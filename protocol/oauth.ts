@@ -24,7 +24,9 @@ export function parseWwwAuthenticate(header: string | string[] | undefined): Cha
   const out: Challenge[] = [];
   let i = 0;
   const n = text.length;
-  const ws = (): void => { while (i < n && (text[i] === ' ' || text[i] === '\t')) i++; };
+  const ws = (): void => {
+    while (i < n && (text[i] === ' ' || text[i] === '\t')) i++;
+  };
   const token = (): string => {
     const start = i;
     while (i < n && /[!#$%&'*+.^_`|~0-9A-Za-z-]/.test(text[i]!)) i++;
@@ -33,10 +35,16 @@ export function parseWwwAuthenticate(header: string | string[] | undefined): Cha
   let current: Challenge | undefined;
   while (i < n) {
     ws();
-    if (text[i] === ',') { i++; continue; }
+    if (text[i] === ',') {
+      i++;
+      continue;
+    }
     const start = i;
     const word = token();
-    if (!word) { i++; continue; }
+    if (!word) {
+      i++;
+      continue;
+    }
     ws();
     if (text[i] === '=' && current && text[i + 1] !== '=') {
       // auth-param: name = token / quoted-string
@@ -73,7 +81,10 @@ export function authChallenge(
   header: string | string[] | undefined,
 ): { scheme: string; error?: string; scope?: string; resourceMetadata?: string } | undefined {
   const all = parseWwwAuthenticate(header);
-  const c = all.find((x) => x.scheme === 'dpop' && x.params.error) ?? all.find((x) => x.scheme === 'bearer') ?? all.find((x) => x.scheme === 'dpop');
+  const c =
+    all.find((x) => x.scheme === 'dpop' && x.params.error) ??
+    all.find((x) => x.scheme === 'bearer') ??
+    all.find((x) => x.scheme === 'dpop');
   if (!c) return undefined;
   return { scheme: c.scheme, error: c.params.error, scope: c.params.scope, resourceMetadata: c.params.resource_metadata };
 }
@@ -162,7 +173,10 @@ export function scopeUnion(...scopes: Array<string | undefined>): string | undef
 /** True when every scope of `wanted` is in `have`. */
 export function scopeCovers(have: string | undefined, wanted: string | undefined): boolean {
   const h = new Set((have ?? '').split(/\s+/).filter(Boolean));
-  return (wanted ?? '').split(/\s+/).filter(Boolean).every((x) => h.has(x));
+  return (wanted ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((x) => h.has(x));
 }
 
 /** Where a server's sign-in stands. */

@@ -32,8 +32,8 @@ export function openerCommand(platform: NodeJS.Platform, target: string): Opener
   return { file: 'xdg-open', args: [target] };
 }
 
-const escapeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
-  .replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeAttr = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/'/g, '&#39;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
  * The redirect page for `url` (an http or https URL; anything else — a
@@ -50,6 +50,8 @@ export function redirectPageHtml(url: string, text: string): string | null {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
   const href = escapeAttr(u.href);
-  return '<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">'
-    + `<meta http-equiv="refresh" content="0;url=${href}"><title>Albedo</title><a href="${href}">${escapeAttr(text)}</a>\n`;
+  return (
+    '<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">' +
+    `<meta http-equiv="refresh" content="0;url=${href}"><title>Albedo</title><a href="${href}">${escapeAttr(text)}</a>\n`
+  );
 }

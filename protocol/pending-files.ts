@@ -23,7 +23,11 @@ let listening = false;
 
 function removeAll(): void {
   for (const p of pending) {
-    try { rmSync(p, { recursive: true, force: true }); } catch { /* gone, or not ours to remove */ }
+    try {
+      rmSync(p, { recursive: true, force: true });
+    } catch {
+      /* gone, or not ours to remove */
+    }
   }
   pending.clear();
 }
@@ -64,7 +68,11 @@ export function pendingFile(p: string): () => void {
   listen();
   return () => {
     if (pending.delete(p)) {
-      try { rmSync(p, { recursive: true, force: true }); } catch { /* gone */ }
+      try {
+        rmSync(p, { recursive: true, force: true });
+      } catch {
+        /* gone */
+      }
     }
     if (pending.size === 0) quiet();
   };

@@ -67,7 +67,10 @@ const MAX_LINKS = 40;
 const STICKY = 0o1000;
 const mode = (st: Stats): string => (st.mode & 0o7777).toString(8).padStart(4, '0');
 
-interface At { dir: string; st: Stats }
+interface At {
+  dir: string;
+  st: Stats;
+}
 
 function lstatOrMissing(p: string): Stats | null {
   try {
@@ -94,7 +97,8 @@ class Walk {
   /** `dir` as a directory on the way: this user's or root's, and writable by no one else unless sticky. */
   checkDir(at: At): void {
     if (!at.st.isDirectory()) throw new PrivateDirError('unsafe', `${at.dir} is not a directory`);
-    if (!this.trusted(at.st)) throw new PrivateDirError('unsafe', `${at.dir} belongs to uid ${at.st.uid}, neither this user (uid ${this.uid}) nor root`);
+    if (!this.trusted(at.st))
+      throw new PrivateDirError('unsafe', `${at.dir} belongs to uid ${at.st.uid}, neither this user (uid ${this.uid}) nor root`);
     if ((at.st.mode & 0o022) !== 0 && (at.st.mode & STICKY) === 0) {
       throw new PrivateDirError('unsafe', `${at.dir} can be written by others (mode ${mode(at.st)}): they could swap what is in it`);
     }
@@ -248,17 +252,30 @@ export function heldDir(fd: number, real: string, asked = real): PrivateDir {
     // No /proc here.
   }
   return {
-    path: asked, real, fd, held, at: held ? proc : real,
+    path: asked,
+    real,
+    fd,
+    held,
+    at: held ? proc : real,
     file(name: string): string {
-      if (name === '' || name === '.' || name === '..' || /[\\/]/.test(name)) throw new PrivateDirError('unsafe', `${JSON.stringify(name)} is not a file name`);
+      if (name === '' || name === '.' || name === '..' || /[\\/]/.test(name))
+        throw new PrivateDirError('unsafe', `${JSON.stringify(name)} is not a file name`);
       if (held) return `${proc}/${name}`;
       let now: Stats | null = null;
-      try { now = lstatSync(real); } catch { /* gone */ }
+      try {
+        now = lstatSync(real);
+      } catch {
+        /* gone */
+      }
       if (!now || !same(now, fstatSync(fd))) throw new PrivateDirError('unsafe', `${real} was replaced after it was checked`);
       return path.join(real, name);
     },
     close(): void {
-      try { closeSync(fd); } catch { /* closed already */ }
+      try {
+        closeSync(fd);
+      } catch {
+        /* closed already */
+      }
     },
   };
 }

@@ -78,10 +78,19 @@ export function formsOfOne(s: string): string[] {
   let u = '';
   for (let i = 0; i < s.length; i++) u += `\\u${hex4(s.charCodeAt(i))}`;
   return [
-    s, s.replace(/\s+/g, ' '),
-    json, json.replace(/\//g, '\\/'), ...goForms(json), u, u.toUpperCase().replace(/\\U/g, '\\u'),
-    uri, uri.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()), uri.replace(/%20/g, '+'), new URLSearchParams([['', s]]).toString().slice(1),
-    html, html.replace(/&#39;/g, '&#x27;'),
+    s,
+    s.replace(/\s+/g, ' '),
+    json,
+    json.replace(/\//g, '\\/'),
+    ...goForms(json),
+    u,
+    u.toUpperCase().replace(/\\U/g, '\\u'),
+    uri,
+    uri.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+    uri.replace(/%20/g, '+'),
+    new URLSearchParams([['', s]]).toString().slice(1),
+    html,
+    html.replace(/&#39;/g, '&#x27;'),
   ];
 }
 

@@ -181,12 +181,18 @@ function fragment(text: string, forms: readonly string[], edge: 'start' | 'end')
     if (edge === 'end') {
       // The earliest start found is the longest fragment.
       for (let p = text.indexOf(f[0]!, Math.max(0, n - f.length + 1)); p >= 0 && n - p > most; p = text.indexOf(f[0]!, p + 1)) {
-        if (f.startsWith(text.slice(p))) { most = n - p; break; }
+        if (f.startsWith(text.slice(p))) {
+          most = n - p;
+          break;
+        }
       }
     } else {
       const c = f[f.length - 1]!;
       for (let q = text.lastIndexOf(c, Math.min(n, f.length - 1) - 1); q >= 0 && q + 1 > most; q = q ? text.lastIndexOf(c, q - 1) : -1) {
-        if (f.endsWith(text.slice(0, q + 1))) { most = q + 1; break; }
+        if (f.endsWith(text.slice(0, q + 1))) {
+          most = q + 1;
+          break;
+        }
       }
     }
   }
@@ -229,7 +235,10 @@ function cutText(text: string, forms: readonly string[], longest: number, o: Cut
     if (plain >= room) break;
     room -= plain;
     at = head ? s : e;
-    if (REDACTED.length > room) { room = 0; break; }
+    if (REDACTED.length > room) {
+      room = 0;
+      break;
+    }
     room -= REDACTED.length;
     at = head ? e : s;
   }
@@ -237,10 +246,16 @@ function cutText(text: string, forms: readonly string[], longest: number, o: Cut
   let from = 0;
   let to = text.length;
   if (head) {
-    if (at < to) { cut = true; to = at; }
+    if (at < to) {
+      cut = true;
+      to = at;
+    }
     if (cut && forms.length) to -= fragment(text.slice(0, to), forms, 'end');
   } else {
-    if (at > from) { cut = true; from = at; }
+    if (at > from) {
+      cut = true;
+      from = at;
+    }
     if (cut && forms.length) from += fragment(text.slice(from), forms, 'start');
   }
   return render(text, spans, from, to);

@@ -17,7 +17,8 @@ const headerName = httpServerSchema.shape.headers.unwrap().keyType;
 /** `{ file: PATH }` as protocol/config.ts spells it for OAuth secrets. */
 const fileRef = oauthConfigSchema.shape.clientSecret.unwrap().options[1].options[1];
 
-const INLINED = 'secrets are named, never inlined: write { "env": "VAR" } or { "file": "PATH" }, or store the value in creds.json (putServer)';
+const INLINED =
+  'secrets are named, never inlined: write { "env": "VAR" } or { "file": "PATH" }, or store the value in creds.json (putServer)';
 
 /** A secret named in extensions.json: one environment variable of the daemon, or a file whose contents are the value. */
 export const namedSecretSchema = z.union([z.strictObject({ env: envName }), fileRef], {
@@ -58,8 +59,10 @@ export const settingsHttpSchema = httpServerSchema.safeExtend(hostFields).superR
   }
   const o = c.oauth;
   const literal: Array<[Array<string>, unknown]> = [
-    [['oauth', 'clientSecret'], o?.clientSecret], [['oauth', 'privateKey'], o?.privateKey],
-    [['oauth', 'assertion'], o?.assertion], [['oauth', 'idp', 'idToken'], o?.idp?.idToken],
+    [['oauth', 'clientSecret'], o?.clientSecret],
+    [['oauth', 'privateKey'], o?.privateKey],
+    [['oauth', 'assertion'], o?.assertion],
+    [['oauth', 'idp', 'idToken'], o?.idp?.idToken],
   ];
   for (const [path, v] of literal) if (typeof v === 'string') ctx.addIssue({ code: 'custom', path, message: INLINED });
 });
@@ -125,8 +128,16 @@ export interface SettingsIssue {
  * - `invalid`: the transport's own checks refused the resolved config (a value with a line break, NUL in args)
  */
 export type ResolveReason =
-  | 'missing_env' | 'missing_file' | 'unreadable_file' | 'empty_file' | 'file_too_large' | 'missing_cwd'
-  | 'conflict' | 'credentials_for_other_url' | 'invalid_credentials' | 'invalid';
+  | 'missing_env'
+  | 'missing_file'
+  | 'unreadable_file'
+  | 'empty_file'
+  | 'file_too_large'
+  | 'missing_cwd'
+  | 'conflict'
+  | 'credentials_for_other_url'
+  | 'invalid_credentials'
+  | 'invalid';
 
 export interface ResolveProblem {
   server: string;
@@ -135,7 +146,10 @@ export interface ResolveProblem {
   message: string;
 }
 
-const secretText = z.string().min(1).refine((v) => !/[\r\n\0]/.test(v), { message: 'must not contain a line break or NUL' });
+const secretText = z
+  .string()
+  .min(1)
+  .refine((v) => !/[\r\n\0]/.test(v), { message: 'must not contain a line break or NUL' });
 
 /**
  * The typed secrets of one server, as putServer takes them: each field absent
@@ -144,13 +158,30 @@ const secretText = z.string().min(1).refine((v) => !/[\r\n\0]/.test(v), { messag
  */
 export const secretsPatchSchema = z.strictObject({
   /** http: sent as `Authorization: Bearer <token>`. */
-  bearerToken: z.string().min(1).regex(/^[^\s\0]+$/, 'a bearer token has no whitespace').nullable().optional(),
+  bearerToken: z
+    .string()
+    .min(1)
+    .regex(/^[^\s\0]+$/, 'a bearer token has no whitespace')
+    .nullable()
+    .optional(),
   /** http: one custom header. */
   header: z.strictObject({ name: headerName, value: secretText }).nullable().optional(),
   /** stdio: environment entries. */
-  env: z.record(envName, z.string().refine((v) => !v.includes('\0'), { message: 'must not contain NUL' }).nullable()).nullable().optional(),
+  env: z
+    .record(
+      envName,
+      z
+        .string()
+        .refine((v) => !v.includes('\0'), { message: 'must not contain NUL' })
+        .nullable(),
+    )
+    .nullable()
+    .optional(),
   /** http: a client registered beforehand with the authorization server. */
-  oauthClient: z.strictObject({ clientId: z.string().min(1), clientSecret: z.string().min(1).optional() }).nullable().optional(),
+  oauthClient: z
+    .strictObject({ clientId: z.string().min(1), clientSecret: z.string().min(1).optional() })
+    .nullable()
+    .optional(),
   /**
    * http: `null` signs out — the OAuth tokens go (the record stays, `signed_out`, with its client registrations, which hold no
    * user token). Only `null`: tokens come from a sign-in, never from a patch.
@@ -190,7 +221,8 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
  */
 export function settingsNameProblem(name: string): string | undefined {
   if (name === '') return 'a server name must not be empty';
-  if (name === '.' || name === '..') return `the server name ${JSON.stringify(name)} is a path step, not a name; give the server another name`;
+  if (name === '.' || name === '..')
+    return `the server name ${JSON.stringify(name)} is a path step, not a name; give the server another name`;
   if (CONTROL.test(name)) return 'a server name must not contain a control character';
   return serverNameProblem(name);
 }

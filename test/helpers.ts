@@ -18,7 +18,12 @@ import type { StdioServerInput } from '../protocol/config.ts';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** The protocol/ modules the CLI may load (built-ins only, no zod): the command-line splitter, the private-directory check, the opener's argument vector, pending files. */
-export const CLI_PROTOCOL = new Set(['protocol/command-line.ts', 'protocol/private-dir.ts', 'protocol/opener.ts', 'protocol/pending-files.ts']);
+export const CLI_PROTOCOL = new Set([
+  'protocol/command-line.ts',
+  'protocol/private-dir.ts',
+  'protocol/opener.ts',
+  'protocol/pending-files.ts',
+]);
 export const NODE = process.execPath;
 export const fixture = (name: string): string => path.join(ROOT, 'test', 'fixtures', name);
 export const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -125,15 +130,23 @@ export interface HttpFixture {
  * own (`<tag>-server`): the leftover check of the test's tag is about what Albedo started.
  */
 export async function httpFixture(t: Tap, tag: string, script: string, args: string[] = []): Promise<HttpFixture> {
-  const child = spawn(NODE, [script, ...args], { env: { ...process.env, ALBEDO_TEST_TAG: `${tag}-server` }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(NODE, [script, ...args], {
+    env: { ...process.env, ALBEDO_TEST_TAG: `${tag}-server` },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const log: Array<Record<string, unknown>> = [];
   const lines: string[] = [];
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   const rl = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${path.basename(script)} did not start: ${stderr}`)), 15_000);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${path.basename(script)} exited (${code}): ${stderr}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${path.basename(script)} exited (${code}): ${stderr}`));
+    });
     rl.on('line', (line) => {
       const m = /^listening (\S+)$/.exec(line);
       if (m) {
@@ -144,12 +157,13 @@ export async function httpFixture(t: Tap, tag: string, script: string, args: str
     });
   });
   let stopped: Promise<void> | undefined;
-  const stop = (): Promise<void> => (stopped ??= new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.stdin!.end();
-    setTimeout(() => child.kill('SIGKILL'), 3_000).unref();
-  }));
+  const stop = (): Promise<void> =>
+    (stopped ??= new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.stdin!.end();
+      setTimeout(() => child.kill('SIGKILL'), 3_000).unref();
+    }));
   t.teardown(stop);
   return { url, log, lines, stop };
 }

@@ -23,11 +23,18 @@ for (let i = 0; i < extra; i++) {
   tools.push({
     name: `tool_${String(i).padStart(5, '0')}`,
     description: `Generated tool number ${i}, which does nothing in particular`,
-    inputSchema: { type: 'object', properties: { x: { type: 'string', description: 'an argument' }, n: { type: 'integer' } }, required: ['x'] },
+    inputSchema: {
+      type: 'object',
+      properties: { x: { type: 'string', description: 'an argument' }, n: { type: 'integer' } },
+      required: ['x'],
+    },
   });
 }
-const out = (m: unknown): void => { process.stdout.write(JSON.stringify(m) + '\n'); };
-const ok = (id: unknown, result: Record<string, unknown>): void => out({ jsonrpc: '2.0', id, result: modern ? { resultType: 'complete', ...result } : result });
+const out = (m: unknown): void => {
+  process.stdout.write(JSON.stringify(m) + '\n');
+};
+const ok = (id: unknown, result: Record<string, unknown>): void =>
+  out({ jsonrpc: '2.0', id, result: modern ? { resultType: 'complete', ...result } : result });
 
 createInterface({ input: process.stdin }).on('line', (line) => {
   const m = JSON.parse(line) as { id?: unknown; method?: string; params?: Record<string, unknown> };

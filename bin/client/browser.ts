@@ -24,7 +24,6 @@ export const OPENER = openerCommand(process.platform, 'file:///').file;
 /** How long a page is kept at most: a login link's life (a sign-in's is shorter). */
 const PAGE_TTL_MS = 15 * 60_000;
 
-
 /** Writes the redirect page for `url` under `home` (older pages removed); null for a URL that is not http(s). */
 function writePage(home: string, url: string, text: string): string | null {
   const html = redirectPageHtml(url, text);
@@ -33,7 +32,11 @@ function writePage(home: string, url: string, text: string): string | null {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   for (const f of readdirSync(dir)) {
     const p = path.join(dir, f);
-    try { if (Date.now() - statSync(p).mtimeMs > PAGE_TTL_MS) rmSync(p, { force: true }); } catch { /* gone meanwhile */ }
+    try {
+      if (Date.now() - statSync(p).mtimeMs > PAGE_TTL_MS) rmSync(p, { force: true });
+    } catch {
+      /* gone meanwhile */
+    }
   }
   const file = path.join(dir, `${randomBytes(12).toString('hex')}.html`);
   writeFileSync(file, html, { mode: 0o600, flag: 'wx' });

@@ -54,7 +54,11 @@ export function albedoHome(env: NodeJS.ProcessEnv = process.env): string {
   if (!v) return path.join(os.homedir(), '.albedo');
   if (v === '~' || v.startsWith('~/')) return path.join(os.homedir(), v.slice(1));
   if (v.startsWith('~')) {
-    throw new CliError('ALBEDO_INVALID_ARGUMENT', `ALBEDO_HOME=${JSON.stringify(v)}: only ~ and ~/ are expanded (the user's home); write the full path`, EXIT.usage);
+    throw new CliError(
+      'ALBEDO_INVALID_ARGUMENT',
+      `ALBEDO_HOME=${JSON.stringify(v)}: only ~ and ~/ are expanded (the user's home); write the full path`,
+      EXIT.usage,
+    );
   }
   return path.resolve(v);
 }
@@ -137,7 +141,11 @@ function startOf(pid: number): string | null | 'dead' {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // No /proc at all (not Linux): unknown. /proc without this pid: gone.
-    try { readFileSync('/proc/self/stat'); } catch { return null; }
+    try {
+      readFileSync('/proc/self/stat');
+    } catch {
+      return null;
+    }
     return code === 'ENOENT' || code === 'ESRCH' ? 'dead' : null;
   }
   // Fields after the command name, which is in parentheses and may hold spaces: state is field 3, starttime field 22.
@@ -192,7 +200,11 @@ export async function prove(info: DaemonInfo): Promise<Proof> {
   const nonce = crypto.randomBytes(16).toString('hex');
   let body: any;
   try {
-    ({ body } = await request(info, 'GET', `/v1/health?nonce=${nonce}`, { timeoutMs: 30_000, anonymous: true, maxBytes: HEALTH_MAX_BYTES }));
+    ({ body } = await request(info, 'GET', `/v1/health?nonce=${nonce}`, {
+      timeoutMs: 30_000,
+      anonymous: true,
+      maxBytes: HEALTH_MAX_BYTES,
+    }));
   } catch (err) {
     if (err instanceof ConnectFailed) return 'unreachable';
     // Any other answer (an error status, not JSON, too long, no answer in time) is not the daemon's proof.
@@ -206,8 +218,12 @@ export async function prove(info: DaemonInfo): Promise<Proof> {
 
 /** The error of a daemon.json whose port is answered by a process that is not this home's daemon. */
 export function notOurs(home: string, info: DaemonInfo): CliError {
-  return new CliError('ALBEDO_DAEMON_UNREACHABLE', `what answers on port ${info.port} (daemon.json of ${home}, pid ${info.pid}) `
-    + 'did not prove it is the daemon of this home; nothing was sent to it', EXIT.unreachable);
+  return new CliError(
+    'ALBEDO_DAEMON_UNREACHABLE',
+    `what answers on port ${info.port} (daemon.json of ${home}, pid ${info.pid}) ` +
+      'did not prove it is the daemon of this home; nothing was sent to it',
+    EXIT.unreachable,
+  );
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -238,7 +254,12 @@ async function trySpawnMutex(home: string): Promise<Release | null> {
   try {
     // Kept fresh by its holder (proper-lockfile updates its mtime); a holder killed meanwhile leaves it stale after 20 s.
     const release = await lockfile.lock(home, {
-      lockfilePath: path.join(home, 'daemon.spawn.lock'), realpath: false, stale: 20_000, update: 5_000, retries: 0, onCompromised: () => {},
+      lockfilePath: path.join(home, 'daemon.spawn.lock'),
+      realpath: false,
+      stale: 20_000,
+      update: 5_000,
+      retries: 0,
+      onCompromised: () => {},
     });
     return () => release().catch(() => {});
   } catch (err) {
@@ -271,9 +292,11 @@ export async function startDaemon(home: string, say: (line: string) => void): Pr
       if (info) {
         const proof = await prove(info);
         if (proof === 'ours') {
-          say(spawnedAny
-            ? `albedo: no daemon was running for ${home}; started one (pid ${info.pid}, log ${logFile})`
-            : `albedo: a daemon was starting for ${home}; using it (pid ${info.pid}, log ${logFile})`);
+          say(
+            spawnedAny
+              ? `albedo: no daemon was running for ${home}; started one (pid ${info.pid}, log ${logFile})`
+              : `albedo: a daemon was starting for ${home}; using it (pid ${info.pid}, log ${logFile})`,
+          );
           return info;
         }
         if (proof === 'not_ours') throw notOurs(home, info);
@@ -285,7 +308,11 @@ export async function startDaemon(home: string, say: (line: string) => void): Pr
         child = null;
       } else if (code !== undefined && code !== null) {
         const tail = logTail(logAt, from);
-        throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `the daemon exited (${code}) before it answered${tail ? `: ${tail}` : ''}`, EXIT.unreachable);
+        throw new CliError(
+          'ALBEDO_DAEMON_UNREACHABLE',
+          `the daemon exited (${code}) before it answered${tail ? `: ${tail}` : ''}`,
+          EXIT.unreachable,
+        );
       } else if (code === null) {
         throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `the daemon was killed before it answered; see ${logFile}`, EXIT.unreachable);
       }
@@ -304,7 +331,11 @@ export async function startDaemon(home: string, say: (line: string) => void): Pr
     await release?.();
     held.close();
   }
-  throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `the daemon did not answer within ${START_WAIT_MS / 1000} s; see ${logFile}`, EXIT.unreachable);
+  throw new CliError(
+    'ALBEDO_DAEMON_UNREACHABLE',
+    `the daemon did not answer within ${START_WAIT_MS / 1000} s; see ${logFile}`,
+    EXIT.unreachable,
+  );
 }
 
 /** Whether a live process holds daemon.lock of `home` (a daemon running, starting or stopping). */
@@ -319,13 +350,19 @@ function spawnDetached(home: string, logFile: string): () => number | null | und
   let exit: number | null | undefined;
   try {
     const child = spawn(process.execPath, [BIN, 'daemon'], {
-      cwd: home, detached: true, stdio: ['ignore', 'ignore', log],
+      cwd: home,
+      detached: true,
+      stdio: ['ignore', 'ignore', log],
       // Its stderr is a log file: a login link there would outlive its use (`albedo open` makes one when it is wanted).
       // Without the variables this command read as secrets (--bearer-from VAR, …): they would stay in its environ.
       env: { ...withoutPrivate(process.env), ALBEDO_HOME: home, ALBEDO_NO_PANE_LINK: '1' },
     });
-    child.once('exit', (code) => { exit = code; });
-    child.once('error', () => { exit = EXIT.failed; });
+    child.once('exit', (code) => {
+      exit = code;
+    });
+    child.once('error', () => {
+      exit = EXIT.failed;
+    });
     child.unref();
   } finally {
     closeSync(log);

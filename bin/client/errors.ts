@@ -80,8 +80,12 @@ export function oneLine(s: string): string {
 const LOCATIONS = new Set(['body', 'params', 'query', 'headers']);
 // An entry's fields as `albedo mcp add` and `edit` take them.
 const FLAGS: Record<string, string> = {
-  url: '--url', command: '--command', cwd: '--cwd', bearerTokenEnvVar: '--bearer-env',
-  startupTimeoutMs: '--startup-timeout', callTimeoutMs: '--call-timeout',
+  url: '--url',
+  command: '--command',
+  cwd: '--cwd',
+  bearerTokenEnvVar: '--bearer-env',
+  startupTimeoutMs: '--startup-timeout',
+  callTimeoutMs: '--call-timeout',
 };
 
 /**
@@ -112,8 +116,15 @@ export function fieldWords(path: ReadonlyArray<string | number>, flags = true): 
 }
 
 // A method of the protocol leading a reason (`server/discover: cannot reach …`): the step, in MCP's words, not the person's.
-const METHODS = ['server/discover', 'initialize', 'ping', '(?:tools|prompts|resources|resources/templates)/(?:list|call|get|read)',
-  'completion/complete', 'logging/setLevel', 'notifications/[\\w/]+'];
+const METHODS = [
+  'server/discover',
+  'initialize',
+  'ping',
+  '(?:tools|prompts|resources|resources/templates)/(?:list|call|get|read)',
+  'completion/complete',
+  'logging/setLevel',
+  'notifications/[\\w/]+',
+];
 const METHOD = new RegExp(`(^|: )(?:${METHODS.join('|')}): `, 'g');
 // A line of another albedo process quoted inside a message (a daemon's log): its own prefix is not said again.
 const QUOTED_PREFIX = /(^|: )albedo(?: daemon| probe)?: (?:ALBEDO_[A-Z_]+: )?/g;
@@ -138,7 +149,11 @@ export function forPerson(message: string, path?: ReadonlyArray<string | number>
   return saidOnce(m, code);
 }
 
-const norm = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+const norm = (s: string): string =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
 
 /**
  * `m` without a part that only repeats the one before it (`server not found:

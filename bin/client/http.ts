@@ -68,20 +68,26 @@ export function request<T = any>(ep: Endpoint, method: string, path: string, o: 
       res.on('data', (c: Buffer) => {
         size += c.length;
         if (o.maxBytes !== undefined && size > o.maxBytes) {
-          reject(new CliError('ALBEDO_INVALID_RESPONSE', `the answer to ${method} ${path} is longer than ${o.maxBytes} bytes`, EXIT.failed));
+          reject(
+            new CliError('ALBEDO_INVALID_RESPONSE', `the answer to ${method} ${path} is longer than ${o.maxBytes} bytes`, EXIT.failed),
+          );
           req.destroy();
           return;
         }
         chunks.push(c);
       });
-      res.on('error', (err) => reject(new CliError('ALBEDO_CONNECTION_CLOSED', `the daemon's answer was cut off: ${err.message}`, EXIT.failed)));
+      res.on('error', (err) =>
+        reject(new CliError('ALBEDO_CONNECTION_CLOSED', `the daemon's answer was cut off: ${err.message}`, EXIT.failed)),
+      );
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         let body: any;
         try {
           body = text ? JSON.parse(text) : undefined;
         } catch {
-          return reject(new CliError('ALBEDO_INVALID_RESPONSE', `the daemon answered ${res.statusCode} with a body that is not JSON`, EXIT.failed));
+          return reject(
+            new CliError('ALBEDO_INVALID_RESPONSE', `the daemon answered ${res.statusCode} with a body that is not JSON`, EXIT.failed),
+          );
         }
         const status = res.statusCode ?? 0;
         if ((status >= 200 && status < 300) || o.accept?.includes(status)) return resolve({ status, headers: res.headers, body });
@@ -94,7 +100,8 @@ export function request<T = any>(ep: Endpoint, method: string, path: string, o: 
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (err instanceof CliError) return reject(err);
       // Refused or reset before any answer: nothing (or nothing alive) listens there.
-      if (!answered && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH'].includes(err.code ?? '')) return reject(new ConnectFailed(err.code));
+      if (!answered && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH'].includes(err.code ?? ''))
+        return reject(new ConnectFailed(err.code));
       reject(new CliError('ALBEDO_CONNECTION_CLOSED', `the request to the daemon failed: ${err.message}`, EXIT.failed));
     });
     req.end(payload);

@@ -40,7 +40,9 @@ const u4 = (n: number): string => `\\u${n.toString(16).padStart(4, '0')}`;
  * JSON.stringify's (0: one line).
  */
 export function toJson(value: unknown, space = 2): string {
-  return JSON.stringify(value, null, space).replace(JSON_EXTRA, (c) => [...Array(c.length).keys()].map((i) => u4(c.charCodeAt(i))).join(''));
+  return JSON.stringify(value, null, space).replace(JSON_EXTRA, (c) =>
+    [...Array(c.length).keys()].map((i) => u4(c.charCodeAt(i))).join(''),
+  );
 }
 
 /** Writes `value` as one JSON document (`json`), or the human text. */
@@ -68,7 +70,14 @@ export function table(header: string[], rows: string[][], width?: number): strin
   const lead = widths.slice(0, -1).reduce((n, w) => n + w + 2, 0);
   const room = width === undefined ? Infinity : Math.max(12, width - lead);
   const last = (c: string): string => (c.length > room ? `${c.slice(0, room - 1)}…` : c);
-  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? last(c) : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return all
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? last(c) : c.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** The terminal's width when stdout is one (a table's last column is cut to it), else undefined. */

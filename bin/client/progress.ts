@@ -98,7 +98,11 @@ export function startProgress(text: string, o: { stream?: Stream; delayMs?: numb
 }
 
 /** Runs `work` with a progress line saying `text`, cleared when it settles (either way). */
-export async function withProgress<T>(text: string, work: (p: Progress) => Promise<T>, o: { stream?: Stream; delayMs?: number } = {}): Promise<T> {
+export async function withProgress<T>(
+  text: string,
+  work: (p: Progress) => Promise<T>,
+  o: { stream?: Stream; delayMs?: number } = {},
+): Promise<T> {
   const p = startProgress(text, o);
   try {
     return await work(p);

@@ -29,9 +29,11 @@ export function daemonControl(daemon: Command): void {
       if (info && proof === 'not_ours') note(`albedo: ${notOurs(home, info).message}`);
       const running = info !== null && proof === 'ours';
       const out = running ? { running, home, pid: info.pid, port: info.port, version: info.version } : { running: false, home };
-      emit(!!o.json, out, () => (running
-        ? safe(`running: pid ${info.pid}, http://127.0.0.1:${info.port}, version ${info.version}, home ${home}`)
-        : `not running (home ${home})`));
+      emit(!!o.json, out, () =>
+        running
+          ? safe(`running: pid ${info.pid}, http://127.0.0.1:${info.port}, version ${info.version}, home ${home}`)
+          : `not running (home ${home})`,
+      );
       process.exitCode = running ? EXIT.ok : EXIT.unreachable;
     });
 
@@ -49,7 +51,8 @@ export function daemonControl(daemon: Command): void {
       // The lock's holder, as the proof found it: the process signalled, and waited for, is that one (not a pid reused since).
       const holder = daemonAlive(home, info.pid);
       if (proof !== 'ours' || !holder) {
-        const why = proof === 'not_ours' ? notOurs(home, info).message : `the daemon (pid ${info.pid}) does not answer on port ${info.port}`;
+        const why =
+          proof === 'not_ours' ? notOurs(home, info).message : `the daemon (pid ${info.pid}) does not answer on port ${info.port}`;
         throw new CliError('ALBEDO_DAEMON_UNREACHABLE', `${why}; not signalling pid ${info.pid}`, EXIT.unreachable);
       }
       try {

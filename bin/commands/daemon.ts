@@ -42,7 +42,9 @@ export async function daemonCommand(argv: string[]): Promise<number> {
     }
   } catch (err) {
     // One line, as every usage error of the CLI.
-    process.stderr.write(`albedo: ALBEDO_INVALID_ARGUMENT: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')} (see albedo daemon --help)\n`);
+    process.stderr.write(
+      `albedo: ALBEDO_INVALID_ARGUMENT: ${(err as Error).message.replace(/\s*\n\s*/g, ' ')} (see albedo daemon --help)\n`,
+    );
     return EXIT.usage;
   }
   // $ALBEDO_HOME read by the CLI's rule (a ~ expanded, a relative one made absolute; ~name refused, exit 2).

@@ -32,7 +32,8 @@ export function patchBody(p: EntryParts, cur: CurrentServer, unset: Unsets): Rec
   }
   const t = touches(p);
   if (kind === 'http' && (t.stdio || unset.env.length)) throw usage('--env, --unset-env and --cwd are for a command (stdio) server');
-  if (kind === 'stdio' && (t.http || unset.header.length)) throw usage('--header, --header-from, --unset-header, --bearer-env and --bearer-from are for an http server');
+  if (kind === 'stdio' && (t.http || unset.header.length))
+    throw usage('--header, --header-from, --unset-header, --bearer-env and --bearer-from are for an http server');
 
   const patch: Record<string, unknown> = { ...p.fields };
   // Keyed by the user's names: without a prototype, so `__proto__` is a name like another.
@@ -49,7 +50,8 @@ export function patchBody(p: EntryParts, cur: CurrentServer, unset: Unsets): Rec
   }
   for (const [name, v] of Object.entries(p.secrets.env ?? {})) if (v !== null) secretEnv[name] = v;
   for (const name of unset.env) {
-    if (!has(cur.config.env, name) && !cur.secrets.env.includes(name)) throw usage(`--unset-env ${name}: the server has no variable ${name}`);
+    if (!has(cur.config.env, name) && !cur.secrets.env.includes(name))
+      throw usage(`--unset-env ${name}: the server has no variable ${name}`);
     if (has(cur.config.env, name)) env[name] = null;
     if (cur.secrets.env.includes(name)) secretEnv[name] = null;
   }
@@ -60,7 +62,8 @@ export function patchBody(p: EntryParts, cur: CurrentServer, unset: Unsets): Rec
   }
   if (p.secrets.header) {
     secrets.header = p.secrets.header;
-    for (const name of Object.keys(cur.config.headers ?? {})) if (name.toLowerCase() === p.secrets.header.name.toLowerCase()) headers[name] = null;
+    for (const name of Object.keys(cur.config.headers ?? {}))
+      if (name.toLowerCase() === p.secrets.header.name.toLowerCase()) headers[name] = null;
   }
   if (p.secrets.bearer) {
     secrets.bearer = p.secrets.bearer;

@@ -68,7 +68,8 @@ export function namedVar(value: string, what: string): string | null {
     namedForDaemon(m[1]!);
     return m[1]!;
   }
-  if (/\$\{[^}]*\}/.test(value)) throw usage(`${what}: \${VAR} must be the whole value (the daemon reads the variable; it does not expand text)`);
+  if (/\$\{[^}]*\}/.test(value))
+    throw usage(`${what}: \${VAR} must be the whole value (the daemon reads the variable; it does not expand text)`);
   return null;
 }
 
@@ -82,7 +83,8 @@ export function splitCommand(text: string): string[] {
 function timeout(v: string | undefined, option: string, max: number): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1 || n > max) throw usage(`${option} must be a whole number of milliseconds from 1 to ${max}, not ${JSON.stringify(v)}`);
+  if (!/^\d+$/.test(v) || n < 1 || n > max)
+    throw usage(`${option} must be a whole number of milliseconds from 1 to ${max}, not ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -94,7 +96,8 @@ function envOption(raw: string, parts: EntryParts): void {
   if (!VAR_NAME.test(name)) throw usage('--env: expected NAME=VALUE or NAME, with a variable name (what was given is not shown)');
   if (eq < 0 && Object.hasOwn(process.env, name)) readPrivately(name);
   const value = eq < 0 ? (Object.hasOwn(process.env, name) ? process.env[name] : undefined) : raw.slice(eq + 1);
-  if (value === undefined) throw usage(`--env ${shown(name)}: ${shown(name, 'the variable')} is not set in this environment (write NAME=VALUE)`);
+  if (value === undefined)
+    throw usage(`--env ${shown(name)}: ${shown(name, 'the variable')} is not set in this environment (write NAME=VALUE)`);
   const v = namedVar(value, `--env ${name}`);
   if (v !== null) {
     parts.named.env[name] = { env: v };
@@ -133,7 +136,8 @@ function headerValue(name: string, value: string, parts: EntryParts, mayName: bo
     parts.named.headers[name] = { env: v };
     return;
   }
-  if (parts.secrets.header) throw usage(`--header ${name}: only one header value can be stored as a secret; name the others' variables with 'Name: \${VAR}'`);
+  if (parts.secrets.header)
+    throw usage(`--header ${name}: only one header value can be stored as a secret; name the others' variables with 'Name: \${VAR}'`);
   parts.secrets.header = { name, value };
 }
 
@@ -150,7 +154,9 @@ const MAX_STDIN = 64 * 1024;
 async function fromStdin(what: string): Promise<string> {
   if (process.stdin.isTTY) {
     const { ask } = await import('../import/prompt.ts');
-    return ask(`${what} (not shown): `, true).catch(() => { throw usage(`${what}: nothing was typed (cancelled)`); });
+    return ask(`${what} (not shown): `, true).catch(() => {
+      throw usage(`${what}: nothing was typed (cancelled)`);
+    });
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -159,7 +165,9 @@ async function fromStdin(what: string): Promise<string> {
     if (size > MAX_STDIN) throw usage(`${what}: more than ${MAX_STDIN} bytes on stdin`);
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /**
@@ -172,7 +180,8 @@ async function fromHere(source: string, option: string, what: string, trim = fal
   let value: string | undefined;
   if (source === '-') value = await fromStdin(what);
   else {
-    if (!VAR_NAME.test(source)) throw usage(`${option}: expected a variable name or - (stdin); what was given is not a variable name (not shown)`);
+    if (!VAR_NAME.test(source))
+      throw usage(`${option}: expected a variable name or - (stdin); what was given is not a variable name (not shown)`);
     value = Object.hasOwn(process.env, source) ? process.env[source] : undefined;
     if (value === undefined) throw usage(`${option}: ${shown(source, 'the variable named')} is not set in this environment`);
     readPrivately(source);
@@ -196,9 +205,11 @@ export async function privateValues(o: EntryOptions): Promise<PrivateValues> {
     const eq = o.headerFrom.indexOf('=');
     h = { name: o.headerFrom.slice(0, Math.max(eq, 0)), source: o.headerFrom.slice(eq + 1) };
     // Not echoed: `--header-from 'X-Key: value'` holds the value.
-    if (eq < 0 || !HEADER_NAME.test(h.name)) throw usage('--header-from: expected Name=VAR or Name=- (stdin), a header name and a variable name (what was given is not shown)');
+    if (eq < 0 || !HEADER_NAME.test(h.name))
+      throw usage('--header-from: expected Name=VAR or Name=- (stdin), a header name and a variable name (what was given is not shown)');
   }
-  if (o.bearerFrom === '-' && h?.source === '-') throw usage('--bearer-from - and --header-from Name=-: only one value can be read from stdin');
+  if (o.bearerFrom === '-' && h?.source === '-')
+    throw usage('--bearer-from - and --header-from Name=-: only one value can be read from stdin');
   if (o.bearerFrom !== undefined) {
     out.bearer = await fromHere(o.bearerFrom, '--bearer-from', 'bearer token');
     if (/\s/.test(out.bearer)) throw usage('--bearer-from: the token holds whitespace (give the token alone, without "Bearer")');
@@ -214,7 +225,8 @@ export async function privateValues(o: EntryOptions): Promise<PrivateValues> {
 export function entryParts(o: EntryOptions, argv: string[] | null, given: PrivateValues = {}): EntryParts {
   const parts: EntryParts = { kind: null, fields: {}, named: { env: dict(), headers: dict() }, secrets: {} };
   const stdio = o.command !== undefined || argv !== null;
-  if (o.url !== undefined && stdio) throw usage('give either --url (an http server) or a command (--command, or -- COMMAND ARGS), not both');
+  if (o.url !== undefined && stdio)
+    throw usage('give either --url (an http server) or a command (--command, or -- COMMAND ARGS), not both');
   if (o.command !== undefined && argv !== null) throw usage('give the command either with --command or after --, not both');
   if (o.url !== undefined) {
     parts.kind = 'http';
@@ -249,7 +261,8 @@ export function entryParts(o: EntryOptions, argv: string[] | null, given: Privat
 export function touches(p: EntryParts): { http: boolean; stdio: boolean } {
   const f = p.fields;
   return {
-    http: 'url' in f || 'bearerTokenEnvVar' in f || Object.keys(p.named.headers).length > 0 || 'bearer' in p.secrets || 'header' in p.secrets,
+    http:
+      'url' in f || 'bearerTokenEnvVar' in f || Object.keys(p.named.headers).length > 0 || 'bearer' in p.secrets || 'header' in p.secrets,
     stdio: 'command' in f || 'cwd' in f || Object.keys(p.named.env).length > 0 || 'env' in p.secrets,
   };
 }
@@ -261,7 +274,8 @@ export function putBody(p: EntryParts, enabled: boolean): Record<string, unknown
   // directory of the server's own, outside $ALBEDO_HOME).
   if (p.kind === 'stdio' && p.fields.cwd === undefined) p.fields.cwd = process.cwd();
   if (p.kind === 'http' && t.stdio) throw usage('--env and --cwd are for a command (stdio) server, not one with --url');
-  if (p.kind === 'stdio' && t.http) throw usage('--header, --header-from, --bearer-env and --bearer-from are for an http server (--url), not a command');
+  if (p.kind === 'stdio' && t.http)
+    throw usage('--header, --header-from, --bearer-env and --bearer-from are for an http server (--url), not a command');
   const body: Record<string, unknown> = { ...p.fields };
   const env = Object.fromEntries(Object.entries(p.named.env).filter(([, v]) => v !== null));
   const headers = Object.fromEntries(Object.entries(p.named.headers).filter(([, v]) => v !== null));

@@ -49,16 +49,30 @@ function afterDashes(): string[] | null {
 function entryOptions(cmd: Command): Command {
   return cmd
     .option('--url <url>', 'an MCP server over Streamable HTTP')
-    .option('--header <header>', "an HTTP header, 'Name: value' (repeatable); a literal value is stored as a secret, 'Name: ${VAR}' "
-      + "names the daemon's variable VAR; 'Authorization: Bearer …' is the bearer token (a literal value is not private: see below)", collect)
-    .option('--header-from <name=var>', "a header whose value is read here, privately, and stored as a secret: Name=VAR takes "
-      + 'the value of VAR in this environment, Name=- reads it from stdin (not echoed on a terminal)')
+    .option(
+      '--header <header>',
+      "an HTTP header, 'Name: value' (repeatable); a literal value is stored as a secret, 'Name: ${VAR}' " +
+        "names the daemon's variable VAR; 'Authorization: Bearer …' is the bearer token (a literal value is not private: see below)",
+      collect,
+    )
+    .option(
+      '--header-from <name=var>',
+      'a header whose value is read here, privately, and stored as a secret: Name=VAR takes ' +
+        'the value of VAR in this environment, Name=- reads it from stdin (not echoed on a terminal)',
+    )
     .option('--bearer-env <var>', "send 'Authorization: Bearer' with the token in the daemon's variable VAR")
-    .option('--bearer-from <var>', 'the bearer token, read here, privately, and stored as a secret: VAR takes the value of VAR '
-      + 'in this environment, - reads it from stdin (not echoed on a terminal)')
+    .option(
+      '--bearer-from <var>',
+      'the bearer token, read here, privately, and stored as a secret: VAR takes the value of VAR ' +
+        'in this environment, - reads it from stdin (not echoed on a terminal)',
+    )
     .option('--command <command>', "the server's command line, split by shell quoting rules (no shell runs); or give it after --")
-    .option('--env <name=value>', "a variable for a command server (repeatable): NAME=VALUE is stored as a secret, NAME='${VAR}' "
-      + "names the daemon's variable, NAME alone takes the value of NAME here (NAME=VALUE is not private: see below)", collect)
+    .option(
+      '--env <name=value>',
+      "a variable for a command server (repeatable): NAME=VALUE is stored as a secret, NAME='${VAR}' " +
+        "names the daemon's variable, NAME alone takes the value of NAME here (NAME=VALUE is not private: see below)",
+      collect,
+    )
     .option('--cwd <dir>', "the server's working directory (made absolute)")
     .option('--startup-timeout <ms>', 'start-up timeout (startupTimeoutMs)')
     .option('--call-timeout <ms>', 'timeout of one request (callTimeoutMs)')
@@ -84,21 +98,32 @@ type AddOptions = EntryOptions & { disabled?: boolean; replace?: boolean; dryRun
 type EditOptions = EntryOptions & { unsetEnv?: string[]; unsetHeader?: string[]; dryRun?: boolean; json?: boolean };
 
 export function mcpCommands(program: Command): void {
-  const mcp = program.command('mcp').description('the MCP servers of the daemon: list, add, edit, remove, enable, disable, sign in, import; '
-    + 'with no subcommand on a terminal, the /mcp screen');
+  const mcp = program
+    .command('mcp')
+    .description(
+      'the MCP servers of the daemon: list, add, edit, remove, enable, disable, sign in, import; ' +
+        'with no subcommand on a terminal, the /mcp screen',
+    );
 
-  mcp.command('list').alias('ls')
+  mcp
+    .command('list')
+    .alias('ls')
     .description('every configured server, in file order')
     .option('--json', 'print a JSON array of servers: { name, enabled, config, secrets, tools, description, lastError, state, auth, … }')
     .action(async (o: { json?: boolean }) => {
       const { body } = await new Client().call('GET', '/v1/mcp/servers');
-      if (body.invalid) note(`albedo: extensions.json is broken (${body.invalid.length} problem(s)); the servers shown are the last valid ones`);
-      emit(!!o.json, body.servers, () => (body.servers.length
-        ? serversTable(body.servers, { header: 'TARGET', cell: (s, max) => cell(target(s.config), max) })
-        : 'no servers configured (albedo mcp add NAME …)'));
+      if (body.invalid)
+        note(`albedo: extensions.json is broken (${body.invalid.length} problem(s)); the servers shown are the last valid ones`);
+      emit(!!o.json, body.servers, () =>
+        body.servers.length
+          ? serversTable(body.servers, { header: 'TARGET', cell: (s, max) => cell(target(s.config), max) })
+          : 'no servers configured (albedo mcp add NAME …)',
+      );
     });
 
-  mcp.command('show').argument('<name>')
+  mcp
+    .command('show')
+    .argument('<name>')
     .description('one server: its state, tools, sign-in, what it runs or reaches, which secrets are stored, its problem in full')
     .option('--json', 'print the server as one JSON object')
     .action(async (name: string, o: { json?: boolean }) => {
@@ -106,12 +131,19 @@ export function mcpCommands(program: Command): void {
       emit(!!o.json, s, () => {
         const [, type, state, tools, signIn] = rowOf(s);
         return [
-          s.name, `  type:     ${type}`, `  state:    ${state}`, `  tools:    ${tools}`, `  sign-in:  ${signIn}`,
-          `  target:   ${target(s.config)}`, `  secrets:  ${secretsOf(s) || EMPTY}`,
+          s.name,
+          `  type:     ${type}`,
+          `  state:    ${state}`,
+          `  tools:    ${tools}`,
+          `  sign-in:  ${signIn}`,
+          `  target:   ${target(s.config)}`,
+          `  secrets:  ${secretsOf(s) || EMPTY}`,
           ...(s.description ? [`  about:    ${cell(s.description, 200)}`] : []),
           ...(s.lastError ? [`  problem:  ${problemOf(s)} (${s.lastError.code})`] : []),
           ...(s.warnings ?? []).map((w: any) => `  warning:  ${oneLine(String(w.message))}`),
-        ].map((l) => safe(l)).join('\n');
+        ]
+          .map((l) => safe(l))
+          .join('\n');
       });
     });
 
@@ -127,14 +159,24 @@ export function mcpCommands(program: Command): void {
       const parts = entryParts(o, argv, await privateValues(o));
       if (parts.kind === null) throw usage('give --url URL, --command "…" or -- COMMAND ARGS');
       const body = putBody(parts, !o.disabled);
-      const r = await saving(name, { tries: !o.disabled, json: o.json }, () => new Client().call('PUT', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
-        body, headers: o.replace ? {} : { 'if-none-match': '*' },
-      })).then((x) => x.body, (err) => {
-        if (err instanceof CliError && err.code === 'ALBEDO_PRECONDITION_FAILED') {
-          throw new CliError(err.code, `a server named ${JSON.stringify(name)} exists: change it with albedo mcp edit, or add --replace`, err.exit);
-        }
-        throw err;
-      });
+      const r = await saving(name, { tries: !o.disabled, json: o.json }, () =>
+        new Client().call('PUT', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
+          body,
+          headers: o.replace ? {} : { 'if-none-match': '*' },
+        }),
+      ).then(
+        (x) => x.body,
+        (err) => {
+          if (err instanceof CliError && err.code === 'ALBEDO_PRECONDITION_FAILED') {
+            throw new CliError(
+              err.code,
+              `a server named ${JSON.stringify(name)} exists: change it with albedo mcp edit, or add --replace`,
+              err.exit,
+            );
+          }
+          throw err;
+        },
+      );
       emitSave(!!o.json, name, r);
     });
 
@@ -152,12 +194,19 @@ export function mcpCommands(program: Command): void {
       const cur = await client.call('GET', srv(name));
       const patch = patchBody(entryParts(o, argv, given), cur.body, { env: o.unsetEnv ?? [], header: o.unsetHeader ?? [] });
       const etag: Record<string, string> = typeof cur.headers.etag === 'string' ? { 'if-match': cur.headers.etag } : {};
-      const { body: r } = await saving(name, { tries: cur.body.enabled !== false, json: o.json }, () => client.call('PATCH',
-        `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, { body: patch, headers: { 'content-type': 'application/merge-patch+json', ...etag } }));
+      const { body: r } = await saving(name, { tries: cur.body.enabled !== false, json: o.json }, () =>
+        client.call('PATCH', `${srv(name)}${o.dryRun ? '?dry_run=true' : ''}`, {
+          body: patch,
+          headers: { 'content-type': 'application/merge-patch+json', ...etag },
+        }),
+      );
       emitSave(!!o.json, name, r);
     });
 
-  mcp.command('remove').aliases(['rm', 'delete']).argument('<name>')
+  mcp
+    .command('remove')
+    .aliases(['rm', 'delete'])
+    .argument('<name>')
     .description('remove a server and everything stored for it (typed secrets, sign-in, saved catalogue)')
     .option('--json', 'print one JSON object: { removed }')
     .action(async (name: string, o: { json?: boolean }) => {
@@ -166,11 +215,15 @@ export function mcpCommands(program: Command): void {
     });
 
   for (const what of ['enable', 'disable'] as const) {
-    mcp.command(what).argument('<name>')
+    mcp
+      .command(what)
+      .argument('<name>')
       .description(what === 'enable' ? 'switch a server on (it is tried first)' : 'switch a server off (kept, never dialled)')
       .option('--json', 'print the save result as one JSON object: { saved, created, check, server }')
       .action(async (name: string, o: { json?: boolean }) => {
-        const { body: r } = await saving(name, { tries: what === 'enable', json: o.json }, () => new Client().call('POST', srv(name, `/${what}`)));
+        const { body: r } = await saving(name, { tries: what === 'enable', json: o.json }, () =>
+          new Client().call('POST', srv(name, `/${what}`)),
+        );
         emitSave(!!o.json, name, r);
       });
   }

@@ -37,7 +37,8 @@ interface Link {
 }
 
 export function openCommand(program: Command): void {
-  program.command('open')
+  program
+    .command('open')
     .description('open the web settings pane: a one-time login link from the daemon, in the browser unless ALBEDO_NO_BROWSER is set')
     .option('--json', 'print one JSON object: { url, expiresAt, opened }')
     .action(async (o: { json?: boolean }) => {

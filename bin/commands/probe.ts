@@ -109,14 +109,20 @@ function parse(argv: string[]): ProbeArgs | 'help' {
   if (v.help) return 'help';
   if (v.url !== undefined && command.length > 0) throw new UsageError('give either --url or a command after --, not both');
   if (v.url === undefined && command.length === 0) {
-    throw new UsageError('no server: give --url URL, or a command after --, e.g. albedo probe -- npx -y @modelcontextprotocol/server-everything');
+    throw new UsageError(
+      'no server: give --url URL, or a command after --, e.g. albedo probe -- npx -y @modelcontextprotocol/server-everything',
+    );
   }
-  if (v.url === undefined && (v.header?.length || v['bearer-env'] !== undefined)) throw new UsageError('--header and --bearer-env go with --url');
+  if (v.url === undefined && (v.header?.length || v['bearer-env'] !== undefined))
+    throw new UsageError('--header and --bearer-env go with --url');
   if (v.url !== undefined && (v.env?.length || v.cwd !== undefined)) throw new UsageError('--env and --cwd go with a command, not --url');
-  if (v.url === undefined && (v['sign-in'] || v['sign-out'] || v.name !== undefined)) throw new UsageError('--sign-in, --sign-out and --name go with --url');
+  if (v.url === undefined && (v['sign-in'] || v['sign-out'] || v.name !== undefined))
+    throw new UsageError('--sign-in, --sign-out and --name go with --url');
   if (v['sign-in'] && v['sign-out']) throw new UsageError('give --sign-in or --sign-out, not both');
   if ((v['sign-in'] || v['sign-out']) && (v['bearer-env'] !== undefined || v.header?.some((h) => /^\s*authorization\s*:/i.test(h)))) {
-    throw new UsageError('--sign-in/--sign-out use OAuth; they do not go with a fixed Authorization (--bearer-env or an Authorization header)');
+    throw new UsageError(
+      '--sign-in/--sign-out use OAuth; they do not go with a fixed Authorization (--bearer-env or an Authorization header)',
+    );
   }
   const headers: Record<string, string> = {};
   for (const h of v.header ?? []) {
@@ -139,7 +145,8 @@ function parse(argv: string[]): ProbeArgs | 'help' {
       throw new UsageError(`--args is not valid JSON: ${(err as Error).message}`);
     }
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new UsageError('--args must be a JSON object');
-    if (v.prompt !== undefined && Object.values(args).some((x) => typeof x !== 'string')) throw new UsageError('prompt arguments must all be strings');
+    if (v.prompt !== undefined && Object.values(args).some((x) => typeof x !== 'string'))
+      throw new UsageError('prompt arguments must all be strings');
   }
   const env: Record<string, string> = {};
   for (const e of v.env ?? []) {
@@ -220,16 +227,17 @@ export async function probeCommand(argv: string[]): Promise<number> {
   process.once('SIGTERM', onSignal);
   let code = 0;
   try {
-    const httpConfig = a.url !== undefined
-      ? {
-        type: 'http' as const,
-        url: a.url,
-        headers: a.headers,
-        bearerTokenEnvVar: a.bearerTokenEnvVar,
-        startupTimeoutMs: a.timeoutMs,
-        callTimeoutMs: a.timeoutMs,
-      }
-      : undefined;
+    const httpConfig =
+      a.url !== undefined
+        ? {
+            type: 'http' as const,
+            url: a.url,
+            headers: a.headers,
+            bearerTokenEnvVar: a.bearerTokenEnvVar,
+            startupTimeoutMs: a.timeoutMs,
+            callTimeoutMs: a.timeoutMs,
+          }
+        : undefined;
     if (httpConfig && a.signOut) {
       const st = await albedo.signOut(httpConfig, { name: a.name });
       process.stdout.write(a.json ? json({ auth: st }) : `${safe(`signed out of ${st.server}`)}\n`);
@@ -237,7 +245,9 @@ export async function probeCommand(argv: string[]): Promise<number> {
     }
     if (httpConfig && a.signIn) {
       const st = await albedo.signIn(httpConfig, { name: a.name });
-      process.stderr.write(`${safe(`albedo probe: signed in to ${st.server}${st.account ? ` as ${st.account}` : ' (the authorization server named no account)'}${st.scope ? ` (scope ${st.scope})` : ''}`)}\n`);
+      process.stderr.write(
+        `${safe(`albedo probe: signed in to ${st.server}${st.account ? ` as ${st.account}` : ' (the authorization server named no account)'}${st.scope ? ` (scope ${st.scope})` : ''}`)}\n`,
+      );
     }
     // A working directory or argument in or above $ALBEDO_HOME: a server serving it would hand out daemon.json (issue 20).
     const exposed = httpConfig ? [] : exposureWarnings(home, path.resolve(a.cwd ?? '.'), a.command.slice(1));
@@ -245,26 +255,37 @@ export async function probeCommand(argv: string[]): Promise<number> {
     const conn = httpConfig
       ? await albedo.connect(httpConfig, { name: a.name })
       : await albedo.connect(
-        { command: a.command[0]!, args: a.command.slice(1), cwd: a.cwd, env: a.env, startupTimeoutMs: a.timeoutMs, callTimeoutMs: a.timeoutMs },
-        { name: a.command[0] },
-      );
+          {
+            command: a.command[0]!,
+            args: a.command.slice(1),
+            cwd: a.cwd,
+            env: a.env,
+            startupTimeoutMs: a.timeoutMs,
+            callTimeoutMs: a.timeoutMs,
+          },
+          { name: a.command[0] },
+        );
     let result: unknown;
     if (a.call !== undefined) {
       result = await conn.callTool(a.call, a.args);
       if ((result as { isError?: boolean }).isError) code = 3;
     } else if (a.read !== undefined) result = await conn.readResource(a.read);
     else if (a.prompt !== undefined) result = await conn.getPrompt(a.prompt, a.args as Record<string, string>);
-    const auth = httpConfig && conn.server.type === 'http' && conn.server.auth ? await albedo.authStatus(httpConfig, { name: a.name }) : undefined;
-    const authLine = auth && auth.state !== 'none'
-      ? `${safe(`auth     ${auth.state}${auth.account ? ` as ${auth.account}` : ''}${auth.expires_at ? `, expires ${auth.expires_at}` : ''}`)}\n`
-      : '';
+    const auth =
+      httpConfig && conn.server.type === 'http' && conn.server.auth ? await albedo.authStatus(httpConfig, { name: a.name }) : undefined;
+    const authLine =
+      auth && auth.state !== 'none'
+        ? `${safe(`auth     ${auth.state}${auth.account ? ` as ${auth.account}` : ''}${auth.expires_at ? `, expires ${auth.expires_at}` : ''}`)}\n`
+        : '';
     process.stdout.write(a.json ? json({ ...report(conn, result), ...(auth ? { auth } : {}) }) : human(conn, a, result) + authLine);
   } catch (err) {
     if (interrupted) return 130;
     const e = AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', String((err as Error)?.stack ?? err));
     process.stderr.write(`${safe(`albedo probe: ${e.code}: ${oneLine(e.message)}`)}\n`);
     if (e.code === 'ALBEDO_NEEDS_SIGN_IN') {
-      process.stderr.write(`${safe(`albedo probe: sign in with: albedo probe --url ${a.url} --sign-in${a.name ? ` --name ${a.name}` : ''}`)}\n`);
+      process.stderr.write(
+        `${safe(`albedo probe: sign in with: albedo probe --url ${a.url} --sign-in${a.name ? ` --name ${a.name}` : ''}`)}\n`,
+      );
     }
     code = e.code === 'ALBEDO_NEEDS_SIGN_IN' ? 4 : 1;
   } finally {
@@ -328,7 +349,11 @@ function human(conn: Connection, a: ProbeArgs, result: unknown): string {
   const caps = Object.keys(i.capabilities).join(', ');
   lines.push(`offers   ${caps || 'nothing'}`);
   if (i.instructions) lines.push(`instructions  ${oneLine(i.instructions).slice(0, 160)}${i.instructions.length > 160 ? '…' : ''}`);
-  const section = (title: string, items: Array<{ name: string; description?: string }>, key: (x: never) => string = (x: { name: string }) => x.name): void => {
+  const section = (
+    title: string,
+    items: Array<{ name: string; description?: string }>,
+    key: (x: never) => string = (x: { name: string }) => x.name,
+  ): void => {
     lines.push('', `${title} (${items.length})`);
     for (const it of items) {
       const d = it.description ? `  ${oneLine(it.description).slice(0, 100)}` : '';
@@ -343,7 +368,8 @@ function human(conn: Connection, a: ProbeArgs, result: unknown): string {
   // Every line holds text the server chose (names, descriptions, instructions, warnings): shown, not obeyed, one line each.
   let text = lines.map((l) => safe(l)).join('\n') + '\n';
   if (result !== undefined) {
-    const what = a.call !== undefined ? `tools/call ${a.call}` : a.read !== undefined ? `resources/read ${a.read}` : `prompts/get ${a.prompt}`;
+    const what =
+      a.call !== undefined ? `tools/call ${a.call}` : a.read !== undefined ? `resources/read ${a.read}` : `prompts/get ${a.prompt}`;
     text += `\n${safe(`${what}:`)}\n${safe(toJson(result), true)}\n`;
   }
   return text;

@@ -25,15 +25,24 @@ export const COLUMNS = ['NAME', 'TYPE', 'STATE', 'TOOLS', 'SIGN-IN', 'PROBLEM'] 
 /** Why the server cannot start as saved, as a person reads it (its name, which the row shows, left out); EMPTY when nothing is wrong. */
 export function problemOf(s: ServerLike): string {
   if (!s.lastError) return EMPTY;
-  return forPerson(problemText({ name: s.name, lastError: s.lastError }), s.lastError.path && ['body', ...s.lastError.path], s.lastError.code, false);
+  return forPerson(
+    problemText({ name: s.name, lastError: s.lastError }),
+    s.lastError.path && ['body', ...s.lastError.path],
+    s.lastError.code,
+    false,
+  );
 }
 
 /** The cells of a row, in COLUMNS order. */
 export function rowOf(s: ServerLike): string[] {
   const transport = transportOf(s.config);
   return [
-    s.name, transport, savedStateLabel(s.state).text, s.tools === null ? EMPTY : String(s.tools),
-    authLabel(s.auth, transport).text, cell(problemOf(s), 200),
+    s.name,
+    transport,
+    savedStateLabel(s.state).text,
+    s.tools === null ? EMPTY : String(s.tools),
+    authLabel(s.auth, transport).text,
+    cell(problemOf(s), 200),
   ];
 }
 

@@ -39,8 +39,14 @@ export function secretsOf(s: any): string {
 export function saveLine(name: string, r: any): string {
   const verb = r.saved ? (r.created ? 'added' : 'saved') : 'tried (not saved: --dry-run)';
   // A saved server's state as the lists show it; a dry run's by what the try found (nothing of it was kept).
-  const state: string = r.saved && typeof r.server?.state === 'string' ? r.server.state
-    : !r.check.tried ? 'disabled' : r.check.result === 'needs_sign_in' ? 'needs_sign_in' : 'discovered';
+  const state: string =
+    r.saved && typeof r.server?.state === 'string'
+      ? r.server.state
+      : !r.check.tried
+        ? 'disabled'
+        : r.check.result === 'needs_sign_in'
+          ? 'needs_sign_in'
+          : 'discovered';
   const words = savedStateLabel(state).text;
   if (!r.check.tried) return `${verb} ${name}: ${words}, so not tried`;
   if (r.check.result === 'needs_sign_in') return `${verb} ${name}: ${words} (albedo mcp sign-in ${name})`;

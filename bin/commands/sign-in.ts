@@ -30,8 +30,9 @@ const POLL_MS = 1_000;
  * goes when this command exits); a failure to open is only news.
  */
 function openUrl(home: string, url: string): void {
-  void openBrowser(home, url, { text: 'Continue to the sign-in' })
-    .then(({ opened }) => { if (!opened) note(`albedo: cannot open a browser (${OPENER}); open the URL yourself`); });
+  void openBrowser(home, url, { text: 'Continue to the sign-in' }).then(({ opened }) => {
+    if (!opened) note(`albedo: cannot open a browser (${OPENER}); open the URL yourself`);
+  });
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -64,11 +65,17 @@ async function waitDone(client: Client, name: string, withinS: number, stop: { d
 }
 
 /** The account signed in to, always said: a sign-in completed by someone else's account must not pass unnoticed. */
-const signedIn = (l: Login): string => safe(l.auth?.account ? `signed in to ${l.server} as ${l.auth.account}`
-  : `signed in to ${l.server} (the authorization server named no account)`);
+const signedIn = (l: Login): string =>
+  safe(
+    l.auth?.account
+      ? `signed in to ${l.server} as ${l.auth.account}`
+      : `signed in to ${l.server} (the authorization server named no account)`,
+  );
 
 export function signInCommands(mcp: Command): void {
-  mcp.command('sign-in').argument('<name>')
+  mcp
+    .command('sign-in')
+    .argument('<name>')
     .description('sign in to an http server with OAuth: prints the authorization URL and waits until the daemon has the tokens')
     .option('--open', "open the URL in this desktop's browser")
     .option('--no-wait', 'print the URL and exit (the daemon keeps the sign-in pending for ten minutes)')
@@ -76,7 +83,8 @@ export function signInCommands(mcp: Command): void {
     .option('--json', 'print the sign-in as one JSON object: { login, server, state, authorizationUrl, expiresAt, auth, error }')
     .action(async (name: string, o: { open?: boolean; wait: boolean; timeout?: string; json?: boolean }) => {
       const withinS = o.timeout === undefined ? DEFAULT_WAIT_S : Number(o.timeout);
-      if (!Number.isInteger(withinS) || withinS < 1) throw usage(`--timeout must be a whole number of seconds, not ${JSON.stringify(o.timeout)}`);
+      if (!Number.isInteger(withinS) || withinS < 1)
+        throw usage(`--timeout must be a whole number of seconds, not ${JSON.stringify(o.timeout)}`);
       const client = new Client();
       const { body: started } = await client.call<Login>('PUT', login(name));
       // A grant that needs no user (client credentials, a workload identity) is over already.
@@ -103,7 +111,9 @@ export function signInCommands(mcp: Command): void {
           const pasted = line.trim();
           if (!pasted) return;
           client.call<Login>('POST', login(name, '/callback'), { body: { url: pasted } }).then(
-            (r) => { stop.done = r.body; },
+            (r) => {
+              stop.done = r.body;
+            },
             (err: unknown) => note(errorLine(err)),
           );
         });
@@ -117,12 +127,15 @@ export function signInCommands(mcp: Command): void {
       }
     });
 
-  mcp.command('sign-out').argument('<name>')
+  mcp
+    .command('sign-out')
+    .argument('<name>')
     .description("forget a server's OAuth tokens (the server then needs a sign-in again)")
     .option('--json', 'print the save result as one JSON object: { saved, created, check, server }')
     .action(async (name: string, o: { json?: boolean }) => {
       const { body: r } = await new Client().call('PATCH', `/v1/mcp/servers/${seg(name)}`, {
-        body: { secrets: { oauth: null } }, headers: { 'content-type': 'application/merge-patch+json' },
+        body: { secrets: { oauth: null } },
+        headers: { 'content-type': 'application/merge-patch+json' },
       });
       emit(!!o.json, r, () => safe(`signed out of ${name}; ${saveLine(name, r)}`));
     });

@@ -25,7 +25,8 @@ interface ServerLine {
 }
 
 export function statusCommand(program: Command): void {
-  program.command('status')
+  program
+    .command('status')
     .description('the daemon, the configured servers and the open sessions (starts the daemon if none runs)')
     .option('--json', 'print one JSON object: { daemon: { pid, port, version, home, status? }, servers: [...], sessions }')
     .action(async (o: { json?: boolean }) => {
@@ -50,10 +51,12 @@ export function statusCommand(program: Command): void {
         problem: typeof s.lastError?.message === 'string' ? s.lastError.message : null,
       }));
       const out = { daemon, servers: lines, sessions: (sessions.body.sessions as unknown[]).length };
-      emit(!!o.json, out, () => [
-        safe(`daemon: pid ${info.pid}, http://127.0.0.1:${info.port}, version ${info.version}, home ${client.home}`),
-        `sessions: ${out.sessions} open`,
-        all.length ? serversTable(all) : 'servers: none configured (albedo mcp add NAME …)',
-      ].join('\n'));
+      emit(!!o.json, out, () =>
+        [
+          safe(`daemon: pid ${info.pid}, http://127.0.0.1:${info.port}, version ${info.version}, home ${client.home}`),
+          `sessions: ${out.sessions} open`,
+          all.length ? serversTable(all) : 'servers: none configured (albedo mcp add NAME …)',
+        ].join('\n'),
+      );
     });
 }

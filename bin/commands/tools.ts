@@ -40,14 +40,23 @@ async function callServers(client: Client, name: string): Promise<string[] | und
  * answers, a signal later closes it at once; then the command exits 130,
  * 143 or 129. So no session of the command outlives it.
  */
-async function sessionFor(client: Client, id: string | undefined, open: () => Promise<Record<string, unknown>>):
-  Promise<{ id: string; close(): Promise<void> }> {
+async function sessionFor(
+  client: Client,
+  id: string | undefined,
+  open: () => Promise<Record<string, unknown>>,
+): Promise<{ id: string; close(): Promise<void> }> {
   if (id !== undefined) return { id, close: async () => {} };
   let opened: string | null = null;
   let signalled: number | null = null;
   let closed: Promise<void> | undefined;
-  const close = (): Promise<void> => (closed ??= opened === null ? Promise.resolve()
-    : client.call('DELETE', `/v1/sessions/${seg(opened)}`, { accept: [404], timeoutMs: 60_000 }).then(() => {}, () => {}));
+  const close = (): Promise<void> =>
+    (closed ??=
+      opened === null
+        ? Promise.resolve()
+        : client.call('DELETE', `/v1/sessions/${seg(opened)}`, { accept: [404], timeoutMs: 60_000 }).then(
+            () => {},
+            () => {},
+          ));
   const onSignal = (sig: keyof typeof SIGNAL_EXIT): void => {
     if (signalled !== null) return;
     signalled = SIGNAL_EXIT[sig];
@@ -105,7 +114,11 @@ async function whereJsonBreaks(raw: string, v8: string): Promise<string> {
   parse(raw, errors as never, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
   const e = errors[0];
   const offset = e?.offset ?? Number(/at position (\d+)/.exec(v8)?.[1] ?? raw.length);
-  const why = e ? printParseErrorCode(e.error as never).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase() : v8.replace(/ in JSON at position.*$/, '');
+  const why = e
+    ? printParseErrorCode(e.error as never)
+        .replace(/([a-z])([A-Z])/g, '$1 $2')
+        .toLowerCase()
+    : v8.replace(/ in JSON at position.*$/, '');
   const before = raw.slice(0, offset);
   const line = before.split('\n').length;
   const column = offset - before.lastIndexOf('\n');
@@ -138,16 +151,21 @@ async function parseArgs(raw: string | undefined): Promise<Record<string, unknow
  * (body.arguments.…) is the request's, not the command's, so it is left out.
  */
 function argumentsRefused(err: unknown): unknown {
-  if (!(err instanceof CliError) || err.code !== 'ALBEDO_INVALID_ARGUMENT' || err.path?.[0] !== 'body' || err.path[1] !== 'arguments') return err;
+  if (!(err instanceof CliError) || err.code !== 'ALBEDO_INVALID_ARGUMENT' || err.path?.[0] !== 'body' || err.path[1] !== 'arguments')
+    return err;
   return new CliError(err.code, err.message, err.exit);
 }
 
 export function sessionCommands(program: Command): void {
-  program.command('tools')
+  program
+    .command('tools')
     .description('the tools a session advertises to the model (without --session: a session opened for this command)')
     .option('--session <id>', 'an open session of the daemon')
-    .option('--profile <profile>', 'the schemas\' dialect: portable (default), openai, openai-strict, anthropic, gemini, bedrock')
-    .option('--json', 'print one JSON object: { session, generation, profile, tools: [{ name, description, inputSchema, server, tool, kind }] }')
+    .option('--profile <profile>', "the schemas' dialect: portable (default), openai, openai-strict, anthropic, gemini, bedrock")
+    .option(
+      '--json',
+      'print one JSON object: { session, generation, profile, tools: [{ name, description, inputSchema, server, tool, kind }] }',
+    )
     .action(async (o: { session?: string; profile?: string; json?: boolean }) => {
       const client = new Client();
       const s = await sessionFor(client, o.session, async () => (o.profile === undefined ? {} : { profile: o.profile }));
@@ -155,22 +173,29 @@ export function sessionCommands(program: Command): void {
         const q = o.session !== undefined && o.profile !== undefined ? `?profile=${encodeURIComponent(o.profile)}` : '';
         const { body } = await client.call('GET', `/v1/sessions/${seg(s.id)}/tools${q}`);
         const out = { session: o.session ?? null, generation: body.generation, profile: body.profile, tools: body.tools };
-        emit(!!o.json, out, () => (body.tools.length
-          ? table(['TOOL', 'FROM', 'DESCRIPTION'], body.tools.map((t: any) => [
-            t.name, origin(t), cell(String(t.description).replace(/^\[server [^\]]*\]\s*/, ''), 70),
-          ]))
-          : 'no tools (no server is enabled and ready; see albedo mcp list)'));
+        emit(!!o.json, out, () =>
+          body.tools.length
+            ? table(
+                ['TOOL', 'FROM', 'DESCRIPTION'],
+                body.tools.map((t: any) => [t.name, origin(t), cell(String(t.description).replace(/^\[server [^\]]*\]\s*/, ''), 70)]),
+              )
+            : 'no tools (no server is enabled and ready; see albedo mcp list)',
+        );
       } finally {
         await s.close();
       }
     });
 
-  program.command('call').argument('<name>', 'a tool: its advertised name (albedo tools), SERVER/TOOL, or a tool name only one server has')
-    .description('call one tool (without --session: in a session opened for this command); the arguments are checked against the tool\'s '
-      + 'input schema first (exit 2 naming the argument); exit 6 when the tool reports an error')
+  program
+    .command('call')
+    .argument('<name>', 'a tool: its advertised name (albedo tools), SERVER/TOOL, or a tool name only one server has')
+    .description(
+      "call one tool (without --session: in a session opened for this command); the arguments are checked against the tool's " +
+        'input schema first (exit 2 naming the argument); exit 6 when the tool reports an error',
+    )
     .option('--args <json>', 'the arguments, a JSON object')
     .option('--session <id>', 'an open session of the daemon')
-    .option('--timeout <ms>', 'the call\'s timeout (default: the server\'s callTimeoutMs)')
+    .option('--timeout <ms>', "the call's timeout (default: the server's callTimeoutMs)")
     .option('--json', 'print the MCP result as one JSON object')
     .action(async (name: string, o: { args?: string; session?: string; timeout?: string; json?: boolean }) => {
       const args = await parseArgs(o.args);

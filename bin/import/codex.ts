@@ -37,12 +37,13 @@ export function fromCodex(raw: unknown): unknown {
 
 /** Codex's own fields Albedo has: the timeouts (seconds there, ms here) and the tool filters. */
 export function codexExtras(raw: Record<string, unknown>, entry: Record<string, unknown>): void {
-  const ms = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.min(Math.round(v * 1000), 3_600_000) : null);
+  const ms = (v: unknown): number | null =>
+    typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.min(Math.round(v * 1000), 3_600_000) : null;
   const startup = ms(raw.startup_timeout_sec);
   const call = ms(raw.tool_timeout_sec);
   if (startup) entry.startupTimeoutMs = startup;
   if (call) entry.callTimeoutMs = call;
-  const names = (v: unknown): string[] | null => (Array.isArray(v) && v.every((x) => typeof x === 'string' && x) ? v as string[] : null);
+  const names = (v: unknown): string[] | null => (Array.isArray(v) && v.every((x) => typeof x === 'string' && x) ? (v as string[]) : null);
   const include = names(raw.enabled_tools);
   const exclude = names(raw.disabled_tools);
   if (include) entry.enabledTools = include;

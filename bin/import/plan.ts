@@ -71,7 +71,8 @@ function plain(raw: unknown, what: string, c: Context): string {
 function value(raw: unknown, what: string, c: Context): Value {
   if (typeof raw !== 'string') throw new Skip('invalid', `${what} is not a string`);
   const v = secretValue(raw, c);
-  if (v.kind === 'embedded') throw new Skip('variable_in_text', `${what} uses ${v.what} inside other text; only a whole value can name a variable`);
+  if (v.kind === 'embedded')
+    throw new Skip('variable_in_text', `${what} uses ${v.what} inside other text; only a whole value can name a variable`);
   return v;
 }
 
@@ -132,7 +133,7 @@ function stdioEnv(raw: unknown, entry: Record<string, unknown>, p: Planned, c: C
     } else if (v.kind === 'input') p.inputs.push({ id: v.id, target: { kind: 'env', name: k } });
     else if (v.kind === 'literal') {
       if (v.value === '') throw new Skip('invalid', `env ${k} is empty; an empty value cannot be stored`);
-      setOwn(p.secrets.env ??= dict(), k, v.value);
+      setOwn((p.secrets.env ??= dict()), k, v.value);
     }
   }
   if (Object.keys(named).length) entry.env = named;
@@ -144,7 +145,10 @@ function httpHeaders(raw: unknown, entry: Record<string, unknown>, p: Planned, c
   const named = dict<{ env: string }>();
   const literal = (name: string, v: string): void => {
     if (p.secrets.header) {
-      throw new Skip('too_many_header_secrets', `headers ${p.secrets.header.name} and ${name} both hold values; one header secret is stored per server`);
+      throw new Skip(
+        'too_many_header_secrets',
+        `headers ${p.secrets.header.name} and ${name} both hold values; one header secret is stored per server`,
+      );
     }
     p.secrets.header = { name, value: v };
   };
@@ -162,8 +166,7 @@ function httpHeaders(raw: unknown, entry: Record<string, unknown>, p: Planned, c
     if (v.kind === 'named') {
       setOwn(named, name, { env: v.name });
       if (v.dropped !== undefined) p.warnings.push(`header ${name}: the default of \${${v.name}:-…} is not kept`);
-    }
-    else if (v.kind === 'input') p.inputs.push({ id: v.id, target: { kind: 'header', name } });
+    } else if (v.kind === 'input') p.inputs.push({ id: v.id, target: { kind: 'header', name } });
     else if (v.kind === 'literal') literal(name, v.value);
   }
   if (p.inputs.filter((i) => i.target.kind === 'header').length + (p.secrets.header ? 1 : 0) > 1) {
@@ -174,8 +177,9 @@ function httpHeaders(raw: unknown, entry: Record<string, unknown>, p: Planned, c
 
 /** Gemini CLI's own fields that Albedo has: timeout (ms per request), includeTools, excludeTools. */
 function geminiExtras(raw: Record<string, unknown>, entry: Record<string, unknown>): void {
-  if (typeof raw.timeout === 'number' && Number.isInteger(raw.timeout) && raw.timeout > 0) entry.callTimeoutMs = Math.min(raw.timeout, 3_600_000);
-  const names = (v: unknown): string[] | null => (Array.isArray(v) && v.every((x) => typeof x === 'string' && x) ? v as string[] : null);
+  if (typeof raw.timeout === 'number' && Number.isInteger(raw.timeout) && raw.timeout > 0)
+    entry.callTimeoutMs = Math.min(raw.timeout, 3_600_000);
+  const names = (v: unknown): string[] | null => (Array.isArray(v) && v.every((x) => typeof x === 'string' && x) ? (v as string[]) : null);
   const include = names(raw.includeTools);
   const exclude = names(raw.excludeTools);
   if (include) entry.enabledTools = include;
@@ -194,6 +198,7 @@ export function secretNames(p: Planned): string[] {
   if (p.secrets.bearer !== undefined) out.push('bearer');
   if (p.secrets.header) out.push(`header ${p.secrets.header.name}`);
   for (const k of Object.keys(p.secrets.env ?? {})) out.push(`env ${k}`);
-  for (const i of p.inputs) out.push(i.target.kind === 'env' ? `env ${i.target.name}` : i.target.kind === 'bearer' ? 'bearer' : `header ${i.target.name}`);
+  for (const i of p.inputs)
+    out.push(i.target.kind === 'env' ? `env ${i.target.name}` : i.target.kind === 'bearer' ? 'bearer' : `header ${i.target.name}`);
   return out;
 }

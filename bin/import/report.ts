@@ -76,10 +76,17 @@ function reasonLines(r: Row, width: number | undefined): string[] {
 /** The person's report; `width`: the terminal's columns (none on a pipe: reasons are not wrapped). */
 export function human(rows: Row[], header: string, yes: boolean, width?: number): string {
   const words: Record<Outcome, string> = { would_add: 'add', added: 'added', failed: 'FAILED', skipped: 'skip' };
-  const lines = table(['', 'NAME', 'TYPE', 'TARGET', 'RUNS IN', 'SECRETS'], rows.map((r) => [
-    words[r.outcome], r.plan.name, r.plan.kind ?? '-', r.plan.entry ? cell(target(r.plan.entry), 50) : '', cell(runsIn(r.plan), 40),
-    secretNames(r.plan).join(', '),
-  ])).split('\n');
+  const lines = table(
+    ['', 'NAME', 'TYPE', 'TARGET', 'RUNS IN', 'SECRETS'],
+    rows.map((r) => [
+      words[r.outcome],
+      r.plan.name,
+      r.plan.kind ?? '-',
+      r.plan.entry ? cell(target(r.plan.entry), 50) : '',
+      cell(runsIn(r.plan), 40),
+      secretNames(r.plan).join(', '),
+    ]),
+  ).split('\n');
   const out = [safe(header), lines[0]!];
   rows.forEach((r, i) => {
     out.push(lines[i + 1]!);

@@ -39,7 +39,7 @@ async function fillInputs(rows: Row[], inputs: Map<string, { description: string
       }
       const v = values.get(i.id)!;
       const s = r.plan.secrets;
-      if (i.target.kind === 'env') setOwn(s.env ??= dict(), i.target.name, v);
+      if (i.target.kind === 'env') setOwn((s.env ??= dict()), i.target.name, v);
       else if (i.target.kind === 'bearer') s.bearer = v;
       else s.header = { name: i.target.name, value: v };
     }
@@ -50,12 +50,15 @@ export async function runImport(file: string | undefined, o: ImportOptions): Pro
   const read = readSource(o.from as Source, file);
   const ctx = { dialect: read.dialect, workspace: read.workspace };
   const client = new Client();
-  const existing = new Set<string>(((await client.call('GET', '/v1/mcp/servers')).body.servers as Array<{ name: string }>).map((s) => s.name));
+  const existing = new Set<string>(
+    ((await client.call('GET', '/v1/mcp/servers')).body.servers as Array<{ name: string }>).map((s) => s.name),
+  );
   const rows: Row[] = read.servers.map(({ name, raw, original, project }) => {
     const p = plan(name, raw, { ...ctx, original, project });
     if (p.skip) return { plan: p, outcome: 'skipped', reason: p.skip.reason, message: p.skip.message };
     const unknown = p.inputs.find((i) => !read.inputs.has(i.id));
-    if (unknown) return { plan: p, outcome: 'skipped', reason: 'unknown_input', message: `\${input:${unknown.id}} is not declared in inputs` };
+    if (unknown)
+      return { plan: p, outcome: 'skipped', reason: 'unknown_input', message: `\${input:${unknown.id}} is not declared in inputs` };
     if (existing.has(name) && !o.replace) {
       return { plan: p, outcome: 'skipped', reason: 'exists', message: 'a server of this name is configured (--replace replaces it)' };
     }
@@ -64,11 +67,17 @@ export async function runImport(file: string | undefined, o: ImportOptions): Pro
 
   if (o.yes) {
     await fillInputs(rows, read.inputs);
-    await addAll(client, rows.filter((r) => r.outcome === 'would_add'), o);
+    await addAll(
+      client,
+      rows.filter((r) => r.outcome === 'would_add'),
+      o,
+    );
   }
 
   const out = { from: read.from, file: read.file, added: !!o.yes, servers: rows.map(json) };
-  emit(!!o.json, out, () => human(rows, `from ${read.from}: ${read.file}`, !!o.yes, process.stdout.isTTY ? process.stdout.columns : undefined));
+  emit(!!o.json, out, () =>
+    human(rows, `from ${read.from}: ${read.file}`, !!o.yes, process.stdout.isTTY ? process.stdout.columns : undefined),
+  );
   if (rows.some((r) => r.outcome === 'failed')) process.exitCode = EXIT.failed;
 }
 
@@ -79,7 +88,8 @@ async function add(client: Client, r: Row, o: ImportOptions): Promise<void> {
   if (Object.keys(r.plan.secrets).length) body.secrets = r.plan.secrets;
   try {
     const { body: saved } = await client.call('PUT', `/v1/mcp/servers/${seg(r.plan.name)}`, {
-      body, headers: o.replace ? {} : { 'if-none-match': '*' },
+      body,
+      headers: o.replace ? {} : { 'if-none-match': '*' },
     });
     Object.assign(r, { outcome: 'added', check: saved.check });
   } catch (err) {

@@ -71,12 +71,18 @@ export function defaultFile(from: Source): string {
   const home = os.homedir();
   const first = (...candidates: string[]): string => candidates.find((f) => existsSync(f)) ?? candidates[candidates.length - 1]!;
   switch (from) {
-    case 'claude': return path.join(appData(), 'Claude', 'claude_desktop_config.json');
-    case 'claude-code': return first(path.resolve('.mcp.json'), path.join(home, '.claude.json'));
-    case 'vscode': return first(path.resolve('.vscode', 'mcp.json'), path.join(appData(), 'Code', 'User', 'mcp.json'));
-    case 'cursor': return first(path.resolve('.cursor', 'mcp.json'), path.join(home, '.cursor', 'mcp.json'));
-    case 'gemini': return first(path.resolve('.gemini', 'settings.json'), path.join(home, '.gemini', 'settings.json'));
-    case 'codex': return first(path.resolve('.codex', 'config.toml'), path.join(process.env.CODEX_HOME || path.join(home, '.codex'), 'config.toml'));
+    case 'claude':
+      return path.join(appData(), 'Claude', 'claude_desktop_config.json');
+    case 'claude-code':
+      return first(path.resolve('.mcp.json'), path.join(home, '.claude.json'));
+    case 'vscode':
+      return first(path.resolve('.vscode', 'mcp.json'), path.join(appData(), 'Code', 'User', 'mcp.json'));
+    case 'cursor':
+      return first(path.resolve('.cursor', 'mcp.json'), path.join(home, '.cursor', 'mcp.json'));
+    case 'gemini':
+      return first(path.resolve('.gemini', 'settings.json'), path.join(home, '.gemini', 'settings.json'));
+    case 'codex':
+      return first(path.resolve('.codex', 'config.toml'), path.join(process.env.CODEX_HOME || path.join(home, '.codex'), 'config.toml'));
   }
 }
 
@@ -89,7 +95,11 @@ function serversOf(o: unknown): Array<{ name: string; raw: unknown }> {
 /** `dir`, unless it is the user's home (which holds ~/.albedo: never a server's directory by default), then null. */
 function notHome(dir: string): string | null {
   let home = '';
-  try { home = os.homedir(); } catch { /* no home */ }
+  try {
+    home = os.homedir();
+  } catch {
+    /* no home */
+  }
   return home && path.resolve(dir) === path.resolve(home) ? null : dir;
 }
 
@@ -241,7 +251,11 @@ export function readSource(from: Source, file: string | undefined): Read {
       servers = serversOf(mcp.servers).map((x) => ({ ...x, project }));
       for (const i of Array.isArray(mcp.inputs) ? mcp.inputs : []) {
         if (isObject(i) && typeof i.id === 'string') {
-          inputs.set(i.id, { id: i.id, description: typeof i.description === 'string' ? i.description : i.id, password: i.password === true });
+          inputs.set(i.id, {
+            id: i.id,
+            description: typeof i.description === 'string' ? i.description : i.id,
+            password: i.password === true,
+          });
         }
       }
       break;

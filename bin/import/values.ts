@@ -48,7 +48,7 @@ function refs(s: string, d: Dialect): Ref[] {
   if (d === 'claude') return [];
   const out: Ref[] = [];
   const re = d === 'gemini' ? /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g : /\$\{([^}]+)\}/g;
-  for (let m; (m = re.exec(s)); ) {
+  for (let m; (m = re.exec(s));) {
     const inner = (m[1] ?? m[2])!;
     if (d === 'gemini') out.push({ text: m[0], kind: 'env', name: inner });
     else if (d === 'claude-code' || d === 'codex') {
@@ -64,11 +64,17 @@ function refs(s: string, d: Dialect): Ref[] {
 /** What a built-in (`${userHome}` …) stands for, or undefined for one Albedo does not know. */
 function builtin(name: string, c: Context): string | undefined {
   switch (name) {
-    case 'userHome': return os.homedir();
-    case 'workspaceFolder': return c.workspace;
-    case 'workspaceFolderBasename': return path.basename(c.workspace);
-    case 'pathSeparator': case '/': return path.sep;
-    default: return undefined;
+    case 'userHome':
+      return os.homedir();
+    case 'workspaceFolder':
+      return c.workspace;
+    case 'workspaceFolderBasename':
+      return path.basename(c.workspace);
+    case 'pathSeparator':
+    case '/':
+      return path.sep;
+    default:
+      return undefined;
   }
 }
 

@@ -44,9 +44,12 @@ const MIN_ROWS = 12;
 
 /** What a too-small terminal shows; q quits (ctrl+c too, as everywhere: App's own keys). */
 function TooSmall(): React.ReactElement {
-  return h(React.Fragment, null,
+  return h(
+    React.Fragment,
+    null,
     h(Text, { wrap: 'truncate-end' }, 'terminal too small'),
-    h(Text, { wrap: 'truncate-end' }, `needs ${MIN_COLUMNS}×${MIN_ROWS} · q quits`));
+    h(Text, { wrap: 'truncate-end' }, `needs ${MIN_COLUMNS}×${MIN_ROWS} · q quits`),
+  );
 }
 
 function App({ api, control }: { api: ScreenApi; control: Control }): React.ReactElement {
@@ -71,20 +74,29 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
 
   /** Reads the list; a read asked for while one is in flight starts after it (that one may predate the action just done). */
   const refresh = useCallback((): Promise<void> => {
-    const read = (reading.current ?? Promise.resolve()).then(() => api.servers()).then(({ servers: list, broken: b }) => {
-      setServers(list);
-      setBroken(b);
-      setLoadError(null);
-    }, (err: unknown) => setLoadError(problemOf(err)));
+    const read = (reading.current ?? Promise.resolve())
+      .then(() => api.servers())
+      .then(
+        ({ servers: list, broken: b }) => {
+          setServers(list);
+          setBroken(b);
+          setLoadError(null);
+        },
+        (err: unknown) => setLoadError(problemOf(err)),
+      );
     reading.current = read;
-    void read.finally(() => { if (reading.current === read) reading.current = null; });
+    void read.finally(() => {
+      if (reading.current === read) reading.current = null;
+    });
     return read;
   }, [api]);
 
   useEffect(() => {
     void refresh();
     // The poll skips a beat while a read is in flight, so a slow daemon is not asked more and more.
-    const t = setInterval(() => { if (!reading.current) void refresh(); }, POLL_MS);
+    const t = setInterval(() => {
+      if (!reading.current) void refresh();
+    }, POLL_MS);
     return () => clearInterval(t);
   }, [refresh]);
 
@@ -112,8 +124,13 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
     return true;
   });
   // One shape of tree either way, so the view is not made anew when the terminal shrinks or grows.
-  const routed = (view: React.ReactElement): React.ReactElement => h(KeyRouteProvider, { value: route },
-    h(Box, { display: small ? 'none' : 'flex', flexDirection: 'column' }, view), small ? h(TooSmall) : null);
+  const routed = (view: React.ReactElement): React.ReactElement =>
+    h(
+      KeyRouteProvider,
+      { value: route },
+      h(Box, { display: small ? 'none' : 'flex', flexDirection: 'column' }, view),
+      small ? h(TooSmall) : null,
+    );
 
   const list = servers ?? [];
   // The selection follows its server by name; when that one is gone (deleted), the row where it was.
@@ -129,8 +146,9 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
     if (name !== null) setSelectedName(name);
     // The server as the save answered it, at once (the list is read again right after).
     if (saved) {
-      setServers((cur) => (cur?.some((x) => x.name === saved.name)
-        ? cur.map((x) => (x.name === saved.name ? saved : x)) : [...(cur ?? []), saved]));
+      setServers((cur) =>
+        cur?.some((x) => x.name === saved.name) ? cur.map((x) => (x.name === saved.name ? saved : x)) : [...(cur ?? []), saved],
+      );
     }
     setStatus(s);
     setMode({ kind: 'list' });
@@ -140,9 +158,16 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
   const width = Math.max(MIN_COLUMNS, columns || 80);
   const height = Math.max(MIN_ROWS, rows || 24);
   if (mode.kind === 'form') {
-    return routed(h(Form, {
-      api, initial: mode.form, width, height, onSaved: (name, s, saved) => back(name, s, saved), onCancel: () => setMode({ kind: 'list' }),
-    }));
+    return routed(
+      h(Form, {
+        api,
+        initial: mode.form,
+        width,
+        height,
+        onSaved: (name, s, saved) => back(name, s, saved),
+        onCancel: () => setMode({ kind: 'list' }),
+      }),
+    );
   }
   if (mode.kind === 'sign-in') {
     const setPending = (n: string | null): void => {
@@ -153,13 +178,32 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
   if (mode.kind === 'tools') {
     return routed(h(Tools, { api, name: mode.name, width, height, onBack: () => setMode({ kind: 'list' }), quit }));
   }
-  return routed(h(List, {
-    api, servers, broken, loadError, selected, selectedNow: () => lastIndex.current, move, status, setStatus, refresh, width, height,
-    openForm: (form) => { setStatus(null); setMode({ kind: 'form', form }); },
-    openSignIn: (name) => setMode({ kind: 'sign-in', name }),
-    openTools: (name) => { setStatus(null); setMode({ kind: 'tools', name }); },
-    quit,
-  }));
+  return routed(
+    h(List, {
+      api,
+      servers,
+      broken,
+      loadError,
+      selected,
+      selectedNow: () => lastIndex.current,
+      move,
+      status,
+      setStatus,
+      refresh,
+      width,
+      height,
+      openForm: (form) => {
+        setStatus(null);
+        setMode({ kind: 'form', form });
+      },
+      openSignIn: (name) => setMode({ kind: 'sign-in', name }),
+      openTools: (name) => {
+        setStatus(null);
+        setMode({ kind: 'tools', name });
+      },
+      quit,
+    }),
+  );
 }
 
 const SIGNALS = { SIGTERM: 143, SIGHUP: 129 } as const;

@@ -91,7 +91,9 @@ function cwdOf(s: FormState, check: boolean): string | { problem: string } {
  * or a pattern character found in it.
  */
 function secretSafe(problem: string): string {
-  return problem.replace(/\$[A-Za-z_][A-Za-z0-9_]*/g, 'a $variable').replace(/the operator \S+/g, 'an operator')
+  return problem
+    .replace(/\$[A-Za-z_][A-Za-z0-9_]*/g, 'a $variable')
+    .replace(/the operator \S+/g, 'an operator')
     .replace(/so \S would not be expanded as a pattern/, 'so a pattern character (* ? [ {) would not be expanded');
 }
 
@@ -155,7 +157,7 @@ function headerOf(text: string, edit: boolean): { name: string; value: string } 
   const colon = t.indexOf(':');
   const name = colon < 0 ? '' : t.slice(0, colon).trim();
   const value = colon < 0 ? '' : t.slice(colon + 1).trim();
-  if (!HEADER_NAME.test(name) || !value) return { problem: "write one header as Name: value" };
+  if (!HEADER_NAME.test(name) || !value) return { problem: 'write one header as Name: value' };
   if (/^authorization$/i.test(name)) return { problem: 'put the token in the bearer token field' };
   if (NAMED.test(value)) return { problem: NAMED_PROBLEM };
   return { name, value };

@@ -37,15 +37,29 @@ export interface FormState {
 }
 
 export const LABELS: Record<FieldId, string> = {
-  transport: 'transport', url: 'url', command: 'command', cwd: 'working dir', name: 'name', bearer: 'bearer token', header: 'header',
-  env: 'env', secretEnv: 'secret env',
+  transport: 'transport',
+  url: 'url',
+  command: 'command',
+  cwd: 'working dir',
+  name: 'name',
+  bearer: 'bearer token',
+  header: 'header',
+  env: 'env',
+  secretEnv: 'secret env',
 };
 
 /** The fields whose text is a secret (the bearer token, the header's value, the secret env entries' values): masked while typed. */
 export const SECRET_FIELDS: ReadonlySet<FieldId> = new Set(['bearer', 'header', 'secretEnv']);
 
 const empty = (): Record<TextField, TextState> => ({
-  url: textAt(), command: textAt(), cwd: textAt(), name: textAt(), bearer: textAt(), header: textAt(), env: textAt(), secretEnv: textAt(),
+  url: textAt(),
+  command: textAt(),
+  cwd: textAt(),
+  name: textAt(),
+  bearer: textAt(),
+  header: textAt(),
+  env: textAt(),
+  secretEnv: textAt(),
 });
 
 /**
@@ -57,7 +71,15 @@ export function newForm(o: { cwd?: string; taken?: string[] } = {}): FormState {
   const fields = empty();
   fields.cwd = textAt(o.cwd ?? '');
   return {
-    mode: 'new', transport: 'http', fields, focus: 'transport', nameEdited: false, current: null, taken: o.taken ?? [], problems: {}, error: null,
+    mode: 'new',
+    transport: 'http',
+    fields,
+    focus: 'transport',
+    nameEdited: false,
+    current: null,
+    taken: o.taken ?? [],
+    problems: {},
+    error: null,
   };
 }
 
@@ -71,15 +93,23 @@ export function editForm(server: Server, etag: string | null): FormState {
   const transport = transportOf(server.config) as Transport;
   const fields = empty();
   fields.name = textAt(server.name);
-  const prefill = transport === 'http'
-    ? String(server.config.url ?? '')
-    : [server.config.command, ...(server.config.args ?? [])].map((w: unknown) => shellWord(String(w))).join(' ');
+  const prefill =
+    transport === 'http'
+      ? String(server.config.url ?? '')
+      : [server.config.command, ...(server.config.args ?? [])].map((w: unknown) => shellWord(String(w))).join(' ');
   fields[transport === 'http' ? 'url' : 'command'] = textAt(prefill);
   const prefillCwd = typeof server.config.cwd === 'string' ? server.config.cwd : '';
   fields.cwd = textAt(prefillCwd);
   return {
-    mode: 'edit', transport, fields, focus: transport === 'http' ? 'url' : 'command', nameEdited: true,
-    current: { server, etag, prefill, prefillCwd }, taken: [], problems: {}, error: null,
+    mode: 'edit',
+    transport,
+    fields,
+    focus: transport === 'http' ? 'url' : 'command',
+    nameEdited: true,
+    current: { server, etag, prefill, prefillCwd },
+    taken: [],
+    problems: {},
+    error: null,
   };
 }
 
@@ -208,10 +238,14 @@ export function placeholder(s: FormState, field: FieldId): string {
   const cur = s.current?.server;
   const keep = 'blank keeps it, - removes it';
   switch (field) {
-    case 'url': return 'https://example.com/mcp';
-    case 'command': return 'npx -y @scope/server "arg with spaces"  (no shell runs)';
-    case 'cwd': return "empty: an empty directory of the server's own (a full path, from /, to run it there)";
-    case 'name': return 'a name for the server';
+    case 'url':
+      return 'https://example.com/mcp';
+    case 'command':
+      return 'npx -y @scope/server "arg with spaces"  (no shell runs)';
+    case 'cwd':
+      return "empty: an empty directory of the server's own (a full path, from /, to run it there)";
+    case 'name':
+      return 'a name for the server';
     case 'bearer':
       if (cur?.secrets.bearer) return `stored — ${keep}`;
       if (cur?.config.bearerTokenEnvVar) return `the daemon's $${cur.config.bearerTokenEnvVar} — ${keep}`;
@@ -226,8 +260,11 @@ export function placeholder(s: FormState, field: FieldId): string {
       return 'optional: KEY=value KEY2="v a l"  (shown as typed)';
     }
     case 'secretEnv':
-      return cur ? 'KEY=value, masked: a value to keep secret (blank keeps what is stored)' : 'optional: KEY=value, masked: values to keep secret';
-    default: return '';
+      return cur
+        ? 'KEY=value, masked: a value to keep secret (blank keeps what is stored)'
+        : 'optional: KEY=value, masked: values to keep secret';
+    default:
+      return '';
   }
 }
 
@@ -247,7 +284,8 @@ export function fieldOfPath(path: Array<string | number> | undefined, s?: FormSt
   if (a === 'headers') return 'header';
   if (a === 'bearerTokenEnvVar') return 'bearer';
   if (a === 'secrets' && b === 'env') {
-    const typed = (f: TextField): boolean => typeof c === 'string' && (s?.fields[f].text ?? '').split(/\s+/).some((w) => w.startsWith(`${c}=`));
+    const typed = (f: TextField): boolean =>
+      typeof c === 'string' && (s?.fields[f].text ?? '').split(/\s+/).some((w) => w.startsWith(`${c}=`));
     return typed('secretEnv') && !typed('env') ? 'secretEnv' : 'env';
   }
   if (a === 'secrets' && (b === 'bearer' || b === 'header')) return b;

@@ -13,8 +13,20 @@ import { safe } from '../client/output.ts';
 import { problemOf, type ScreenApi, type Server } from './api.ts';
 import { buildSave } from './form-body.ts';
 import {
-  fieldOfPath, fieldsOf, LABELS, moveFocus, onLastField, placeholder, rowsOf, setText, shownText, switchTransport,
-  type FieldId, type FormState, type TextField, type Transport,
+  fieldOfPath,
+  fieldsOf,
+  LABELS,
+  moveFocus,
+  onLastField,
+  placeholder,
+  rowsOf,
+  setText,
+  shownText,
+  switchTransport,
+  type FieldId,
+  type FormState,
+  type TextField,
+  type Transport,
 } from './form-state.ts';
 import { editText, printable, view } from './text-input.ts';
 import { COLOR, ctrl, h, Lines, resultStatus, Spinner, useKeys, useLatest, wrapLines, type Status } from './ui.ts';
@@ -58,16 +70,21 @@ export function Form({ api, initial, width, height, onSaved, onCancel }: FormPro
     const req = built.request;
     setSaving(true);
     const sent = req.method === 'PUT' ? api.create(req.name, req.body) : api.patch(req.name, req.body, req.etag);
-    sent.then((r) => onSaved(req.name, resultStatus(req.name, r), r.server), (err: unknown) => {
-      const p = problemOf(err);
-      const field = fieldOfPath(p.path, latest.current);
-      const cur = latest.current;
-      setSaving(false);
-      setF({
-        ...cur, error: { ...p, message: refusal(cur, p.code, p.message) }, problems: {},
-        focus: field && fieldsOf(cur).includes(field) ? field : cur.focus,
-      });
-    });
+    sent.then(
+      (r) => onSaved(req.name, resultStatus(req.name, r), r.server),
+      (err: unknown) => {
+        const p = problemOf(err);
+        const field = fieldOfPath(p.path, latest.current);
+        const cur = latest.current;
+        setSaving(false);
+        setF({
+          ...cur,
+          error: { ...p, message: refusal(cur, p.code, p.message) },
+          problems: {},
+          focus: field && fieldsOf(cur).includes(field) ? field : cur.focus,
+        });
+      },
+    );
   };
 
   useKeys((input, key) => {
@@ -99,13 +116,19 @@ export function Form({ api, initial, width, height, onSaved, onCancel }: FormPro
   const problemRows = Object.keys(f.problems).length * 2;
   const errorRows = Math.max(1, Math.min(7, height - 8 - rowsOf(f).length - problemRows));
   const refused = f.error ? h(Lines, { lines: wrapLines(`✗ ${f.error.message}`, inner, errorRows), tone: 'error' }) : null;
-  return h(Box, { flexDirection: 'column', paddingX: 1 },
+  return h(
+    Box,
+    { flexDirection: 'column', paddingX: 1 },
     h(Text, { bold: true }, title, h(Text, { dimColor: true }, '   esc leaves without saving')),
     refused ? h(Box, { flexDirection: 'column', marginTop: 1 }, refused) : null,
     h(Box, { flexDirection: 'column', marginTop: 1 }, ...rowsOf(f).map((id) => h(Row, { key: id, f, id, width: inner }))),
-    h(Box, { marginTop: 1 }, saving
-      ? h(Spinner, { text: 'trying the server… (it is started and asked for its tools before anything is saved)' })
-      : h(Text, null, ' ')),
+    h(
+      Box,
+      { marginTop: 1 },
+      saving
+        ? h(Spinner, { text: 'trying the server… (it is started and asked for its tools before anything is saved)' })
+        : h(Text, null, ' '),
+    ),
     h(Text, { dimColor: true, wrap: 'truncate-end' }, 'tab/↑↓ move · enter next (saves on the last) · ctrl+s save · esc cancel'),
   );
 }
@@ -114,10 +137,15 @@ export function Form({ api, initial, width, height, onSaved, onCancel }: FormPro
 function Row({ f, id, width }: { f: FormState; id: FieldId; width: number }): React.ReactElement {
   const focused = f.focus === id;
   const fieldWidth = Math.max(8, width - LABEL_WIDTH - 2);
-  const label = h(Text, { color: focused ? COLOR.busy : undefined, bold: focused }, `${focused ? '›' : ' '} ${LABELS[id].padEnd(LABEL_WIDTH - 1)}`);
+  const label = h(
+    Text,
+    { color: focused ? COLOR.busy : undefined, bold: focused },
+    `${focused ? '›' : ' '} ${LABELS[id].padEnd(LABEL_WIDTH - 1)}`,
+  );
   let value: React.ReactElement;
   if (id === 'transport' || (id === 'name' && f.mode === 'edit')) {
-    if (f.mode === 'edit') value = h(Text, { dimColor: true, wrap: 'truncate-end' }, `${safe(id === 'name' ? f.current!.server.name : f.transport)} (fixed)`);
+    if (f.mode === 'edit')
+      value = h(Text, { dimColor: true, wrap: 'truncate-end' }, `${safe(id === 'name' ? f.current!.server.name : f.transport)} (fixed)`);
     else {
       const choice = (t: Transport): React.ReactElement => {
         const on = t === f.transport;
@@ -129,7 +157,12 @@ function Row({ f, id, width }: { f: FormState; id: FieldId; width: number }): Re
     const t = f.fields[id as TextField];
     const shown = shownText(id, t.text);
     if (!t.text) {
-      value = h(Text, { wrap: 'truncate-end' }, focused ? h(Text, { inverse: true }, ' ') : null, h(Text, { dimColor: true }, safe(placeholder(f, id))));
+      value = h(
+        Text,
+        { wrap: 'truncate-end' },
+        focused ? h(Text, { inverse: true }, ' ') : null,
+        h(Text, { dimColor: true }, safe(placeholder(f, id))),
+      );
     } else if (focused) {
       const v = view(shown, t.cursor, fieldWidth);
       value = h(Text, null, v.before, h(Text, { inverse: true }, v.at), v.after);
@@ -139,10 +172,16 @@ function Row({ f, id, width }: { f: FormState; id: FieldId; width: number }): Re
     }
   }
   const problem = f.problems[id];
-  return h(Box, { flexDirection: 'column' },
+  return h(
+    Box,
+    { flexDirection: 'column' },
     h(Box, null, label, h(Box, { width: fieldWidth }, value)),
     problem
-      ? h(Box, { paddingLeft: LABEL_WIDTH + 1, flexDirection: 'column' }, h(Lines, { lines: wrapLines(`✗ ${problem}`, fieldWidth, 2), tone: 'error' }))
+      ? h(
+          Box,
+          { paddingLeft: LABEL_WIDTH + 1, flexDirection: 'column' },
+          h(Lines, { lines: wrapLines(`✗ ${problem}`, fieldWidth, 2), tone: 'error' }),
+        )
       : null,
   );
 }

@@ -43,7 +43,9 @@ export interface ListProps {
 /** What a server runs or reaches, in a few words (never a secret: config holds only variable names). */
 export function target(s: Server): string {
   if (transportOf(s.config) === 'http') return String(s.config.url);
-  return [s.config.command, ...(s.config.args ?? [])].map((w: unknown) => (/[\s'"\\]/.test(String(w)) ? JSON.stringify(w) : String(w))).join(' ');
+  return [s.config.command, ...(s.config.args ?? [])]
+    .map((w: unknown) => (/[\s'"\\]/.test(String(w)) ? JSON.stringify(w) : String(w)))
+    .join(' ');
 }
 
 /** Why a server does not sign in, or null when it can (an http server without a fixed Authorization). */
@@ -75,10 +77,23 @@ export interface ColumnWidths {
  * server's row never outgrows the terminal: a wrapped row would tear the table.
  */
 export function columnWidths(inner: number, longestName: number, longestSignIn: number): ColumnWidths {
-  const w = { name: Math.min(24, Math.max(4, longestName)), state: STATE_W, signIn: Math.min(30, Math.max(7, longestSignIn)), problem: MIN_PROBLEM };
+  const w = {
+    name: Math.min(24, Math.max(4, longestName)),
+    state: STATE_W,
+    signIn: Math.min(30, Math.max(7, longestSignIn)),
+    problem: MIN_PROBLEM,
+  };
   // The row: the selection mark (2), each column but the last and the space after it, PROBLEM.
   let over = 2 + (w.name + 1) + (TYPE_W + 1) + (w.state + 1) + (TOOLS_W + 1) + (w.signIn + 1) + w.problem - inner;
-  const steps: Array<[keyof typeof w, number]> = [['signIn', 12], ['name', 10], ['problem', 0], ['signIn', 3], ['state', 12], ['name', 6], ['state', 2]];
+  const steps: Array<[keyof typeof w, number]> = [
+    ['signIn', 12],
+    ['name', 10],
+    ['problem', 0],
+    ['signIn', 3],
+    ['state', 12],
+    ['name', 6],
+    ['state', 2],
+  ];
   for (const [key, floor] of steps) {
     if (over <= 0) break;
     const cut = Math.min(over, Math.max(0, w[key] - floor));
@@ -109,11 +124,16 @@ export function List(p: ListProps): React.ReactElement {
   const act = (spinner: string, failed: string, run: () => Promise<Status | null>): void => {
     setBusy(spinner);
     p.setStatus(null);
-    run().then((s) => s, (err: unknown) => fail(failed, err)).then(async (s) => {
-      await p.refresh();
-      setBusy(null);
-      if (s) p.setStatus(s);
-    });
+    run()
+      .then(
+        (s) => s,
+        (err: unknown) => fail(failed, err),
+      )
+      .then(async (s) => {
+        await p.refresh();
+        setBusy(null);
+        if (s) p.setStatus(s);
+      });
   };
 
   useKeys((input, key) => {
@@ -141,8 +161,16 @@ export function List(p: ListProps): React.ReactElement {
     const name = cur.name;
     if (key.return) {
       setBusy(`reading ${name}…`);
-      p.api.server(name).then(({ server, etag }) => { setBusy(null); p.openForm(editForm(server, etag)); },
-        (err: unknown) => { setBusy(null); p.setStatus(fail(`cannot edit ${name}`, err)); });
+      p.api.server(name).then(
+        ({ server, etag }) => {
+          setBusy(null);
+          p.openForm(editForm(server, etag));
+        },
+        (err: unknown) => {
+          setBusy(null);
+          p.setStatus(fail(`cannot edit ${name}`, err));
+        },
+      );
     } else if (input === 't') p.openTools(name);
     else if (input === 'd') setConfirm(name);
     else if (input === 'e') {
@@ -162,7 +190,8 @@ export function List(p: ListProps): React.ReactElement {
     } else if (ctrl(input, key, 'u')) {
       const why = noSignIn(cur);
       if (why) return p.setStatus({ tone: 'off', text: why });
-      if (cur.auth?.state === 'signed_out' || cur.auth?.state === 'none') return p.setStatus({ tone: 'off', text: `${name} is not signed in` });
+      if (cur.auth?.state === 'signed_out' || cur.auth?.state === 'none')
+        return p.setStatus({ tone: 'off', text: `${name} is not signed in` });
       act(`signing out of ${name}…`, `${name} was not signed out`, async () => {
         const r = await p.api.signOut(name);
         const still = r.check.tried && r.check.result === 'needs_sign_in';
@@ -181,7 +210,11 @@ export function List(p: ListProps): React.ReactElement {
   const shown = servers.slice(first, first + room);
   const col = (w: number, text: string, tone?: Tone, bold?: boolean): React.ReactElement =>
     // Fixed width, never shrunk: the last column (flexGrow) is cut instead when the row is too long.
-    h(Box, { width: w, marginRight: 1, flexShrink: 0 }, h(Text, { wrap: 'truncate-end', color: tone ? COLOR[tone] : undefined, bold }, text));
+    h(
+      Box,
+      { width: w, marginRight: 1, flexShrink: 0 },
+      h(Text, { wrap: 'truncate-end', color: tone ? COLOR[tone] : undefined, bold }, text),
+    );
   const last = (text: string, tone?: Tone): React.ReactElement =>
     h(Box, { flexGrow: 1, flexShrink: 1, minWidth: 0 }, h(Text, { wrap: 'truncate-end', color: tone ? COLOR[tone] : undefined }, text));
 
@@ -192,48 +225,81 @@ export function List(p: ListProps): React.ReactElement {
     const au = authLabel(s.auth, transport);
     // The reason in the words `albedo mcp list` uses (its server's name, which the row shows, left out).
     const problem = cell(problemCell(s), inner);
-    return h(Box, { key: s.name },
+    return h(
+      Box,
+      { key: s.name },
       h(Box, { flexShrink: 0 }, h(Text, { color: COLOR.busy }, sel ? '› ' : '  ')),
-      col(w.name, safe(s.name), undefined, sel), col(TYPE_W, transport), col(w.state, `${st.symbol} ${st.text}`, st.tone),
+      col(w.name, safe(s.name), undefined, sel),
+      col(TYPE_W, transport),
+      col(w.state, `${st.symbol} ${st.text}`, st.tone),
       col(TOOLS_W, s.tools === null ? EMPTY : String(s.tools)),
       col(w.signIn, signIn(s), au.tone),
-      last(problem, s.lastError ? 'error' : 'off'));
+      last(problem, s.lastError ? 'error' : 'off'),
+    );
   });
 
   let body: React.ReactElement;
   if (p.servers === null) body = p.loadError ? h(Text, null, ' ') : h(Spinner, { text: 'asking the daemon…' });
   else if (!servers.length) body = h(Text, null, 'No servers configured yet. Press n to add one.');
   else {
-    body = h(Box, { flexDirection: 'column' },
-      h(Box, null, h(Box, { flexShrink: 0 }, h(Text, null, '  ')), col(w.name, 'NAME', 'off'), col(TYPE_W, 'TYPE', 'off'), col(w.state, 'STATE', 'off'),
-        col(TOOLS_W, 'TOOLS', 'off'), col(w.signIn, 'SIGN-IN', 'off'), last('PROBLEM', 'off')),
+    body = h(
+      Box,
+      { flexDirection: 'column' },
+      h(
+        Box,
+        null,
+        h(Box, { flexShrink: 0 }, h(Text, null, '  ')),
+        col(w.name, 'NAME', 'off'),
+        col(TYPE_W, 'TYPE', 'off'),
+        col(w.state, 'STATE', 'off'),
+        col(TOOLS_W, 'TOOLS', 'off'),
+        col(w.signIn, 'SIGN-IN', 'off'),
+        last('PROBLEM', 'off'),
+      ),
       ...rows,
-      servers.length > room ? h(Text, { dimColor: true }, `  ${first + 1}–${first + shown.length} of ${servers.length}`) : null);
+      servers.length > room ? h(Text, { dimColor: true }, `  ${first + 1}–${first + shown.length} of ${servers.length}`) : null,
+    );
   }
 
   let bottom: React.ReactElement | null;
   if (busy) bottom = h(Spinner, { text: busy });
-  else if (confirm) bottom = h(Text, { color: COLOR.warn, bold: true, wrap: 'truncate-end' }, `Delete ${safe(confirm)} and its stored credentials? y/n`);
+  else if (confirm)
+    bottom = h(Text, { color: COLOR.warn, bold: true, wrap: 'truncate-end' }, `Delete ${safe(confirm)} and its stored credentials? y/n`);
   else {
-    const unread: Status | null = p.loadError ? { tone: 'error', text: `cannot read the servers: ${p.loadError.code}: ${p.loadError.message}` } : null;
+    const unread: Status | null = p.loadError
+      ? { tone: 'error', text: `cannot read the servers: ${p.loadError.code}: ${p.loadError.message}` }
+      : null;
     bottom = h(StatusLine, { status: unread ?? p.status, width: inner });
   }
 
-  return h(Box, { flexDirection: 'column', paddingX: 1 },
+  return h(
+    Box,
+    { flexDirection: 'column', paddingX: 1 },
     h(Text, { bold: true }, 'MCP servers', h(Text, { dimColor: true }, servers.length ? `  ${servers.length} configured` : '')),
-    p.broken ? h(Text, { color: COLOR.warn, wrap: 'truncate-end' }, '! extensions.json is broken: the servers shown are the last valid ones') : null,
+    p.broken
+      ? h(Text, { color: COLOR.warn, wrap: 'truncate-end' }, '! extensions.json is broken: the servers shown are the last valid ones')
+      : null,
     h(Box, { marginTop: 1, flexDirection: 'column' }, body),
     selected ? h(Box, { marginTop: 1, flexDirection: 'column' }, h(Details, { s: selected, width: inner })) : null,
     h(Box, { marginTop: 1, flexDirection: 'column' }, bottom ?? h(Text, null, ' ')),
-    h(Box, { marginTop: 1, flexDirection: 'column' },
-      h(Text, { dimColor: true, wrap: 'truncate-end' }, '↑↓/jk select · enter edit · t tools · n new · d delete · e switch on · x switch off'),
-      h(Text, { dimColor: true, wrap: 'truncate-end' }, 'ctrl+l sign in · ctrl+u sign out · q quit')),
+    h(
+      Box,
+      { marginTop: 1, flexDirection: 'column' },
+      h(
+        Text,
+        { dimColor: true, wrap: 'truncate-end' },
+        '↑↓/jk select · enter edit · t tools · n new · d delete · e switch on · x switch off',
+      ),
+      h(Text, { dimColor: true, wrap: 'truncate-end' }, 'ctrl+l sign in · ctrl+u sign out · q quit'),
+    ),
   );
 }
 
 /** The selected server: what it runs or reaches, and what stops it (in words, with the key that helps). */
 function Details({ s, width }: { s: Server; width: number }): React.ReactElement {
-  const lines: React.ReactElement[] = [h(Text, { key: 't', wrap: 'truncate-end' }, h(Text, { bold: true }, safe(s.name)), `  ${cell(target(s), width)}`)];
+  const lines: React.ReactElement[] = [
+    h(Text, { key: 't', wrap: 'truncate-end' }, h(Text, { bold: true }, safe(s.name)), `  ${cell(target(s), width)}`),
+  ];
   if (s.lastError) {
     lines.push(h(Lines, { key: 'e', lines: wrapLines(`✗ ${s.lastError.code}: ${problemCell(s)}`, width, 2), tone: 'error' }));
     lines.push(h(Text, { key: 'h', dimColor: true }, '  enter edits it · d deletes it'));
@@ -242,8 +308,14 @@ function Details({ s, width }: { s: Server; width: number }): React.ReactElement
   else if (s.description) {
     // Its first line only (instructions are often a page of markdown for the model): t shows them all, as text.
     const more = hasMore(s.description) ? '  (t shows more)' : '';
-    lines.push(h(Text, { key: 'd', wrap: 'truncate-end' },
-      h(Text, { dimColor: true }, cell(firstLine(s.description), Math.max(10, width - more.length))), h(Text, { color: COLOR.off }, more)));
+    lines.push(
+      h(
+        Text,
+        { key: 'd', wrap: 'truncate-end' },
+        h(Text, { dimColor: true }, cell(firstLine(s.description), Math.max(10, width - more.length))),
+        h(Text, { color: COLOR.off }, more),
+      ),
+    );
   }
   return h(React.Fragment, null, ...lines);
 }

@@ -57,10 +57,19 @@ export function Pager(p: PagerProps): React.ReactElement {
   // A blank line is a row of its own (Ink gives an empty text no height).
   const shown = rows.slice(at, at + room).map((r) => r || ' ');
   const where = rows.length > room ? `lines ${at + 1}–${at + shown.length} of ${rows.length} · ` : '';
-  return h(Box, { flexDirection: 'column', paddingX: 1 },
+  return h(
+    Box,
+    { flexDirection: 'column', paddingX: 1 },
     h(Text, { bold: true, wrap: 'truncate-end' }, safe(p.title)),
     h(Box, { marginTop: 1, flexDirection: 'column', height: room }, h(Lines, { lines: shown })),
-    h(Box, { marginTop: 1 }, h(Text, { dimColor: true, wrap: 'truncate-end' },
-      `${where}${rows.length > room ? '↑↓/jk scroll · space/b page · ' : ''}esc back · q quit`)),
+    h(
+      Box,
+      { marginTop: 1 },
+      h(
+        Text,
+        { dimColor: true, wrap: 'truncate-end' },
+        `${where}${rows.length > room ? '↑↓/jk scroll · space/b page · ' : ''}esc back · q quit`,
+      ),
+    ),
   );
 }

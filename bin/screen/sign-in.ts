@@ -34,9 +34,18 @@ type Phase = 'starting' | 'waiting' | 'cancelling';
 type Opened = 'yes' | 'no' | 'off' | null;
 
 // The account is always said: a sign-in completed by someone else's account must not pass unnoticed.
-const done = (name: string, l: Login): Status => (l.state === 'completed'
-  ? { tone: 'ok', text: l.auth?.account ? `signed in to ${name} as ${l.auth.account}` : `signed in to ${name} (the authorization server named no account)` }
-  : { tone: 'error', text: `the sign-in to ${name} failed: ${l.error?.code ?? 'ALBEDO_SIGN_IN_FAILED'}: ${l.error?.message ?? 'no reason given'}` });
+const done = (name: string, l: Login): Status =>
+  l.state === 'completed'
+    ? {
+        tone: 'ok',
+        text: l.auth?.account
+          ? `signed in to ${name} as ${l.auth.account}`
+          : `signed in to ${name} (the authorization server named no account)`,
+      }
+    : {
+        tone: 'error',
+        text: `the sign-in to ${name} failed: ${l.error?.code ?? 'ALBEDO_SIGN_IN_FAILED'}: ${l.error?.message ?? 'no reason given'}`,
+      };
 
 export function SignIn({ api, name, width, height, onDone, setPending }: SignInProps): React.ReactElement {
   const [phase, setPhase, phaseNow] = useLatest<Phase>('starting');
@@ -58,8 +67,10 @@ export function SignIn({ api, name, width, height, onDone, setPending }: SignInP
   };
   const cancelled = (): Status => ({ tone: 'off', text: `the sign-in to ${name} was cancelled` });
   const cancel = (): void => {
-    api.cancel(name).then(() => finish(cancelled()),
-      (err: unknown) => finish({ tone: 'error', text: `cancelling the sign-in to ${name}: ${problemOf(err).message}` }));
+    api.cancel(name).then(
+      () => finish(cancelled()),
+      (err: unknown) => finish({ tone: 'error', text: `cancelling the sign-in to ${name}: ${problemOf(err).message}` }),
+    );
   };
 
   useEffect(() => {
@@ -73,26 +84,31 @@ export function SignIn({ api, name, width, height, onDone, setPending }: SignInP
     };
     // Pending from now: quitting while the daemon starts it cancels it too.
     setPending(name);
-    api.signIn(name).then(async (l) => {
-      if (over.current) return;
-      // esc while the daemon was starting it: cancelled now that there is something to cancel.
-      if (phaseNow.current === 'cancelling') return l.state === 'pending' ? cancel() : finish(cancelled());
-      if (l.state !== 'pending') return finish(done(name, l));
-      if (!l.authorizationUrl) return finish({ tone: 'error', text: `the daemon did not answer with an authorization URL for ${name}` });
-      setUrl(l.authorizationUrl);
-      setPhase('waiting');
-      if (process.env.ALBEDO_NO_BROWSER) setOpened('off');
-      else {
-        const o = await openBrowser(api.home, l.authorizationUrl, { text: 'Continue to the sign-in' });
-        page.current = o.remove;
-        if (over.current) o.remove();
-        setOpened(o.opened ? 'yes' : 'no');
-      }
-      timer = setTimeout(() => void poll(), POLL_MS);
-    }, (err: unknown) => {
-      const p = problemOf(err);
-      finish(phaseNow.current === 'cancelling' ? cancelled() : { tone: 'error', text: `cannot sign in to ${name}: ${p.code}: ${p.message}` });
-    });
+    api.signIn(name).then(
+      async (l) => {
+        if (over.current) return;
+        // esc while the daemon was starting it: cancelled now that there is something to cancel.
+        if (phaseNow.current === 'cancelling') return l.state === 'pending' ? cancel() : finish(cancelled());
+        if (l.state !== 'pending') return finish(done(name, l));
+        if (!l.authorizationUrl) return finish({ tone: 'error', text: `the daemon did not answer with an authorization URL for ${name}` });
+        setUrl(l.authorizationUrl);
+        setPhase('waiting');
+        if (process.env.ALBEDO_NO_BROWSER) setOpened('off');
+        else {
+          const o = await openBrowser(api.home, l.authorizationUrl, { text: 'Continue to the sign-in' });
+          page.current = o.remove;
+          if (over.current) o.remove();
+          setOpened(o.opened ? 'yes' : 'no');
+        }
+        timer = setTimeout(() => void poll(), POLL_MS);
+      },
+      (err: unknown) => {
+        const p = problemOf(err);
+        finish(
+          phaseNow.current === 'cancelling' ? cancelled() : { tone: 'error', text: `cannot sign in to ${name}: ${p.code}: ${p.message}` },
+        );
+      },
+    );
     return () => {
       over.current = true;
       page.current();
@@ -105,12 +121,15 @@ export function SignIn({ api, name, width, height, onDone, setPending }: SignInP
     if (!pasted || sendingNow.current) return;
     setSending(true);
     setPasteError(null);
-    api.paste(name, pasted).then((l) => finish(done(name, l)), (err: unknown) => {
-      const p = problemOf(err);
-      setSending(false);
-      setPaste(textAt());
-      setPasteError(`${p.code}: ${p.message} (still waiting)`);
-    });
+    api.paste(name, pasted).then(
+      (l) => finish(done(name, l)),
+      (err: unknown) => {
+        const p = problemOf(err);
+        setSending(false);
+        setPaste(textAt());
+        setPasteError(`${p.code}: ${p.message} (still waiting)`);
+      },
+    );
   };
 
   useKeys((input, key) => {
@@ -135,24 +154,47 @@ export function SignIn({ api, name, width, height, onDone, setPending }: SignInP
   });
 
   const inner = Math.max(20, width - 2);
-  const intro = opened === 'yes' ? 'Opened in your browser. If it did not open, open this URL:'
-    : opened === 'no' ? 'No browser could be opened here. Open this URL in a browser:'
-      : 'Open this URL in a browser to sign in:';
+  const intro =
+    opened === 'yes'
+      ? 'Opened in your browser. If it did not open, open this URL:'
+      : opened === 'no'
+        ? 'No browser could be opened here. Open this URL in a browser:'
+        : 'Open this URL in a browser to sign in:';
   const field = view(paste.text, paste.cursor, inner - 2);
   const urlRows = Math.max(3, Math.min(12, height - 16));
-  return h(Box, { flexDirection: 'column', paddingX: 1 },
+  return h(
+    Box,
+    { flexDirection: 'column', paddingX: 1 },
     h(Text, { bold: true }, `Sign in to ${safe(name)}`),
-    !url ? h(Box, { marginTop: 1 }, h(Spinner, { text: phase === 'cancelling' ? 'cancelling…' : 'asking the daemon to start the sign-in…' })) : null,
-    url ? h(Box, { flexDirection: 'column', marginTop: 1 },
-      h(Text, null, intro),
-      h(Box, { flexDirection: 'column', marginTop: 1 }, h(Lines, { lines: wrapLines(url, inner, urlRows), tone: 'busy' })),
-      h(Box, { marginTop: 1 }, phase === 'cancelling' ? h(Spinner, { text: 'cancelling…' })
-        : h(Spinner, { text: sending ? 'sending the pasted URL…' : 'waiting for the browser…' })),
-      h(Box, { marginTop: 1 },
-        h(Text, { wrap: 'wrap' }, 'Browser on another machine? Paste the URL it was sent to (the page that did not load) and press enter:')),
-      h(Text, null, h(Text, { color: COLOR.busy }, '› '), field.before, h(Text, { inverse: true }, field.at), field.after),
-      pasteError ? h(Lines, { lines: wrapLines(`✗ ${pasteError}`, inner, 3), tone: 'error' }) : null,
-    ) : null,
+    !url
+      ? h(Box, { marginTop: 1 }, h(Spinner, { text: phase === 'cancelling' ? 'cancelling…' : 'asking the daemon to start the sign-in…' }))
+      : null,
+    url
+      ? h(
+          Box,
+          { flexDirection: 'column', marginTop: 1 },
+          h(Text, null, intro),
+          h(Box, { flexDirection: 'column', marginTop: 1 }, h(Lines, { lines: wrapLines(url, inner, urlRows), tone: 'busy' })),
+          h(
+            Box,
+            { marginTop: 1 },
+            phase === 'cancelling'
+              ? h(Spinner, { text: 'cancelling…' })
+              : h(Spinner, { text: sending ? 'sending the pasted URL…' : 'waiting for the browser…' }),
+          ),
+          h(
+            Box,
+            { marginTop: 1 },
+            h(
+              Text,
+              { wrap: 'wrap' },
+              'Browser on another machine? Paste the URL it was sent to (the page that did not load) and press enter:',
+            ),
+          ),
+          h(Text, null, h(Text, { color: COLOR.busy }, '› '), field.before, h(Text, { inverse: true }, field.at), field.after),
+          pasteError ? h(Lines, { lines: wrapLines(`✗ ${pasteError}`, inner, 3), tone: 'error' }) : null,
+        )
+      : null,
     h(Box, { marginTop: 1 }, h(Text, { dimColor: true }, 'enter sends the pasted URL · esc cancels the sign-in')),
   );
 }

@@ -42,8 +42,20 @@ export interface TextState {
 }
 
 const NO_KEY: KeyInfo = {
-  upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, home: false, end: false, return: false,
-  escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false,
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  home: false,
+  end: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
 };
 
 /** A KeyInfo with the given flags set, the rest false. */

@@ -10,7 +10,12 @@ import type { Tool } from './api.ts';
 
 /** The first line of `text` that is not blank, trimmed; '' when there is none. */
 export function firstLine(text: string | null | undefined): string {
-  return (text ?? '').split(/\r\n|\r|\n/).find((l) => l.trim() !== '')?.trim() ?? '';
+  return (
+    (text ?? '')
+      .split(/\r\n|\r|\n/)
+      .find((l) => l.trim() !== '')
+      ?.trim() ?? ''
+  );
 }
 
 /** Whether `text` holds more than its first line. */
@@ -22,7 +27,11 @@ export function hasMore(text: string | null | undefined): boolean {
 export function kindOf(schema: unknown): string {
   if (!schema || typeof schema !== 'object') return 'any';
   const s = schema as Record<string, unknown>;
-  if (Array.isArray(s.enum)) return `one of ${s.enum.slice(0, 8).map((v) => JSON.stringify(v)).join(', ')}${s.enum.length > 8 ? ', …' : ''}`;
+  if (Array.isArray(s.enum))
+    return `one of ${s.enum
+      .slice(0, 8)
+      .map((v) => JSON.stringify(v))
+      .join(', ')}${s.enum.length > 8 ? ', …' : ''}`;
   if ('const' in s) return `exactly ${JSON.stringify(s.const)}`;
   const union = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : null;
   if (union) return union.slice(0, 4).map(kindOf).join(' | ') + (union.length > 4 ? ' | …' : '');
@@ -43,12 +52,14 @@ export interface Param {
 /** The tool's parameters, in the schema's order (required ones are not moved: the server's order is its own). */
 export function paramsOf(tool: Tool): Param[] {
   const schema = tool.inputSchema ?? {};
-  const props = schema.properties && typeof schema.properties === 'object' ? schema.properties as Record<string, unknown> : {};
+  const props = schema.properties && typeof schema.properties === 'object' ? (schema.properties as Record<string, unknown>) : {};
   const required = new Set(Array.isArray(schema.required) ? schema.required.map(String) : []);
   return Object.entries(props).map(([name, p]) => {
     const o = (p && typeof p === 'object' ? p : {}) as Record<string, unknown>;
     return {
-      name, kind: kindOf(o), required: required.has(name),
+      name,
+      kind: kindOf(o),
+      required: required.has(name),
       description: typeof o.description === 'string' ? o.description : '',
       ...('default' in o ? { default: JSON.stringify(o.default) ?? 'null' } : {}),
     };
@@ -66,7 +77,7 @@ export function paramLine(p: Param): string {
 export function toolPage(tool: Tool): string[] {
   const lines: string[] = [];
   if (tool.title && tool.title !== tool.name) lines.push(`title: ${tool.title}`);
-  if (!tool.enabled) lines.push('○ kept from the model by this server\'s enabledTools / disabledTools');
+  if (!tool.enabled) lines.push("○ kept from the model by this server's enabledTools / disabledTools");
   if (lines.length) lines.push('');
   lines.push(...(tool.description?.trim() ? tool.description.trim().split(/\r\n|\r|\n/) : ['(no description)']), '');
   const params = paramsOf(tool);

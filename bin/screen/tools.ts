@@ -33,8 +33,12 @@ const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n =
 
 /** What the catalogue holds besides tools, and when it was discovered, on one line. */
 function summary(d: ServerTools): string {
-  const parts = [plural(d.tools?.length ?? 0, 'tool'), plural(d.resources ?? 0, 'resource'),
-    plural(d.resourceTemplates ?? 0, 'resource template'), plural(d.prompts ?? 0, 'prompt')];
+  const parts = [
+    plural(d.tools?.length ?? 0, 'tool'),
+    plural(d.resources ?? 0, 'resource'),
+    plural(d.resourceTemplates ?? 0, 'resource template'),
+    plural(d.prompts ?? 0, 'prompt'),
+  ];
   const who = d.serverInfo ? `${d.serverInfo.name} ${d.serverInfo.version}` : null;
   const when = d.discoveredAt ? `discovered ${d.discoveredAt.slice(0, 16).replace('T', ' ')} UTC` : null;
   return [parts.join(' · '), who, when].filter(Boolean).join(' · ');
@@ -49,8 +53,17 @@ export function Tools(p: ToolsProps): React.ReactElement {
 
   useEffect(() => {
     let gone = false;
-    p.api.tools(p.name).then((d) => { if (!gone) setData(d); }, (err: unknown) => { if (!gone) setProblem(problemOf(err)); });
-    return () => { gone = true; };
+    p.api.tools(p.name).then(
+      (d) => {
+        if (!gone) setData(d);
+      },
+      (err: unknown) => {
+        if (!gone) setProblem(problemOf(err));
+      },
+    );
+    return () => {
+      gone = true;
+    };
   }, [p.name]);
 
   const tools: Tool[] = data?.tools ?? [];
@@ -76,8 +89,14 @@ export function Tools(p: ToolsProps): React.ReactElement {
   if (page) return h(Pager, { ...page, width: p.width, height: p.height, onBack: () => setPage(null), quit: p.quit });
 
   const inner = Math.max(30, p.width - 2);
-  const head: React.ReactElement[] = [h(Text, { key: 't', bold: true, wrap: 'truncate-end' }, `Tools of ${safe(p.name)}`,
-    data?.tools ? h(Text, { dimColor: true }, `  ${cell(summary(data), inner)}`) : null)];
+  const head: React.ReactElement[] = [
+    h(
+      Text,
+      { key: 't', bold: true, wrap: 'truncate-end' },
+      `Tools of ${safe(p.name)}`,
+      data?.tools ? h(Text, { dimColor: true }, `  ${cell(summary(data), inner)}`) : null,
+    ),
+  ];
   let body: React.ReactElement;
   let detail: React.ReactElement | null = null;
   if (problem) {
@@ -85,16 +104,28 @@ export function Tools(p: ToolsProps): React.ReactElement {
     body = h(StatusLine, { status: { tone: 'error', text }, width: inner });
   } else if (!data) body = h(Spinner, { text: `reading the saved catalogue of ${p.name}…` });
   else if (data.tools === null) {
-    body = h(Lines, { lines: wrapLines(`No catalogue is saved for ${p.name} as it is configured now: it has not answered since it was added, `
-      + 'changed or signed in to. A session, or saving it again (enter in the list), dials it and saves what it offers.', inner, 4), tone: 'off' });
+    body = h(Lines, {
+      lines: wrapLines(
+        `No catalogue is saved for ${p.name} as it is configured now: it has not answered since it was added, ` +
+          'changed or signed in to. A session, or saving it again (enter in the list), dials it and saves what it offers.',
+        inner,
+        4,
+      ),
+      tone: 'off',
+    });
   } else {
     // The server's own description, unless the terminal is too short for it besides a tool row and the selected tool.
     const about = p.height >= 13 ? firstLine(data.serverInfo?.description) : '';
     if (about) head.push(h(Text, { key: 'a', wrap: 'truncate-end' }, `about: ${cell(about, inner)}`));
     const ins = firstLine(data.instructions);
-    head.push(h(Text, { key: 'i', wrap: 'truncate-end', dimColor: !ins },
-      ins ? `instructions: ${cell(ins, inner)}` : 'no instructions',
-      ins && hasMore(data.instructions) ? h(Text, { dimColor: true }, '  (i shows all)') : null));
+    head.push(
+      h(
+        Text,
+        { key: 'i', wrap: 'truncate-end', dimColor: !ins },
+        ins ? `instructions: ${cell(ins, inner)}` : 'no instructions',
+        ins && hasMore(data.instructions) ? h(Text, { dimColor: true }, '  (i shows all)') : null,
+      ),
+    );
     if (!tools.length) body = h(Text, { color: COLOR.off }, `${safe(p.name)} offers no tools`);
     else {
       const at = Math.min(selected, tools.length - 1);
@@ -106,35 +137,57 @@ export function Tools(p: ToolsProps): React.ReactElement {
       const first = Math.min(Math.max(0, at - room + 1), Math.max(0, tools.length - room));
       const shown = tools.slice(first, first + room);
       const nameW = Math.min(Math.max(8, ...shown.map((t) => safe(t.name).length)), Math.floor(inner / 2));
-      body = h(Box, { flexDirection: 'column' },
+      body = h(
+        Box,
+        { flexDirection: 'column' },
         ...shown.map((t, k) => {
           const sel = first + k === at;
           // Keyed by place: a server may list two tools of one name (React would print the key, raw, in its warning).
-          return h(Box, { key: first + k },
+          return h(
+            Box,
+            { key: first + k },
             h(Box, { flexShrink: 0 }, h(Text, { color: COLOR.busy }, sel ? '› ' : '  ')),
             h(Box, { width: 2, flexShrink: 0 }, h(Text, { color: COLOR.off }, t.enabled ? ' ' : SYMBOLS.off)),
-            h(Box, { width: nameW, marginRight: 2, flexShrink: 0 }, h(Text, { wrap: 'truncate-end', bold: sel, dimColor: !t.enabled }, safe(t.name))),
-            h(Box, { flexGrow: 1, flexShrink: 1, minWidth: 0 },
-              h(Text, { wrap: 'truncate-end', dimColor: true }, cell(firstLine(t.description) || t.title || '', inner))));
+            h(
+              Box,
+              { width: nameW, marginRight: 2, flexShrink: 0 },
+              h(Text, { wrap: 'truncate-end', bold: sel, dimColor: !t.enabled }, safe(t.name)),
+            ),
+            h(
+              Box,
+              { flexGrow: 1, flexShrink: 1, minWidth: 0 },
+              h(Text, { wrap: 'truncate-end', dimColor: true }, cell(firstLine(t.description) || t.title || '', inner)),
+            ),
+          );
         }),
-        tools.length > room ? h(Text, { dimColor: true }, `  ${first + 1}–${first + shown.length} of ${tools.length}`) : null);
+        tools.length > room ? h(Text, { dimColor: true }, `  ${first + 1}–${first + shown.length} of ${tools.length}`) : null,
+      );
       detail = h(Detail, { tool: tools[at]!, width: inner, rows: detailRows });
     }
   }
   const keys = data?.tools?.length ? '↑↓/jk select · enter the whole tool · i instructions · esc back · q quit' : 'esc back · q quit';
-  return h(Box, { flexDirection: 'column', paddingX: 1 },
+  return h(
+    Box,
+    { flexDirection: 'column', paddingX: 1 },
     ...head,
     h(Box, { marginTop: 1, flexDirection: 'column' }, body),
     detail ? h(Box, { marginTop: 1, flexDirection: 'column' }, detail) : null,
     // A note (until the next key) takes the keys' row, so the view keeps its height.
-    h(Box, { marginTop: 1 }, note ? h(StatusLine, { status: { tone: 'off', text: note }, width: inner, max: 1 })
-      : h(Text, { dimColor: true, wrap: 'truncate-end' }, keys)));
+    h(
+      Box,
+      { marginTop: 1 },
+      note
+        ? h(StatusLine, { status: { tone: 'off', text: note }, width: inner, max: 1 })
+        : h(Text, { dimColor: true, wrap: 'truncate-end' }, keys),
+    ),
+  );
 }
 
 /** The selected tool: its description's first lines and its parameters, cut to `rows` (enter shows all). */
 function Detail({ tool, width, rows }: { tool: Tool; width: number; rows: number }): React.ReactElement {
   const params = paramsOf(tool);
-  const about = tool.description?.trim() ? wrapLines(tool.description.trim(), width, Math.max(1, Math.min(3, rows - 1 - Math.min(params.length, 2))))
+  const about = tool.description?.trim()
+    ? wrapLines(tool.description.trim(), width, Math.max(1, Math.min(3, rows - 1 - Math.min(params.length, 2))))
     : ['(no description)'];
   const left = Math.max(0, rows - about.length - 1);
   // Only the parameters that fit are made into lines (a schema can have thousands).
@@ -142,9 +195,17 @@ function Detail({ tool, width, rows }: { tool: Tool; width: number; rows: number
   const kept = Math.max(0, left - 1);
   if (params.length > left) plines = [...plines.slice(0, kept), `  … ${params.length - kept} more: enter shows all`];
   const title = tool.title && tool.title !== tool.name ? `  ${cell(tool.title, width)}` : '';
-  return h(React.Fragment, null,
-    h(Text, { wrap: 'truncate-end' }, h(Text, { bold: true }, safe(tool.name)), h(Text, { dimColor: true }, title),
-      tool.enabled ? null : h(Text, { color: COLOR.off }, `  ${SYMBOLS.off} kept from the model by the entry`)),
+  return h(
+    React.Fragment,
+    null,
+    h(
+      Text,
+      { wrap: 'truncate-end' },
+      h(Text, { bold: true }, safe(tool.name)),
+      h(Text, { dimColor: true }, title),
+      tool.enabled ? null : h(Text, { color: COLOR.off }, `  ${SYMBOLS.off} kept from the model by the entry`),
+    ),
     h(Lines, { lines: about }),
-    params.length ? h(Lines, { lines: plines, tone: 'off' }) : h(Text, { color: COLOR.off }, '  no parameters'));
+    params.length ? h(Lines, { lines: plines, tone: 'off' }) : h(Text, { color: COLOR.off }, '  no parameters'),
+  );
 }

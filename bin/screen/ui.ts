@@ -55,7 +55,12 @@ export function wrapLines(text: string, width: number, max: number): string[] {
         }
       }
       const cut = space > w / 3 ? space : w;
-      out.push(rest.slice(at, at + cut).join('').trimEnd());
+      out.push(
+        rest
+          .slice(at, at + cut)
+          .join('')
+          .trimEnd(),
+      );
       at += cut;
       while (at < rest.length && /^\s$/u.test(rest[at]!)) at++;
     }
@@ -85,7 +90,11 @@ export function wrapLines(text: string, width: number, max: number): string[] {
 
 /** Lines of text in one tone, each on its own row (never wrapped by Ink: wrapLines already cut them). */
 export function Lines({ lines, tone, bold }: { lines: string[]; tone?: Tone; bold?: boolean }): React.ReactElement {
-  return h(React.Fragment, null, ...lines.map((l, i) => h(Text, { key: i, color: tone ? COLOR[tone] : undefined, bold, wrap: 'truncate-end' }, l)));
+  return h(
+    React.Fragment,
+    null,
+    ...lines.map((l, i) => h(Text, { key: i, color: tone ? COLOR[tone] : undefined, bold, wrap: 'truncate-end' }, l)),
+  );
 }
 
 /** The status line: the tone's symbol and the text, made safe, cut to fit its lines. */
@@ -135,9 +144,12 @@ export function useKeyRoute(first: (input: string, key: KeyInfo) => boolean): { 
 export function useKeys(handler: KeyHandler, isActive = true): void {
   const route = useContext(KeyRoute);
   if (route && isActive) route.current = handler;
-  useInput((input: string, key: Key) => {
-    for (const k of splitKeys(input, key)) handler(k.input, k.key);
-  }, { isActive: isActive && !route });
+  useInput(
+    (input: string, key: Key) => {
+      for (const k of splitKeys(input, key)) handler(k.input, k.key);
+    },
+    { isActive: isActive && !route },
+  );
 }
 
 /** Whether this is ctrl+`letter`. */

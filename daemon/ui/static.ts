@@ -55,8 +55,9 @@ export const TYPES: Record<string, string> = {
 
 /** Sent with every /ui answer: the page loads only its own files, is never framed, and leaks no URL (a login code) as a Referer. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    + "font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
@@ -76,7 +77,11 @@ export async function resolveUiFile(root: string, sub: string): Promise<string |
   const names: string[] = [];
   for (const s of segments) {
     let name: string;
-    try { name = decodeURIComponent(s); } catch { return null; }
+    try {
+      name = decodeURIComponent(s);
+    } catch {
+      return null;
+    }
     if (!name || name.startsWith('.') || /[/\\\0]/.test(name)) return null;
     names.push(name);
   }
@@ -118,10 +123,12 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.ch
 /** The page a spent or unknown login link gets: plain HTML, nothing the CSP would have to allow. */
 export function expiredPage(): string {
   const title = 'This login link cannot be used';
-  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>`
-    + `<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml"></head>\n<body><main>\n`
-    + `<h1>${escapeHtml(title)}</h1>\n<p>A login link works once, for a short while: this one was used already or has expired `
-    + '(or the daemon was restarted since).</p>\n<p>Run <code>albedo open</code> for a new one.</p>\n</main></body></html>\n';
+  return (
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>` +
+    `<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml"></head>\n<body><main>\n` +
+    `<h1>${escapeHtml(title)}</h1>\n<p>A login link works once, for a short while: this one was used already or has expired ` +
+    '(or the daemon was restarted since).</p>\n<p>Run <code>albedo open</code> for a new one.</p>\n</main></body></html>\n'
+  );
 }
 
 export interface UiFilesOptions {
@@ -140,14 +147,21 @@ export function uiFiles(o: UiFilesOptions): (req: IncomingMessage, res: ServerRe
   let vendor: string | null | undefined;
   const vendorPath = (): string | null => {
     if (vendor !== undefined) return vendor;
-    try { vendor = realpathSync(vendorFile()); } catch { vendor = null; }
+    try {
+      vendor = realpathSync(vendorFile());
+    } catch {
+      vendor = null;
+    }
     return vendor;
   };
 
   const apiError = (e: ApiError, extra: Record<string, string> = {}): Answer => ({
-    status: e.status, headers: { 'content-type': 'application/json', ...extra }, body: JSON.stringify(e.body()),
+    status: e.status,
+    headers: { 'content-type': 'application/json', ...extra },
+    body: JSON.stringify(e.body()),
   });
-  const notFound = (p: string): Answer => apiError(new ApiError(404, 'ALBEDO_NOT_FOUND', `no file ${p.length > 200 ? `${p.slice(0, 200)}…` : p}`));
+  const notFound = (p: string): Answer =>
+    apiError(new ApiError(404, 'ALBEDO_NOT_FOUND', `no file ${p.length > 200 ? `${p.slice(0, 200)}…` : p}`));
   const file = async (real: string | null, p: string): Promise<Answer> => {
     const bytes = real ? await readRegular(real) : null;
     if (!bytes) return notFound(p);
@@ -178,7 +192,7 @@ export function uiFiles(o: UiFilesOptions): (req: IncomingMessage, res: ServerRe
       return login(req);
     }
     if (method !== 'GET' && method !== 'HEAD') {
-      return apiError(uiError(405, 'ALBEDO_METHOD_NOT_ALLOWED', 'the web pane\'s files answer GET and HEAD only'), { allow: 'GET, HEAD' });
+      return apiError(uiError(405, 'ALBEDO_METHOD_NOT_ALLOWED', "the web pane's files answer GET and HEAD only"), { allow: 'GET, HEAD' });
     }
     if (p === UI_PATH) return { status: 308, headers: { location: `${UI_PATH}/` } };
     if (p === VENDOR_PATH) return file(vendorPath(), p);

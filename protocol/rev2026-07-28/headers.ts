@@ -46,8 +46,25 @@ export type HeaderParamsResult = { ok: true; params: HeaderParam[] } | { ok: fal
 const PRIMITIVE = new Set(['string', 'integer', 'boolean']);
 /** Keywords under which an annotation is not statically reachable. */
 const UNREACHABLE = [
-  'items', 'prefixItems', 'additionalProperties', 'patternProperties', 'oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', '$ref', '$defs',
-  'definitions', 'dependentSchemas', 'contains', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames',
+  'items',
+  'prefixItems',
+  'additionalProperties',
+  'patternProperties',
+  'oneOf',
+  'anyOf',
+  'allOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  '$ref',
+  '$defs',
+  'definitions',
+  'dependentSchemas',
+  'contains',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'propertyNames',
 ];
 
 function typeOf(schema: Record<string, unknown>): string | undefined {
@@ -96,8 +113,9 @@ export function headerParamsOf(inputSchema: unknown): HeaderParamsResult {
       }
       const t = typeOf(schema);
       if (!t || !PRIMITIVE.has(t)) {
-        problem = `${X_MCP_HEADER} ${JSON.stringify(h)} at ${where} is on a property of type ${JSON.stringify(schema.type ?? '(none)')}; `
-          + 'only string, integer and boolean are allowed';
+        problem =
+          `${X_MCP_HEADER} ${JSON.stringify(h)} at ${where} is on a property of type ${JSON.stringify(schema.type ?? '(none)')}; ` +
+          'only string, integer and boolean are allowed';
         return;
       }
       if (seen.has(h.toLowerCase())) {
@@ -109,10 +127,12 @@ export function headerParamsOf(inputSchema: unknown): HeaderParamsResult {
     }
     for (const [k, v] of Object.entries(schema)) {
       if (k === 'properties' && v && typeof v === 'object' && !Array.isArray(v)) {
-        for (const [prop, sub] of Object.entries(v as Record<string, unknown>)) visit(sub, [...path, prop], reachable, `${where}.properties.${prop}`);
+        for (const [prop, sub] of Object.entries(v as Record<string, unknown>))
+          visit(sub, [...path, prop], reachable, `${where}.properties.${prop}`);
       } else if (UNREACHABLE.includes(k) || (v && typeof v === 'object')) {
         // Any other subschema position (items, anyOf, $defs, ...) is not statically reachable.
-        if (k !== 'properties' && k !== 'default' && k !== 'examples' && k !== 'const' && k !== 'enum') visit(v, path, false, `${where}.${k}`);
+        if (k !== 'properties' && k !== 'default' && k !== 'examples' && k !== 'const' && k !== 'enum')
+          visit(v, path, false, `${where}.${k}`);
       }
     }
   };

@@ -6,7 +6,14 @@
  */
 import { z } from 'zod';
 import type { NormaliseResult, SavedCatalogue } from '../catalogue.ts';
-import { implementationSchema, promptSchema, resourceSchema, resourceTemplateSchema, serverCapabilitiesSchema, toolSchema } from '../mcp.ts';
+import {
+  implementationSchema,
+  promptSchema,
+  resourceSchema,
+  resourceTemplateSchema,
+  serverCapabilitiesSchema,
+  toolSchema,
+} from '../mcp.ts';
 
 /** What `catalogue/put` accepts: a SavedCatalogue (unknown fields of tools and the rest pass through, as listed). */
 export const savedCatalogueSchema = z.strictObject({

@@ -80,25 +80,56 @@ export interface OutboundReplyEnvelope {
   error?: SerializedError;
 }
 /** Liveness: the kernel pings, a live event loop pongs. */
-export interface PingEnvelope { kind: 'ping'; seq: number; inc: number }
-export interface PongEnvelope { kind: 'pong'; seq: number; inc: number }
+export interface PingEnvelope {
+  kind: 'ping';
+  seq: number;
+  inc: number;
+}
+export interface PongEnvelope {
+  kind: 'pong';
+  seq: number;
+  inc: number;
+}
 /** worker → kernel once its service module has loaded and started. */
-export interface ReadyEnvelope { kind: 'ready'; inc: number }
+export interface ReadyEnvelope {
+  kind: 'ready';
+  inc: number;
+}
 /** kernel → worker: stop gracefully (service `stop` hook, then exit). */
-export interface StopEnvelope { kind: 'stop'; inc: number }
+export interface StopEnvelope {
+  kind: 'stop';
+  inc: number;
+}
 /**
  * worker → kernel, just before the worker exits on a defect: an uncaught
  * exception or an unhandled rejection. `reason` becomes the lost reason.
  */
 /** Why a worker was lost, as a stable word (the reason says it for people). */
 export type LostCause = 'uncaught_exception' | 'unhandled_rejection' | 'unresponsive' | 'start_timeout' | 'error' | 'exit';
-export interface FatalEnvelope { kind: 'fatal'; inc: number; reason: string; cause: LostCause }
+export interface FatalEnvelope {
+  kind: 'fatal';
+  inc: number;
+  reason: string;
+  cause: LostCause;
+}
 /** kernel → worker: fault injection for tests. */
-export interface FaultEnvelope { kind: 'fault'; inc: number; fault: 'crash' | 'hang' }
+export interface FaultEnvelope {
+  kind: 'fault';
+  inc: number;
+  fault: 'crash' | 'hang';
+}
 
-export type ToWorker = CallEnvelope | CancelEnvelope | OutboundReplyEnvelope | PingEnvelope | StopEnvelope | FaultEnvelope | ForwardedEventEnvelope;
+export type ToWorker =
+  CallEnvelope | CancelEnvelope | OutboundReplyEnvelope | PingEnvelope | StopEnvelope | FaultEnvelope | ForwardedEventEnvelope;
 export type FromWorker =
-  | ReplyEnvelope | EventEnvelope | OutboundCallEnvelope | OutboundCancelEnvelope | ReleaseEnvelope | PongEnvelope | ReadyEnvelope | FatalEnvelope;
+  | ReplyEnvelope
+  | EventEnvelope
+  | OutboundCallEnvelope
+  | OutboundCancelEnvelope
+  | ReleaseEnvelope
+  | PongEnvelope
+  | ReadyEnvelope
+  | FatalEnvelope;
 
 /** What the kernel hands a worker at start (`workerData`). */
 export interface WorkerBoot {

@@ -9,7 +9,14 @@
  */
 import type { ResolvedServer } from '../config.ts';
 import type {
-  ExtensionsEnabled, ResolveProblem, SecretsPatch, SectionsPatch, SecretsSummary, SettingsIssue, SettingsServer, SettingsServerInput,
+  ExtensionsEnabled,
+  ResolveProblem,
+  SecretsPatch,
+  SectionsPatch,
+  SecretsSummary,
+  SettingsIssue,
+  SettingsServer,
+  SettingsServerInput,
 } from '../settings.ts';
 
 /** A server ready for the composer: the transport's form, its fingerprint, and the host's fields. */
@@ -84,7 +91,10 @@ export interface SettingsMethods {
    */
   'settings/resolve-all': { params: { include?: string[]; exclude?: string[] }; result: ResolveAllResult };
   /** Resolves an entry that is not saved (strict save: try it first). Writes nothing. */
-  'settings/resolve-draft': { params: { name: string; entry: SettingsServerInput; secrets?: SecretsPatch }; result: ResolvedSettingsServer };
+  'settings/resolve-draft': {
+    params: { name: string; entry: SettingsServerInput; secrets?: SecretsPatch };
+    result: ResolvedSettingsServer;
+  };
   /**
    * Adds or replaces a server and its typed secrets, together or not at all. Bad input: ALBEDO_INVALID_CONFIG with `data.issues`.
    * `expect`: the entry as extensions.json held it when the write was planned (null: none); when the file holds another now

@@ -28,7 +28,7 @@ export function boundText(text: string, max = MAX_DESCRIPTION): string {
   if (text.length <= max) return text;
   const marker = (n: number): string => ` … [cut: ${group(n)} more characters]`;
   // The marker's length depends on the count it states: shrink the head until the whole fits (a few rounds at most).
-  for (let kept = max - marker(text.length - max).length; kept > 0; ) {
+  for (let kept = max - marker(text.length - max).length; kept > 0;) {
     const head = cutAt(text, kept);
     const out = head + marker(text.length - head.length);
     if (out.length <= max) return out;
@@ -86,9 +86,15 @@ export function resourcesDescription(frame: string, resources: Resource[], templ
     ...templates.map((r) => ({ head: `- template ${oneLine(r.uriTemplate, 200)} (${oneLine(r.name, 64)})`, desc: desc(r.description) })),
     ...resources.map((r) => ({ head: `- ${oneLine(r.uri, 200)} (${oneLine(r.name, 64)})`, desc: desc(r.description) })),
   ];
-  const head = `${frame}Reads one resource of this server by its URI: a listed URI, or one made from a URI template (RFC 6570). `
-    + `${group(resources.length)} resource(s), ${group(templates.length)} template(s):`;
-  return bestListing(head, entries.map((e) => e.head + e.desc), entries.map((e) => e.head), 'resources and templates');
+  const head =
+    `${frame}Reads one resource of this server by its URI: a listed URI, or one made from a URI template (RFC 6570). ` +
+    `${group(resources.length)} resource(s), ${group(templates.length)} template(s):`;
+  return bestListing(
+    head,
+    entries.map((e) => e.head + e.desc),
+    entries.map((e) => e.head),
+    'resources and templates',
+  );
 }
 
 /** The get_prompt description: what it does, then each prompt with its arguments (`?` marks optional ones), bounded. */

@@ -76,9 +76,10 @@ const frameOf = (server: string, tool?: string): string =>
  */
 function promptSchema(catalogue: Catalogue): { schema: Record<string, unknown>; plan?: ArgPlan } {
   const names = [...new Set(catalogue.prompts.map((p) => p.name))];
-  const name = names.length <= MAX_PROMPT_ENUM && names.every((n) => n.length <= MAX_ENUM_NAME)
-    ? { type: 'string', description: 'The prompt to get.', enum: names }
-    : { type: 'string', description: 'The prompt to get: one of the names listed in the tool description.' };
+  const name =
+    names.length <= MAX_PROMPT_ENUM && names.every((n) => n.length <= MAX_ENUM_NAME)
+      ? { type: 'string', description: 'The prompt to get.', enum: names }
+      : { type: 'string', description: 'The prompt to get: one of the names listed in the tool description.' };
   const args = promptArguments(catalogue.prompts);
   const schema = {
     type: 'object',
@@ -91,7 +92,10 @@ function promptSchema(catalogue: Catalogue): { schema: Record<string, unknown>; 
 const RESOURCE_SCHEMA = {
   type: 'object',
   properties: {
-    uri: { type: 'string', description: 'The URI of the resource to read: one listed in the tool description, or one made from a listed URI template.' },
+    uri: {
+      type: 'string',
+      description: 'The URI of the resource to read: one listed in the tool description, or one made from a listed URI template.',
+    },
   },
   required: ['uri'],
 } as const;
@@ -125,7 +129,11 @@ function candidatesOf(entry: ServerCatalogue, out?: Definitions): Candidate[] {
   if (out) {
     const offered = new Set(catalogue.tools.map((t) => t.name));
     const f = entry.filters;
-    for (const [field, names] of [['enabledTools', f?.enabledTools], ['disabledTools', f?.disabledTools], ['alwaysLoad', f?.alwaysLoad]] as const) {
+    for (const [field, names] of [
+      ['enabledTools', f?.enabledTools],
+      ['disabledTools', f?.disabledTools],
+      ['alwaysLoad', f?.alwaysLoad],
+    ] as const) {
       for (const n of names ?? []) {
         if (!offered.has(n)) out.warnings.push(`server ${label(server)}: ${field} names ${label(n, 128)}, which the server does not offer`);
       }
@@ -140,12 +148,15 @@ function candidatesOf(entry: ServerCatalogue, out?: Definitions): Candidate[] {
       continue;
     }
     seen.add(tool.name);
-    const text = tool.title && tool.description && tool.title !== tool.description
-      ? `${tool.title} — ${tool.description}`
-      : (tool.description ?? tool.title ?? '');
+    const text =
+      tool.title && tool.description && tool.title !== tool.description
+        ? `${tool.title} — ${tool.description}`
+        : (tool.description ?? tool.title ?? '');
     const hint = resultHint(tool);
     list.push({
-      id: { server, kind: 'tool', tool: tool.name }, description: frameOf(server, tool.name) + text, schema: tool.inputSchema,
+      id: { server, kind: 'tool', tool: tool.name },
+      description: frameOf(server, tool.name) + text,
+      schema: tool.inputSchema,
       ...(hint ? { maxResultChars: hint } : {}),
     });
   }
@@ -179,7 +190,9 @@ function build(entry: ServerCatalogue, opts: DefinitionOptions, nameFor: (id: Id
     const what = id.kind === 'tool' ? `tool ${label(id.tool, 128)}` : id.kind;
     if (!r.ok) {
       out.leftOut.push({ server, operation, kind: id.kind, reason: 'schema_refused', detail: r.reason });
-      out.warnings.push(`server ${label(server)}: ${what} left out: its input schema cannot be used with the ${profile} profile (${r.reason})`);
+      out.warnings.push(
+        `server ${label(server)}: ${what} left out: its input schema cannot be used with the ${profile} profile (${r.reason})`,
+      );
       continue;
     }
     const name = nameFor(id);
@@ -205,7 +218,8 @@ const empty = (): Definitions => ({ tools: [], routes: new Map(), inputs: new Ma
 export function catalogueDefinitions(entries: readonly ServerCatalogue[], opts: DefinitionOptions): Definitions {
   const servers = new Set<string>();
   for (const e of entries) {
-    if (servers.has(e.server)) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the server ${label(e.server)} appears twice`, { outcome: 'not_run' });
+    if (servers.has(e.server))
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the server ${label(e.server)} appears twice`, { outcome: 'not_run' });
     servers.add(e.server);
   }
   const names = assignNames(entries.flatMap(identitiesOf), { digest: opts.digest });

@@ -37,8 +37,27 @@ export const sha256: Digest = (data) => createHash('sha256').update(data).digest
  * Everything else outside ASCII letters and digits becomes a separator.
  */
 const FOLD: Readonly<Record<string, string>> = {
-  'ß': 'ss', 'ẞ': 'SS', 'æ': 'ae', 'Æ': 'AE', 'œ': 'oe', 'Œ': 'OE', 'ø': 'o', 'Ø': 'O', 'đ': 'd', 'Đ': 'D',
-  'ð': 'd', 'Ð': 'D', 'ł': 'l', 'Ł': 'L', 'þ': 'th', 'Þ': 'Th', 'ı': 'i', 'ħ': 'h', 'Ħ': 'H', 'ŧ': 't', 'Ŧ': 'T',
+  ß: 'ss',
+  ẞ: 'SS',
+  æ: 'ae',
+  Æ: 'AE',
+  œ: 'oe',
+  Œ: 'OE',
+  ø: 'o',
+  Ø: 'O',
+  đ: 'd',
+  Đ: 'D',
+  ð: 'd',
+  Ð: 'D',
+  ł: 'l',
+  Ł: 'L',
+  þ: 'th',
+  Þ: 'Th',
+  ı: 'i',
+  ħ: 'h',
+  Ħ: 'H',
+  ŧ: 't',
+  Ŧ: 'T',
 };
 const MARK = /^\p{M}$/u;
 const isAlnum = (c: string): boolean => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
@@ -107,7 +126,7 @@ function hashOf(id: Identity, round: number, digest: Digest): string {
   let bits = 0;
   let acc = 0;
   let out = '';
-  for (let i = 0; out.length < HASH_CHARS; ) {
+  for (let i = 0; out.length < HASH_CHARS;) {
     if (bits < 5) {
       acc = ((acc << 8) | d[i++]!) & 0xffff;
       bits += 8;

@@ -71,5 +71,8 @@ export function nearest<T>(candidates: Iterable<T>, rankOf: (c: T) => number, ma
   }
   ranked.sort((a, b) => a.r - b.r || a.i - b.i);
   const cut = ranked.length ? 2 * ranked[0]!.r + 0.1 : 0;
-  return ranked.filter((x) => x.r <= cut).slice(0, max).map((x) => x.c);
+  return ranked
+    .filter((x) => x.r <= cut)
+    .slice(0, max)
+    .map((x) => x.c);
 }

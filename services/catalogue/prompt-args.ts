@@ -93,11 +93,17 @@ export interface PromptArguments {
 export function promptArguments(prompts: readonly Prompt[]): PromptArguments {
   const all = declared(prompts);
   if (!all.length) return { required: false };
-  const chosen = all.length <= MAX_PROMPT_ARGS
-    ? all
-    : [...all].sort((a, b) => b.requiredBy - a.requiredBy || b.promptCount - a.promptCount || a.order - b.order)
-      .slice(0, MAX_PROMPT_ARGS).sort((a, b) => a.order - b.order);
-  const names = renameKeys(chosen.map((d) => d.name), KEY_RULES.gemini);
+  const chosen =
+    all.length <= MAX_PROMPT_ARGS
+      ? all
+      : [...all]
+          .sort((a, b) => b.requiredBy - a.requiredBy || b.promptCount - a.promptCount || a.order - b.order)
+          .slice(0, MAX_PROMPT_ARGS)
+          .sort((a, b) => a.order - b.order);
+  const names = renameKeys(
+    chosen.map((d) => d.name),
+    KEY_RULES.gemini,
+  );
   const properties: Record<string, unknown> = {};
   const renamed: Record<string, PropPlan> = {};
   const required: string[] = [];
@@ -108,11 +114,16 @@ export function promptArguments(prompts: readonly Prompt[]): PromptArguments {
     define(properties, key, { type: 'string', description: propDescription(d, key !== d.name) });
   }
   const cut = all.length - chosen.length;
-  const text = "The chosen prompt's arguments, by name, each a string: give those the prompt takes (each property says which prompts"
-    + ' take it and whether they require it), leave out the others.'
-    + (Object.keys(renamed).length ? " A name the providers' rules do not allow is shown renamed; its description gives the server's name." : '')
-    + (cut ? ` ${cut} more argument name(s) the prompts declare are not listed (at most ${MAX_PROMPT_ARGS} are): give them by the server's`
-      + ' exact name where extra properties are accepted.' : '');
+  const text =
+    "The chosen prompt's arguments, by name, each a string: give those the prompt takes (each property says which prompts" +
+    ' take it and whether they require it), leave out the others.' +
+    (Object.keys(renamed).length
+      ? " A name the providers' rules do not allow is shown renamed; its description gives the server's name."
+      : '') +
+    (cut
+      ? ` ${cut} more argument name(s) the prompts declare are not listed (at most ${MAX_PROMPT_ARGS} are): give them by the server's` +
+        ' exact name where extra properties are accepted.'
+      : '');
   const schema: Record<string, unknown> = { type: 'object', description: text, properties, ...(required.length ? { required } : {}) };
   if (cut) schema.additionalProperties = { type: 'string' };
   const plan: ArgPlan | undefined = Object.keys(renamed).length ? { props: { arguments: { plan: { props: renamed } } } } : undefined;
@@ -120,7 +131,9 @@ export function promptArguments(prompts: readonly Prompt[]): PromptArguments {
 }
 
 function propDescription(d: Declared, renamed: boolean): string {
-  const who = d.prompts.map((p) => nameLabel(p, 64)).join(', ') + (d.promptCount > d.prompts.length ? ` and ${d.promptCount - d.prompts.length} more` : '');
+  const who =
+    d.prompts.map((p) => nameLabel(p, 64)).join(', ') +
+    (d.promptCount > d.prompts.length ? ` and ${d.promptCount - d.prompts.length} more` : '');
   const need = d.requiredBy === d.promptCount ? 'required' : d.requiredBy ? `required by ${d.requiredBy} of them` : 'optional';
   const head = `${renamed ? `The server's argument ${nameLabel(d.name)}. ` : ''}For prompt(s) ${who} (${need}).`;
   return d.description ? oneLine(`${head} ${d.description}`, MAX_PROP_DESCRIPTION) : oneLine(head, MAX_PROP_DESCRIPTION);
@@ -142,7 +155,11 @@ export function composePlans(outer: ArgPlan | undefined, inner: ArgPlan | undefi
     const from = q?.from ?? p.from;
     const plan = composePlans(p.plan, q?.plan);
     const dropNull = p.dropNull || q?.dropNull;
-    define(props, k, { ...(from !== undefined && from !== k ? { from } : {}), ...(dropNull ? { dropNull: true as const } : {}), ...(plan ? { plan } : {}) });
+    define(props, k, {
+      ...(from !== undefined && from !== k ? { from } : {}),
+      ...(dropNull ? { dropNull: true as const } : {}),
+      ...(plan ? { plan } : {}),
+    });
   }
   // A name the outer plan does not list passes it unchanged, so the inner entry for that name applies as it is.
   for (const [k, q] of Object.entries(innerProps)) if (!Object.hasOwn(props, k)) define(props, k, q);

@@ -108,7 +108,10 @@ export function resolveCall(routes: ReadonlyMap<string, RouteEntry>, name: strin
     let hit: [string, RouteEntry] | undefined;
     for (const [advertised, r] of routes) {
       if (r.server !== server) continue;
-      if (r.kind === 'tool' && r.tool === tool) { hit = [advertised, r]; break; }
+      if (r.kind === 'tool' && r.tool === tool) {
+        hit = [advertised, r];
+        break;
+      }
       if (r.kind !== 'tool' && r.kind === tool) pseudo ??= [advertised, r];
     }
     hit ??= pseudo;
@@ -128,5 +131,8 @@ export function resolveCall(routes: ReadonlyMap<string, RouteEntry>, name: strin
     ? `server ${label(first.server)} has no advertised tool ${label(first.tool, 128)}`
     : `no advertised tool is named ${label(name, 128)}`;
   const hint = near.length ? `; did you mean ${listed(near, 'or')}?` : '';
-  throw new AlbedoError('ALBEDO_NOT_FOUND', what + hint, { outcome: 'not_run', data: { name, ...first, suggestions: near.map(([n]) => n) } });
+  throw new AlbedoError('ALBEDO_NOT_FOUND', what + hint, {
+    outcome: 'not_run',
+    data: { name, ...first, suggestions: near.map(([n]) => n) },
+  });
 }

@@ -25,7 +25,11 @@ export type BatchNormalise = (schemas: unknown[], profile: string) => Promise<No
 export const SCHEMA_CACHE_MAX = 20_000;
 
 /** The answer for a schema no pass prepared: the definition is left out, never sent unchecked. */
-const NOT_PREPARED: NormaliseResult = { ok: false, code: 'not_prepared', reason: 'the schema was not normalised before the definitions were built' };
+const NOT_PREPARED: NormaliseResult = {
+  ok: false,
+  code: 'not_prepared',
+  reason: 'the schema was not normalised before the definitions were built',
+};
 
 /** The cache key, or null for a value JSON cannot spell (it then has no stable identity and is normalised per pass). */
 function keyOf(schema: unknown, profile: string): string | null {
@@ -102,7 +106,9 @@ export class SchemaCache {
         run = Promise.resolve()
           .then(() => this.#normalise!(s, profile))
           .catch((err: unknown) => ({
-            ok: false as const, code: 'internal', reason: `the normaliser failed: ${err instanceof Error ? err.message : String(err)}`,
+            ok: false as const,
+            code: 'internal',
+            reason: `the normaliser failed: ${err instanceof Error ? err.message : String(err)}`,
           }))
           .finally(() => this.#running.delete(k!));
         this.#running.set(k, run);
@@ -129,14 +135,21 @@ export class SchemaCache {
       }
     }
     if (send.length) {
-      const all = Promise.resolve().then(() => batch(send, profile)).then((answers) => {
-        if (!Array.isArray(answers) || answers.length !== send.length) throw badBatch(send.length, answers);
-        return answers;
-      });
+      const all = Promise.resolve()
+        .then(() => batch(send, profile))
+        .then((answers) => {
+          if (!Array.isArray(answers) || answers.length !== send.length) throw badBatch(send.length, answers);
+          return answers;
+        });
       // Settled, the schemas are no longer running: answers are kept at once (even if this pass fails on another's batch);
       // on a rejection nothing is kept, so the next pass sends them again.
-      const done = (): void => { for (const k of sendKeys) this.#running.delete(k); };
-      all.then((answers) => { done(); sendKeys.forEach((k, i) => this.#keep(k, answers[i]!)); }, done);
+      const done = (): void => {
+        for (const k of sendKeys) this.#running.delete(k);
+      };
+      all.then((answers) => {
+        done();
+        sendKeys.forEach((k, i) => this.#keep(k, answers[i]!));
+      }, done);
       sendKeys.forEach((k, i) => {
         const one = all.then((answers) => answers[i]!);
         // A concurrent pass may never await this one (it failed first on another): its rejection is handled here too.
@@ -177,7 +190,10 @@ export class SchemaCache {
  * anything else the cache holds). With no cache given, a private one.
  */
 export async function prepareNormaliser(
-  normalise: AsyncNormalise, schemas: readonly unknown[], profile: string, cache = new SchemaCache(normalise),
+  normalise: AsyncNormalise,
+  schemas: readonly unknown[],
+  profile: string,
+  cache = new SchemaCache(normalise),
 ): Promise<Normalise> {
   await cache.warm(schemas, profile);
   return cache.lookup;

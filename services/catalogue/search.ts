@@ -37,8 +37,12 @@ export interface SearchHit {
 }
 
 /** Words no query is about; dropped from both the index and the query. */
-const STOP = new Set(('a an and are as at be by can for from has have how i in into is it its of on or that the this to was what when '
-  + 'which will with you your do does me my all any').split(' '));
+const STOP = new Set(
+  (
+    'a an and are as at be by can for from has have how i in into is it its of on or that the this to was what when ' +
+    'which will with you your do does me my all any'
+  ).split(' '),
+);
 
 /** `read_text_file` / `getUserProfile` / `get-sum` / `HTTPServer2` → lower-case words. */
 export function words(text: string): string[] {
@@ -98,7 +102,9 @@ export class ToolSearch {
     });
     const docs: Doc[] = this.#entries.map((e, id) => {
       const raw = e.route.kind === 'tool' ? e.route.tool : e.route.kind;
-      for (const key of new Set([e.tool.name, raw, `${e.route.server}/${raw}`, `${e.route.server}.${raw}`, `${e.route.server}:${raw}`].map(norm))) {
+      for (const key of new Set(
+        [e.tool.name, raw, `${e.route.server}/${raw}`, `${e.route.server}.${raw}`, `${e.route.server}:${raw}`].map(norm),
+      )) {
         const list = this.#exact.get(key) ?? [];
         list.push(id);
         this.#exact.set(key, list);
@@ -106,8 +112,13 @@ export class ToolSearch {
       const s = norm(e.route.server);
       this.#byServer.set(s, [...(this.#byServer.get(s) ?? []), id]);
       return {
-        id, name: e.tool.name, tool: raw, server: e.route.server, title: e.title ?? '',
-        description: e.tool.description, params: paramNames(e.tool.inputSchema).join(' '),
+        id,
+        name: e.tool.name,
+        tool: raw,
+        server: e.route.server,
+        title: e.title ?? '',
+        description: e.tool.description,
+        params: paramNames(e.tool.inputSchema).join(' '),
       };
     });
     this.#index.addAll(docs);

@@ -10,7 +10,12 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { defineService } from '../../kernel/service.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
-import { MAX_NORMALISE_BATCH, savedCatalogueSchema, type CatalogueMethods, type CatalogueStats } from '../../protocol/services/catalogue.ts';
+import {
+  MAX_NORMALISE_BATCH,
+  savedCatalogueSchema,
+  type CatalogueMethods,
+  type CatalogueStats,
+} from '../../protocol/services/catalogue.ts';
 import { NormalisePool, type PoolOptions } from './normalise-pool.ts';
 import { linuxThreadId } from './normalise-task.ts';
 import { isProfile, PROFILES } from './schema/normalise.ts';
@@ -32,7 +37,8 @@ const TID = linuxThreadId();
 let loop: IntervalHistogram | undefined;
 let measuring = false;
 
-const invalid = (message: string, data?: unknown): AlbedoError => new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run', data });
+const invalid = (message: string, data?: unknown): AlbedoError =>
+  new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run', data });
 
 function the(): { store: CatalogueStore; pool: NormalisePool } {
   if (!store || !pool) throw new AlbedoError('ALBEDO_CLOSED', 'the catalogue service is not started', { outcome: 'not_run' });
@@ -63,7 +69,9 @@ function rowOf(p: P<'catalogue/put'> | undefined): SavedCatalogue {
   const r = savedCatalogueSchema.safeParse(p?.row);
   if (r.success) return p!.row;
   const issue = r.error.issues[0]!;
-  throw invalid(`row.${issue.path.join('.')}: ${issue.message}`, { path: ['row', ...issue.path.map((x) => (typeof x === 'symbol' ? String(x) : x))] });
+  throw invalid(`row.${issue.path.join('.')}: ${issue.message}`, {
+    path: ['row', ...issue.path.map((x) => (typeof x === 'symbol' ? String(x) : x))],
+  });
 }
 
 export default defineService({
@@ -98,7 +106,9 @@ export default defineService({
       const { pool } = the();
       const { schemas, profile } = p ?? {};
       if (typeof profile !== 'string' || !isProfile(profile)) {
-        throw invalid(`unknown profile; one of ${PROFILES.join(', ')}`, { profile: typeof profile === 'string' ? profile.slice(0, 100) : null });
+        throw invalid(`unknown profile; one of ${PROFILES.join(', ')}`, {
+          profile: typeof profile === 'string' ? profile.slice(0, 100) : null,
+        });
       }
       if (!Array.isArray(schemas)) throw invalid('schemas must be an array');
       if (schemas.length > MAX_NORMALISE_BATCH) throw invalid(`at most ${MAX_NORMALISE_BATCH} schemas per call`, { count: schemas.length });

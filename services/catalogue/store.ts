@@ -14,7 +14,6 @@ export type { SavedCatalogue } from '../../protocol/catalogue.ts';
 /** Bumped when the row's shape changes; rows of another version are ignored (dialled afresh). */
 const ROW_VERSION = 1;
 
-
 interface Row extends SavedCatalogue {
   v: number;
 }
@@ -83,10 +82,14 @@ export class CatalogueStore {
 
 /** Two discoveries of one server are the same when everything the model could see is. */
 export function sameDiscovery(a: SavedCatalogue, b: SavedCatalogue): boolean {
-  return a.era === b.era && a.protocolVersion === b.protocolVersion && a.instructions === b.instructions
-    && JSON.stringify(a.serverInfo) === JSON.stringify(b.serverInfo)
-    && JSON.stringify(a.capabilities) === JSON.stringify(b.capabilities)
-    && JSON.stringify(a.catalogue) === JSON.stringify(b.catalogue);
+  return (
+    a.era === b.era &&
+    a.protocolVersion === b.protocolVersion &&
+    a.instructions === b.instructions &&
+    JSON.stringify(a.serverInfo) === JSON.stringify(b.serverInfo) &&
+    JSON.stringify(a.capabilities) === JSON.stringify(b.capabilities) &&
+    JSON.stringify(a.catalogue) === JSON.stringify(b.catalogue)
+  );
 }
 
 /** Closes every environment this module opened (a worker's stop). */

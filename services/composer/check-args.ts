@@ -98,16 +98,19 @@ const budget = { armed: false, steps: 0, text: 0 };
 class OutOfSteps extends Error {}
 
 /** Ajv's regular expressions: refused at compile time when risky, and not run on long text or past the check's budget. */
-const regExp = Object.assign((pattern: string, flags: string) => {
-  if (riskyPattern(pattern)) throw new Error('a pattern that could take too long');
-  const re = new RegExp(pattern, flags);
-  const test = (s: string): boolean => {
-    if (s.length > MAX_PATTERN_INPUT || (budget.armed && (budget.text -= s.length) < 0)) return true;
-    return re.test(s);
-  };
-  // Ajv keys its compiled patterns by toString(): the expression's own text keeps them apart.
-  return { test, toString: () => re.toString() };
-}, { code: 'new RegExp' });
+const regExp = Object.assign(
+  (pattern: string, flags: string) => {
+    if (riskyPattern(pattern)) throw new Error('a pattern that could take too long');
+    const re = new RegExp(pattern, flags);
+    const test = (s: string): boolean => {
+      if (s.length > MAX_PATTERN_INPUT || (budget.armed && (budget.text -= s.length) < 0)) return true;
+      return re.test(s);
+    };
+    // Ajv keys its compiled patterns by toString(): the expression's own text keeps them apart.
+    return { test, toString: () => re.toString() };
+  },
+  { code: 'new RegExp' },
+);
 
 /**
  * The count of objects and arrays in `value` (with `all`, of every value:
@@ -153,8 +156,14 @@ function checker(draft: Draft): Checker {
     const mod = load(draft === '2020-12' ? 'ajv/dist/2020' : draft === '2019-09' ? 'ajv/dist/2019' : 'ajv');
     const Ajv = mod.default ?? mod;
     c = new Ajv({
-      strict: false, allErrors: true, validateFormats: false, addUsedSchema: false, ownProperties: true, inlineRefs: false,
-      logger: false, code: { regExp, process: stepped },
+      strict: false,
+      allErrors: true,
+      validateFormats: false,
+      addUsedSchema: false,
+      ownProperties: true,
+      inlineRefs: false,
+      logger: false,
+      code: { regExp, process: stepped },
     }) as Checker;
     Object.defineProperty(c, STEP_HOOK, { value: step });
     checkers.set(draft, c);
@@ -264,7 +273,13 @@ const json = (v: unknown): string => {
 };
 
 const TYPE_WORDS: Record<string, string> = {
-  string: 'a string', number: 'a number', integer: 'an integer', boolean: 'true or false', object: 'an object', array: 'an array', null: 'null',
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
 };
 
 /** One Ajv error as a problem, its sentence naming the argument. */
@@ -289,7 +304,10 @@ function problemOf(e: ErrorObject, args: unknown, caller?: CallerPath): Argument
       sentence = `${who} is required when ${json(p.property)} is given`;
       break;
     case 'type':
-      sentence = `${who} must be ${String(p.type).split(',').map((t) => TYPE_WORDS[t] ?? t).join(' or ')}`;
+      sentence = `${who} must be ${String(p.type)
+        .split(',')
+        .map((t) => TYPE_WORDS[t] ?? t)
+        .join(' or ')}`;
       break;
     case 'enum': {
       const values = Array.isArray(p.allowedValues) ? p.allowedValues : [];

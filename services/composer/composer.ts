@@ -52,25 +52,44 @@ export class Composer {
    * `listener` sees the events of the preparation too. Bad options reject
    * with ALBEDO_INVALID_ARGUMENT, bad configuration with the settings' error.
    */
-  async open(options: SessionOptions = {}, listener?: (event: SessionEvent) => void, restore?: { id: string; resume: SessionResume }): Promise<Session> {
+  async open(
+    options: SessionOptions = {},
+    listener?: (event: SessionEvent) => void,
+    restore?: { id: string; resume: SessionResume },
+  ): Promise<Session> {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'the composer is closed', { outcome: 'not_run' });
     const parsed = sessionOptionsSchema.safeParse(options);
-    if (!parsed.success) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `session options: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
+    if (!parsed.success)
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `session options: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
     const o = parsed.data;
     const profile = o.profile ?? 'portable';
     if (this.#ports.profiles && !this.#ports.profiles.includes(profile)) {
       const known = this.#ports.profiles.join(', ');
-      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `session options: unknown profile ${JSON.stringify(profile)} (one of ${known})`, { outcome: 'not_run' });
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `session options: unknown profile ${JSON.stringify(profile)} (one of ${known})`, {
+        outcome: 'not_run',
+      });
     }
     const id = restore?.id ?? (this.#ports.newId ?? (() => crypto.randomUUID()))();
-    const session = new Session(this.#ports, {
-      schemas: this.#schemas,
-      register: (up) => this.#byId.set(up.id, up),
-      unregister: (up) => { if (this.#byId.get(up.id) === up) this.#byId.delete(up.id); },
-      closed: (s) => this.#sessions.delete(s.id),
-    }, {
-      id, choice: { include: o.servers?.include, exclude: o.servers?.exclude }, profile, mcp: o.extensions?.mcp, options: o, resume: restore?.resume,
-    }, listener);
+    const session = new Session(
+      this.#ports,
+      {
+        schemas: this.#schemas,
+        register: (up) => this.#byId.set(up.id, up),
+        unregister: (up) => {
+          if (this.#byId.get(up.id) === up) this.#byId.delete(up.id);
+        },
+        closed: (s) => this.#sessions.delete(s.id),
+      },
+      {
+        id,
+        choice: { include: o.servers?.include, exclude: o.servers?.exclude },
+        profile,
+        mcp: o.extensions?.mcp,
+        options: o,
+        resume: restore?.resume,
+      },
+      listener,
+    );
     this.#sessions.set(id, session);
     await session.open();
     return session;

@@ -36,8 +36,15 @@ export const sameCatalogue = (a: SavedCatalogue | null, b: SavedCatalogue | null
 
 export function rowOf(entry: ComposerServer, r: OpenResult, savedAt: number): SavedCatalogue {
   return {
-    server: entry.name, fingerprint: entry.fingerprint, era: r.era, protocolVersion: r.protocolVersion, serverInfo: r.serverInfo,
-    capabilities: r.capabilities, instructions: r.instructions, catalogue: r.catalogue, savedAt,
+    server: entry.name,
+    fingerprint: entry.fingerprint,
+    era: r.era,
+    protocolVersion: r.protocolVersion,
+    serverInfo: r.serverInfo,
+    capabilities: r.capabilities,
+    instructions: r.instructions,
+    catalogue: r.catalogue,
+    savedAt,
   };
 }
 
@@ -77,7 +84,8 @@ export class ServerSlot implements UpstreamOwner {
     this.state = state;
     this.reason = reason;
     if (this.live) this.#announced = true;
-    if (!same && this.live) this.#host.emit(reason ? { type: 'state', server: this.name, state, reason } : { type: 'state', server: this.name, state });
+    if (!same && this.live)
+      this.#host.emit(reason ? { type: 'state', server: this.name, state, reason } : { type: 'state', server: this.name, state });
   }
 
   /** What the next generation should advertise for it. */
@@ -219,15 +227,23 @@ export class Composition {
     const counts = new Map<string, number>();
     for (const r of defs.routes.values()) counts.set(r.server, (counts.get(r.server) ?? 0) + 1);
     const servers: ContextServer[] = this.slots.map((s) => ({
-      name: s.name, state: s.state, advertised: s.advertised !== null, tools: counts.get(s.name) ?? 0,
-      instructions: s.advertised?.instructions ?? null, reason: s.reason,
+      name: s.name,
+      state: s.state,
+      advertised: s.advertised !== null,
+      tools: counts.get(s.name) ?? 0,
+      instructions: s.advertised?.instructions ?? null,
+      reason: s.reason,
     }));
     const ctx = contextOf(servers, signInHint);
     const context = ctx.text;
     const changed = context !== this.context || JSON.stringify(defs.tools) !== JSON.stringify(this.definitions.tools);
     this.definitions = defs;
     this.context = context;
-    this.cost = costOf(defs, ctx, this.slots.map((s) => s.name));
+    this.cost = costOf(
+      defs,
+      ctx,
+      this.slots.map((s) => s.name),
+    );
     return changed;
   }
 
@@ -235,7 +251,13 @@ export class Composition {
     const counts = new Map<string, number>();
     for (const r of this.definitions.routes.values()) counts.set(r.server, (counts.get(r.server) ?? 0) + 1);
     return this.slots.map((s) => {
-      const out: ServerStatus = { name: s.name, state: s.state, advertised: s.advertised !== null, tools: counts.get(s.name) ?? 0, pending: s.pending() };
+      const out: ServerStatus = {
+        name: s.name,
+        state: s.state,
+        advertised: s.advertised !== null,
+        tools: counts.get(s.name) ?? 0,
+        pending: s.pending(),
+      };
       if (s.reason) out.reason = s.reason;
       if (s.comeBack && (s.state === 'left_out' || s.state === 'needs_sign_in')) out.nextProbeAt = s.comeBack.dueAt;
       return out;
@@ -251,7 +273,10 @@ function costOf(defs: Definitions, ctx: { text: string; byServer: Map<string, nu
     const n = definitionTokens(t);
     definitions += n;
     const s = per.get(defs.routes.get(t.name)!.server);
-    if (s) { s.tools++; s.definitions += n; }
+    if (s) {
+      s.tools++;
+      s.definitions += n;
+    }
   }
   return { definitions, context: tokensOf(ctx.text.length), servers: [...per.values()] };
 }

@@ -20,7 +20,9 @@ export class SettingsFollower {
   constructor(session: Session, emit: (event: SessionEvent) => void) {
     this.#session = session;
     this.#emit = emit;
-    session.on((e) => { if (e.type === 'closed') this.#closed = true; });
+    session.on((e) => {
+      if (e.type === 'closed') this.#closed = true;
+    });
   }
 
   changed(): void {
@@ -41,7 +43,9 @@ export class SettingsFollower {
           this.#emit(e.code ? { type: 'warning', message, code: e.code } : { type: 'warning', message });
         }
       } while (this.#again && !this.#closed);
-    })().finally(() => { this.#reloading = undefined; });
+    })().finally(() => {
+      this.#reloading = undefined;
+    });
   }
 
   invalid(file: string, issues: number): void {

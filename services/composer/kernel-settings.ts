@@ -15,8 +15,7 @@ import type { ComposerServer, ResolvedServers, ServerChoice, SettingsPort } from
 const RESOLVE_TIMEOUT_MS = 15_000;
 
 export type SettingsNotice =
-  | { type: 'changed'; event: SettingsChangedEvent }
-  | { type: 'invalid'; event: SettingsEvents['settings/invalid'] };
+  { type: 'changed'; event: SettingsChangedEvent } | { type: 'invalid'; event: SettingsEvents['settings/invalid'] };
 
 export interface KernelSettings extends SettingsPort {
   /** Follows settings/changed and settings/invalid; returns the unsubscribe function. */
@@ -30,7 +29,8 @@ export function resolvedServers(r: ResolveAllResult): ResolvedServers {
     fingerprint: s.fingerprint,
     server: s.server,
     filters: {
-      ...(s.enabledTools === null ? {} : { enabledTools: s.enabledTools }), disabledTools: s.disabledTools,
+      ...(s.enabledTools === null ? {} : { enabledTools: s.enabledTools }),
+      disabledTools: s.disabledTools,
       ...(Array.isArray(s.alwaysLoad) ? { alwaysLoad: s.alwaysLoad } : {}),
     },
     alwaysLoad: s.alwaysLoad,
@@ -54,14 +54,18 @@ export function choiceParams(choice: ServerChoice): { include?: string[]; exclud
 export function kernelSettings(kernel: Kernel): KernelSettings {
   return {
     async servers(choice) {
-      return resolvedServers(await kernel.call('settings', 'settings/resolve-all', choiceParams(choice), { timeoutMs: RESOLVE_TIMEOUT_MS }));
+      return resolvedServers(
+        await kernel.call('settings', 'settings/resolve-all', choiceParams(choice), { timeoutMs: RESOLVE_TIMEOUT_MS }),
+      );
     },
     subscribe(listener) {
       const offs = [
         kernel.on('settings', 'settings/changed', (event) => listener({ type: 'changed', event })),
         kernel.on('settings', 'settings/invalid', (event) => listener({ type: 'invalid', event })),
       ];
-      return () => { for (const off of offs) off(); };
+      return () => {
+        for (const off of offs) off();
+      };
     },
   };
 }

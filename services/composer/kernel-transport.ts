@@ -19,14 +19,20 @@ export function kernelCaller(kernel: Kernel): ServiceCaller {
 }
 
 export function kernelTransport(kernel: Kernel, opts: KernelTransportOptions): TransportPort {
-  return transportPort(kernelCaller(kernel), (listener) => {
-    const offs = TRANSPORT_TOPICS.map((topic) => {
-      const [service, name] = [topic.slice(0, topic.indexOf(':')), topic.slice(topic.indexOf(':') + 1)];
-      return kernel.on(service as never, name as never, (payload) => {
-        const e = transportEvent(topic, payload);
-        if (e) listener(e);
+  return transportPort(
+    kernelCaller(kernel),
+    (listener) => {
+      const offs = TRANSPORT_TOPICS.map((topic) => {
+        const [service, name] = [topic.slice(0, topic.indexOf(':')), topic.slice(topic.indexOf(':') + 1)];
+        return kernel.on(service as never, name as never, (payload) => {
+          const e = transportEvent(topic, payload);
+          if (e) listener(e);
+        });
       });
-    });
-    return () => { for (const off of offs) off(); };
-  }, opts);
+      return () => {
+        for (const off of offs) off();
+      };
+    },
+    opts,
+  );
 }

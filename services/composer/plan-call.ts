@@ -32,7 +32,8 @@ export interface PlannedCall {
 
 /** Refuses a call without a name, or with a timeout that is not a positive integer (not run). */
 export function checkCall(name: unknown, opts: { timeoutMs?: unknown }): asserts name is string {
-  if (typeof name !== 'string' || !name) throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'a call needs a tool name', { outcome: 'not_run' });
+  if (typeof name !== 'string' || !name)
+    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'a call needs a tool name', { outcome: 'not_run' });
   const t = opts.timeoutMs;
   if (t !== undefined && !(typeof t === 'number' && Number.isInteger(t) && t > 0 && t <= MAX_CALL_TIMEOUT_MS)) {
     const message = `timeoutMs must be a positive integer of at most ${MAX_CALL_TIMEOUT_MS} (a day)`;
@@ -49,9 +50,12 @@ export function checkCall(name: unknown, opts: { timeoutMs?: unknown }): asserts
  * ALBEDO_INVALID_ARGUMENT (`data`: the argument at fault); all not run.
  */
 export function planCall(
-  routes: ReadonlyMap<string, RouteEntry>, servers: Iterable<string>,
+  routes: ReadonlyMap<string, RouteEntry>,
+  servers: Iterable<string>,
   serverOf: (name: string) => { name: string; state: ServerState; reason?: StateReason } | undefined,
-  name: string, args: unknown, inputs?: ReadonlyMap<string, InputCheck>,
+  name: string,
+  args: unknown,
+  inputs?: ReadonlyMap<string, InputCheck>,
 ): PlannedCall {
   if (depthOf(args, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH) {
     throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`, { outcome: 'not_run' });
@@ -79,13 +83,21 @@ function refuseInvalid(name: string, route: RouteEntry, problems: ReturnType<typ
   const first = problems[0]!;
   const more = problems.length > 3 ? `; and ${problems.length - 3} more` : '';
   const what = route.kind === 'tool' ? `tool ${label(route.tool, 128)}` : operationOf(route);
-  const said = problems.slice(0, 3).map((p) => p.message).join('; ');
+  const said = problems
+    .slice(0, 3)
+    .map((p) => p.message)
+    .join('; ');
   const message = `${said}${more} (the input schema of ${what} of server ${label(route.server)}; the call was not sent)`;
   throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, {
     outcome: 'not_run',
     data: {
-      name, server: route.server, tool: operationOf(route),
-      argument: first.argument, path: first.path, pointer: first.pointer, keyword: first.keyword,
+      name,
+      server: route.server,
+      tool: operationOf(route),
+      argument: first.argument,
+      path: first.path,
+      pointer: first.pointer,
+      keyword: first.keyword,
       problems: problems.map(({ argument, pointer, keyword, message: m }) => ({ argument, pointer, keyword, message: m })),
     },
   });

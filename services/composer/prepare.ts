@@ -42,7 +42,10 @@ export function select(resolved: ResolvedServers, choice: ServerChoice): { serve
   const names = new Set<string>();
   for (const s of resolved.servers) {
     if (names.has(s.name)) {
-      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `the server ${label(s.name)} is configured twice`, { outcome: 'not_run', data: { server: s.name } });
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `the server ${label(s.name)} is configured twice`, {
+        outcome: 'not_run',
+        data: { server: s.name },
+      });
     }
     names.add(s.name);
   }
@@ -61,7 +64,16 @@ export function select(resolved: ResolvedServers, choice: ServerChoice): { serve
 
 /** A switched-off server's slot entry: it has no connection and is never dialled, so its transport form is inert. */
 function disabledEntry(name: string): ComposerServer {
-  const server = { type: 'stdio' as const, command: '', args: [], cwd: '', env: {}, startupTimeoutMs: 0, callTimeoutMs: 0, fingerprint: '' };
+  const server = {
+    type: 'stdio' as const,
+    command: '',
+    args: [],
+    cwd: '',
+    env: {},
+    startupTimeoutMs: 0,
+    callTimeoutMs: 0,
+    fingerprint: '',
+  };
   return { name, fingerprint: '', server, filters: {}, isolate: false, startupTimeoutMs: 0, callTimeoutMs: 0 };
 }
 
@@ -97,7 +109,9 @@ export async function prepare(ctx: PrepareContext, previous: Composition | null)
   const { servers, disabled } = select(resolved, ctx.choice);
   const live = previous === null;
   // What an entry exposes of $ALBEDO_HOME (its working directory or an argument there) is said in every session over it.
-  const warnings: PrepareWarning[] = servers.flatMap((e) => (e.warnings ?? []).map((m) => ({ server: e.name, message: `server ${label(e.name)}: ${m}` })));
+  const warnings: PrepareWarning[] = servers.flatMap((e) =>
+    (e.warnings ?? []).map((m) => ({ server: e.name, message: `server ${label(e.name)}: ${m}` })),
+  );
   const created: Upstream[] = [];
   const slots: ServerSlot[] = [];
   const dials: ServerSlot[] = [];
@@ -135,7 +149,14 @@ export async function prepare(ctx: PrepareContext, previous: Composition | null)
       slot.setState('disabled');
       slots.push(slot);
     }
-    const failures = await Promise.all(dials.map((s) => s.upstream!.dial().then(() => null, (err: AlbedoError) => err)));
+    const failures = await Promise.all(
+      dials.map((s) =>
+        s.upstream!.dial().then(
+          () => null,
+          (err: AlbedoError) => err,
+        ),
+      ),
+    );
     const tooLarge = failures.find((e) => e?.code === 'ALBEDO_CATALOGUE_TOO_LARGE');
     if (tooLarge) throw tooLarge;
     const preparedAt = ctx.ports.clock.now();
@@ -143,9 +164,10 @@ export async function prepare(ctx: PrepareContext, previous: Composition | null)
       const err = failures[i];
       if (!err) return;
       slot.leaveOut(err);
-      const message = err.code === 'ALBEDO_NEEDS_SIGN_IN'
-        ? `server ${label(slot.name)} needs the user to sign in; it is left out until then`
-        : `server ${label(slot.name)} is left out: ${err.message}`;
+      const message =
+        err.code === 'ALBEDO_NEEDS_SIGN_IN'
+          ? `server ${label(slot.name)} needs the user to sign in; it is left out until then`
+          : `server ${label(slot.name)} is left out: ${err.message}`;
       warnings.push({ server: slot.name, message, code: err.code });
     });
     for (const s of slots) {
@@ -155,10 +177,12 @@ export async function prepare(ctx: PrepareContext, previous: Composition | null)
     }
     return new Composition({ slots, retryMs: resolved.retryMs, profile: ctx.profile, preparedAt, warnings });
   } catch (err) {
-    await Promise.all(created.map(async (up) => {
-      await up.close();
-      ctx.unregister(up);
-    }));
+    await Promise.all(
+      created.map(async (up) => {
+        await up.close();
+        ctx.unregister(up);
+      }),
+    );
     throw err;
   }
 }

@@ -45,9 +45,15 @@ export class SessionPublisher {
     const s = this.session;
     const comp = s.composition;
     const out: SessionSnapshot = {
-      id: s.id, version: this.#host.version(), profile: s.init.profile,
-      tools: s.init.options?.tools ?? 'all', contextBudget: s.init.options?.contextBudget ?? DEFAULT_CONTEXT_BUDGET,
-      resultBudget: s.init.options?.resultBudget ?? DEFAULT_RESULT_BUDGET, status: s.status(), warnings: s.warnings(), connections: connectionsOf(comp),
+      id: s.id,
+      version: this.#host.version(),
+      profile: s.init.profile,
+      tools: s.init.options?.tools ?? 'all',
+      contextBudget: s.init.options?.contextBudget ?? DEFAULT_CONTEXT_BUDGET,
+      resultBudget: s.init.options?.resultBudget ?? DEFAULT_RESULT_BUDGET,
+      status: s.status(),
+      warnings: s.warnings(),
+      connections: connectionsOf(comp),
     };
     if (full && this.loaded.length) out.loaded = [...this.loaded];
     if (full || s.generation !== this.#sentGeneration) {
@@ -69,16 +75,28 @@ export class SessionPublisher {
     const s = this.session;
     const comp = s.composition;
     const connections: SessionRecord['connections'] = comp.slots.flatMap((slot) =>
-      slot.upstream && slot.upstream.state !== 'closed' ? [[slot.name, { id: slot.upstream.id, fingerprint: slot.entry.fingerprint }]] : []);
+      slot.upstream && slot.upstream.state !== 'closed' ? [[slot.name, { id: slot.upstream.id, fingerprint: slot.entry.fingerprint }]] : [],
+    );
     const digest = this.#viewDigest();
     const key = JSON.stringify([s.generation, digest, connections, this.loaded.length]);
     if (key === this.#recorded) return this.#writing;
     this.#recorded = key;
     const rec: SessionRecord = {
-      owner: this.#host.owner, id: s.id, options: { ...(s.init.options ?? {}) }, generation: s.generation, digest,
-      shown: shownRecordOf(comp), connections, savedAt: Date.now(), ...(this.loaded.length ? { loaded: [...this.loaded] } : {}),
+      owner: this.#host.owner,
+      id: s.id,
+      options: { ...(s.init.options ?? {}) },
+      generation: s.generation,
+      digest,
+      shown: shownRecordOf(comp),
+      connections,
+      savedAt: Date.now(),
+      ...(this.loaded.length ? { loaded: [...this.loaded] } : {}),
     };
-    this.#writing = this.#writing.then(() => this.#closed ? undefined : this.#host.records.put(rec)).catch(() => { this.#recorded = ''; });
+    this.#writing = this.#writing
+      .then(() => (this.#closed ? undefined : this.#host.records.put(rec)))
+      .catch(() => {
+        this.#recorded = '';
+      });
     return this.#writing;
   }
 
@@ -95,7 +113,9 @@ export class SessionPublisher {
   schedule(): void {
     if (this.#scheduled || this.#closed) return;
     this.#scheduled = true;
-    queueMicrotask(() => { if (this.#scheduled) this.flush(); });
+    queueMicrotask(() => {
+      if (this.#scheduled) this.flush();
+    });
   }
 
   /** A session event: out after the snapshot it belongs with; `closed` at once (after what was queued), and the record goes. */

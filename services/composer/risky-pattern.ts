@@ -15,10 +15,7 @@
 type Category = 'digit' | 'word' | 'space';
 
 /** The characters an atom matches, as far as this scan can tell. */
-type Chars =
-  | { kind: 'any' }
-  | { kind: 'set'; chars: Set<string>; cats: Set<Category> }
-  | { kind: 'not'; chars: Set<string> };
+type Chars = { kind: 'any' } | { kind: 'set'; chars: Set<string>; cats: Set<Category> } | { kind: 'not'; chars: Set<string> };
 
 const ANY: Chars = { kind: 'any' };
 /** A repeat whose range is wider than this counts as unbounded. */
@@ -65,7 +62,10 @@ function classAt(p: string, i: number): { chars: Chars; end: number } {
     if (c === '\\') {
       const e = escapeAt(p, j + 1);
       j = e.end - 1;
-      if (e.chars.kind !== 'set') { wide = true; continue; }
+      if (e.chars.kind !== 'set') {
+        wide = true;
+        continue;
+      }
       cats.push(...e.chars.cats);
       if (e.chars.chars.size !== 1) continue;
       c = [...e.chars.chars][0]!;
@@ -142,7 +142,11 @@ export function riskyPattern(p: string): boolean {
     if (c === '(') {
       groups.push({ varies: false, unbounded: false });
       // (?:…) (?=…) (?!…) (?<=…) (?<!…) (?<name>…): the prefix is not a quantifier.
-      if (p[i + 1] === '?') next = p[i + 2] === '<' && p[i + 3] !== '=' && p[i + 3] !== '!' ? Math.max(p.indexOf('>', i) + 1, i + 3) : i + (p[i + 2] === '<' ? 4 : 3);
+      if (p[i + 1] === '?')
+        next =
+          p[i + 2] === '<' && p[i + 3] !== '=' && p[i + 3] !== '!'
+            ? Math.max(p.indexOf('>', i) + 1, i + 3)
+            : i + (p[i + 2] === '<' ? 4 : 3);
       i = next;
       continue;
     }
@@ -157,7 +161,10 @@ export function riskyPattern(p: string): boolean {
     } else if (c === '[') {
       ({ chars: atom, end: next } = classAt(p, i));
     } else if (c === '\\') {
-      if (p[i + 1] === 'b' || p[i + 1] === 'B') { i += 2; continue; }
+      if (p[i + 1] === 'b' || p[i + 1] === 'B') {
+        i += 2;
+        continue;
+      }
       ({ chars: atom, end: next } = escapeAt(p, i + 1));
     } else {
       atom = c === '.' ? ANY : set([c]);

@@ -59,7 +59,10 @@ export function operationFor(route: RouteEntry, args: Record<string, unknown>): 
  * (ALBEDO_NEEDS_SIGN_IN, not run); otherwise it stays not found, with that
  * server's state and reason in `data`.
  */
-export function notAdvertised(err: unknown, serverOf: (name: string) => { name: string; state: ServerState; reason?: StateReason } | undefined): unknown {
+export function notAdvertised(
+  err: unknown,
+  serverOf: (name: string) => { name: string; state: ServerState; reason?: StateReason } | undefined,
+): unknown {
   if (!AlbedoError.is(err) || err.code !== 'ALBEDO_NOT_FOUND') return err;
   const data = err.data as { server?: string } | undefined;
   const s = data?.server === undefined ? undefined : serverOf(data.server);

@@ -87,7 +87,7 @@ function adopt(session: Session): Entry {
 }
 
 async function entryOf(id: unknown): Promise<Entry> {
-  const e = typeof id === 'string' ? entries.get(id) ?? await restoring.get(id) : undefined;
+  const e = typeof id === 'string' ? (entries.get(id) ?? (await restoring.get(id))) : undefined;
   // data.session says it is the session that is unknown (a call's unknown tool is ALBEDO_NOT_FOUND too).
   if (!e) throw new AlbedoError('ALBEDO_NOT_FOUND', 'no open session has this id', { outcome: 'not_run', data: { session: String(id) } });
   return e;
@@ -135,10 +135,15 @@ function onTransport(event: TransportEvent): void {
 
 export default defineService({
   events: {
-    ...Object.fromEntries(TRANSPORT_TOPICS.map((topic) => [topic, (payload: unknown) => {
-      const e = transportEvent(topic, payload);
-      if (e) onTransport(e);
-    }])),
+    ...Object.fromEntries(
+      TRANSPORT_TOPICS.map((topic) => [
+        topic,
+        (payload: unknown) => {
+          const e = transportEvent(topic, payload);
+          if (e) onTransport(e);
+        },
+      ]),
+    ),
     'settings:settings/changed': () => {
       for (const e of entries.values()) onSettingsChanged(e);
       for (const id of restoring.keys()) changedWhileRestoring.add(id);
@@ -160,8 +165,14 @@ export default defineService({
     if (ctx.incarnation === 1) void records.pruneDead(pidAlive).catch(() => {});
     const ledger = new Ledger(records, opts.owner);
     // Before the owner is asked to drain a connection, every session's snapshot goes out: the owner stops naming it first.
-    const beforeDrain = (): void => { for (const e of entries.values()) e.pub.flush(); };
-    const ports = workerPorts(ctx, { eraCachePath: storePath, capabilities: opts.capabilities, profiles: PROFILES, ledger, beforeDrain }, subscribe);
+    const beforeDrain = (): void => {
+      for (const e of entries.values()) e.pub.flush();
+    };
+    const ports = workerPorts(
+      ctx,
+      { eraCachePath: storePath, capabilities: opts.capabilities, profiles: PROFILES, ledger, beforeDrain },
+      subscribe,
+    );
     composer = new Composer(ports);
     transport = ports.transport;
     // Restored in the background: the worker is ready at once, and a call for a session waits for its restore.
@@ -243,7 +254,12 @@ export default defineService({
     async 'composer/close-owner'(p: P<'composer/close-owner'>) {
       if (p.owner !== opts.owner) return {};
       await Promise.allSettled([...restoring.values()]);
-      await Promise.allSettled([...entries.values()].map(async (e) => { await e.pub.session.close(); await e.pub.written(); }));
+      await Promise.allSettled(
+        [...entries.values()].map(async (e) => {
+          await e.pub.session.close();
+          await e.pub.written();
+        }),
+      );
       return {};
     },
   },

@@ -9,7 +9,14 @@
 import { AlbedoError } from '../../protocol/errors.ts';
 import { describeZodError } from '../../protocol/config.ts';
 import type { ModelTool } from '../../protocol/catalogue.ts';
-import { activitySchema, type Activity, type ServerStatus, type SessionCallOptions, type SessionEvent, type SessionOptions } from '../../protocol/composer.ts';
+import {
+  activitySchema,
+  type Activity,
+  type ServerStatus,
+  type SessionCallOptions,
+  type SessionEvent,
+  type SessionOptions,
+} from '../../protocol/composer.ts';
 import { definitionSchemas, type ServerCatalogue } from '../catalogue/definitions.ts';
 import { label } from '../catalogue/definitions-text.ts';
 import type { SchemaCache } from '../catalogue/schema-cache.ts';
@@ -79,18 +86,37 @@ export class Session {
     this.#host = {
       clock: ports.clock,
       emit: (e) => this.#emit(e),
-      save: (row) => this.#track(Promise.resolve().then(() => ports.catalogues.put(row)).catch((err: Error) => {
-        this.#emit({ type: 'warning', server: row.server, message: `the catalogue of ${label(row.server)} could not be saved: ${err.message}` });
-      })),
+      save: (row) =>
+        this.#track(
+          Promise.resolve()
+            .then(() => ports.catalogues.put(row))
+            .catch((err: Error) => {
+              this.#emit({
+                type: 'warning',
+                server: row.server,
+                message: `the catalogue of ${label(row.server)} could not be saved: ${err.message}`,
+              });
+            }),
+        ),
     };
   }
 
   #ctx(): PrepareContext {
     return {
-      ports: this.#ports, host: this.#host, choice: this.#init.choice, profile: this.#init.profile, mcp: this.#init.mcp,
+      ports: this.#ports,
+      host: this.#host,
+      choice: this.#init.choice,
+      profile: this.#init.profile,
+      mcp: this.#init.mcp,
       newId: this.#ports.newId ?? (() => crypto.randomUUID()),
-      register: (up) => { this.#upstreams.add(up); this.#hooks.register(up); },
-      unregister: (up) => { this.#upstreams.delete(up); this.#hooks.unregister(up); },
+      register: (up) => {
+        this.#upstreams.add(up);
+        this.#hooks.register(up);
+      },
+      unregister: (up) => {
+        this.#upstreams.delete(up);
+        this.#hooks.unregister(up);
+      },
       track: (p) => this.#track(p),
       resume: this.#init.resume?.connections,
     };
@@ -224,7 +250,14 @@ export class Session {
     checkCall(name, opts);
     const comp = this.#active;
     const { definitions: d } = comp;
-    const { route, op } = planCall(d.routes, comp.slots.map((s) => s.name), (server) => comp.slot(server), name, args, d.inputs);
+    const { route, op } = planCall(
+      d.routes,
+      comp.slots.map((s) => s.name),
+      (server) => comp.slot(server),
+      name,
+      args,
+      d.inputs,
+    );
     const slot = comp.slot(route.server)!;
     const timeoutMs = opts.timeoutMs ?? slot.entry.callTimeoutMs;
     return slot.upstream!.request(op, { timeoutMs, budgetMs: slot.entry.startupTimeoutMs + timeoutMs, signal: opts.signal });
@@ -283,19 +316,28 @@ export class Session {
     } catch (err) {
       this.#emit({ type: 'warning', message: `come-back probes skipped: the servers could not be resolved (${(err as Error).message})` });
     }
-    await Promise.all(due.map(async (s) => {
-      const entry = fresh?.servers.find((e) => e.name === s.name);
-      let ok = false;
-      if (entry && s.upstream && !this.#closed) {
-        s.entry = entry;
-        s.upstream.entry = entry;
-        ok = await s.upstream.dial().then(() => true, () => false);
-      }
-      s.probing = false;
-      if (!ok) s.comeBack?.failed(now);
-      if (comp !== this.#active || this.#closed) return;
-      this.#emit(ok ? { type: 'probed', server: s.name, ok, at: now } : { type: 'probed', server: s.name, ok, at: now, nextProbeAt: s.comeBack?.dueAt });
-    }));
+    await Promise.all(
+      due.map(async (s) => {
+        const entry = fresh?.servers.find((e) => e.name === s.name);
+        let ok = false;
+        if (entry && s.upstream && !this.#closed) {
+          s.entry = entry;
+          s.upstream.entry = entry;
+          ok = await s.upstream.dial().then(
+            () => true,
+            () => false,
+          );
+        }
+        s.probing = false;
+        if (!ok) s.comeBack?.failed(now);
+        if (comp !== this.#active || this.#closed) return;
+        this.#emit(
+          ok
+            ? { type: 'probed', server: s.name, ok, at: now }
+            : { type: 'probed', server: s.name, ok, at: now, nextProbeAt: s.comeBack?.dueAt },
+        );
+      }),
+    );
   }
 
   /**
@@ -323,7 +365,12 @@ export class Session {
     } catch (err) {
       // Not swapped in (the session closed meanwhile, or warming failed): what it opened is closed again.
       const kept = new Set(old.upstreams());
-      await Promise.allSettled(next.upstreams().filter((up) => !kept.has(up)).map((up) => up.close()));
+      await Promise.allSettled(
+        next
+          .upstreams()
+          .filter((up) => !kept.has(up))
+          .map((up) => up.close()),
+      );
       throw err;
     }
     for (const s of next.slots) {
@@ -331,7 +378,11 @@ export class Session {
       s.live = true;
       const was = old.slot(s.name);
       if (!was || was.state !== s.state) {
-        this.#emit(s.reason ? { type: 'state', server: s.name, state: s.state, reason: s.reason } : { type: 'state', server: s.name, state: s.state });
+        this.#emit(
+          s.reason
+            ? { type: 'state', server: s.name, state: s.state, reason: s.reason }
+            : { type: 'state', server: s.name, state: s.state },
+        );
       }
       // A server taken over while unreachable is dialled in the background, as a fresh preparation would.
       if (s.adopt && s.state === 'advertised' && s.upstream?.state === 'idle') this.#track(s.upstream.dial().catch(() => {}));
@@ -345,7 +396,12 @@ export class Session {
     const kept = new Set(next.upstreams());
     for (const up of old.upstreams()) {
       if (kept.has(up)) continue;
-      this.#track(up.retire().finally(() => { this.#upstreams.delete(up); this.#hooks.unregister(up); }));
+      this.#track(
+        up.retire().finally(() => {
+          this.#upstreams.delete(up);
+          this.#hooks.unregister(up);
+        }),
+      );
     }
   }
 
@@ -368,7 +424,8 @@ export class Session {
       };
       await sweep();
       await this.#queue;
-      do await this.idle(); while (await sweep());
+      do await this.idle();
+      while (await sweep());
       for (const up of closed) this.#hooks.unregister(up);
       this.#upstreams.clear();
       this.#hooks.closed(this);

@@ -34,7 +34,9 @@ export function viewOf(comp: Composition, generation: number): SessionView {
     servers: comp.slots.map((s) => s.name),
     alwaysLoad: alwaysLoadOf(comp),
     cost: comp.cost,
-    resultBudgets: comp.slots.flatMap((s) => (typeof s.entry.resultBudget === 'number' ? [[s.name, s.entry.resultBudget] as [string, number]] : [])),
+    resultBudgets: comp.slots.flatMap((s) =>
+      typeof s.entry.resultBudget === 'number' ? [[s.name, s.entry.resultBudget] as [string, number]] : [],
+    ),
   };
 }
 
@@ -50,12 +52,19 @@ export function alwaysLoadOf(comp: Composition): string[] {
 
 /** Where each server's calls go: its connection, open or not. A switched-off server has none. */
 export function connectionsOf(comp: Composition): SessionConnection[] {
-  return comp.slots.flatMap((s) => s.upstream && s.upstream.state !== 'closed'
-    ? [{
-      server: s.name, id: s.upstream.id, open: s.upstream.state === 'open',
-      callTimeoutMs: s.entry.callTimeoutMs, startupTimeoutMs: s.entry.startupTimeoutMs,
-    }]
-    : []);
+  return comp.slots.flatMap((s) =>
+    s.upstream && s.upstream.state !== 'closed'
+      ? [
+          {
+            server: s.name,
+            id: s.upstream.id,
+            open: s.upstream.state === 'open',
+            callTimeoutMs: s.entry.callTimeoutMs,
+            startupTimeoutMs: s.entry.startupTimeoutMs,
+          },
+        ]
+      : [],
+  );
 }
 
 /** The digest of what the model sees in a generation: equal digests, nothing to tell the model. */
@@ -65,7 +74,10 @@ export const shownRecordOf = (comp: Composition): ShownRecord[] =>
   comp.slots.map((s) => ({ server: s.name, catalogue: catalogueDigest(s), shown: s.shown }));
 
 /** How each server's part changed from a recorded generation to the one the slots show now (composition.ts `changesSince`, by digest). */
-export function changesSinceRecord(before: readonly ShownRecord[], slots: readonly ServerSlot[]): Array<{ server: string; change: Change }> {
+export function changesSinceRecord(
+  before: readonly ShownRecord[],
+  slots: readonly ServerSlot[],
+): Array<{ server: string; change: Change }> {
   const was = new Map(before.map((b) => [b.server, b]));
   const out: Array<{ server: string; change: Change }> = [];
   for (const s of slots) {

@@ -35,7 +35,10 @@ export interface TransportPortOptions {
 
 /** The topics a composer follows (ServiceSpec.subscribe), mapped by `transportEvent`. */
 export const TRANSPORT_TOPICS = [
-  'transport:connection/dropped', 'transport:connection/catalogue-changed', 'transport:connection/warned', 'kernel:service/lost',
+  'transport:connection/dropped',
+  'transport:connection/catalogue-changed',
+  'transport:connection/warned',
+  'kernel:service/lost',
 ] as const;
 
 /** The topics the composer's spec subscribes to (here, not in service.ts, so the API names them without loading the composer). */
@@ -63,17 +66,21 @@ export function transportEvent(topic: string, payload: any): TransportEvent | nu
 }
 
 export function transportPort(
-  caller: ServiceCaller, subscribe: (listener: (event: TransportEvent) => void) => () => void, opts: TransportPortOptions,
+  caller: ServiceCaller,
+  subscribe: (listener: (event: TransportEvent) => void) => () => void,
+  opts: TransportPortOptions,
 ): TransportPort {
   const capabilities = opts.capabilities ?? {};
-  const release = async (id: string): Promise<void> => { await caller.release('transport', id); };
+  const release = async (id: string): Promise<void> => {
+    await caller.release('transport', id);
+  };
   return {
     async open(id, server, o) {
       try {
         // Negotiation and discovery each have the startup budget inside the worker.
         const params = { id, server, eraCachePath: opts.eraCachePath, capabilities, name: o.name };
         const timeoutMs = server.startupTimeoutMs * 2 + 5_000;
-        return await caller.call('transport', 'connection/open', params, { key: id, isolate: o.isolate, timeoutMs }) as OpenResult;
+        return (await caller.call('transport', 'connection/open', params, { key: id, isolate: o.isolate, timeoutMs })) as OpenResult;
       } catch (err) {
         await release(id);
         throw err;
@@ -85,7 +92,7 @@ export function transportPort(
       return caller.call('transport', 'connection/request', { id, op, timeoutMs: o.timeoutMs }, { key: id, timeoutMs, signal: o.signal });
     },
     async info(id) {
-      return await caller.call('transport', 'connection/info', { id }, { key: id, timeoutMs: 15_000 }) as OpenResult | null;
+      return (await caller.call('transport', 'connection/info', { id }, { key: id, timeoutMs: 15_000 })) as OpenResult | null;
     },
     async close(id) {
       try {

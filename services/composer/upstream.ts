@@ -88,14 +88,17 @@ export class Upstream {
   dial(): Promise<OpenResult | undefined> {
     if (this.#state === 'closed') return Promise.reject(new AlbedoError('ALBEDO_CLOSED', 'the session is closed', { outcome: 'not_run' }));
     if (this.#state === 'open') return Promise.resolve(undefined);
-    this.#dial ??= this.#dialOnce().finally(() => { this.#dial = undefined; });
+    this.#dial ??= this.#dialOnce().finally(() => {
+      this.#dial = undefined;
+    });
     return this.#dial;
   }
 
   async #dialOnce(): Promise<OpenResult> {
     this.#state = 'dialling';
     const resumed = await this.#resume();
-    if (this.#isClosed()) throw new AlbedoError('ALBEDO_CLOSED', 'the session was closed while its connection was resumed', { outcome: 'not_run' });
+    if (this.#isClosed())
+      throw new AlbedoError('ALBEDO_CLOSED', 'the session was closed while its connection was resumed', { outcome: 'not_run' });
     if (resumed) {
       this.#state = 'open';
       this.owner.opened(resumed);
@@ -130,7 +133,8 @@ export class Upstream {
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const gaveUp = new Promise<never>((_, reject) => {
-      const late = (): void => reject(new AlbedoError('ALBEDO_TIMEOUT', `${this.entry.name} did not become ready within ${ms} ms`, { outcome: 'not_run' }));
+      const late = (): void =>
+        reject(new AlbedoError('ALBEDO_TIMEOUT', `${this.entry.name} did not become ready within ${ms} ms`, { outcome: 'not_run' }));
       timer = setTimeout(late, Math.max(0, ms));
       onAbort = () => reject(new AlbedoError('ALBEDO_DEADLINE', 'the call was cancelled before it was sent', { outcome: 'not_run' }));
       if (signal?.aborted) onAbort();
@@ -164,7 +168,11 @@ export class Upstream {
         }
         const timeoutMs = Math.max(1, Math.min(opts.timeoutMs, deadline - Date.now()));
         try {
-          return await this.#transport.request(this.id, op, { timeoutMs, startupTimeoutMs: this.entry.startupTimeoutMs, signal: opts.signal });
+          return await this.#transport.request(this.id, op, {
+            timeoutMs,
+            startupTimeoutMs: this.entry.startupTimeoutMs,
+            signal: opts.signal,
+          });
         } catch (err) {
           const e = asError(err);
           // The actor is gone (its worker was lost before we heard of it): the request did not run, so it may be sent once more.

@@ -46,7 +46,9 @@ export function workerCatalogues(ctx: ServiceContext): CataloguePort {
     const servers = mine.map(({ server, fingerprint }) => ({ server, fingerprint }));
     again(() => ctx.call('catalogue', 'catalogue/current', { servers }, { timeoutMs: LOCAL_TIMEOUT_MS })).then(
       (rows) => mine.forEach((m, i) => m.resolve((rows as (SavedCatalogue | null)[])[i] ?? undefined)),
-      (err) => { for (const m of mine) m.reject(err); },
+      (err) => {
+        for (const m of mine) m.reject(err);
+      },
     );
   };
   return {
@@ -66,7 +68,7 @@ export function workerCatalogues(ctx: ServiceContext): CataloguePort {
 /** The normaliser in the catalogue service; a batch per call, asked again once if its worker was lost (normalising is pure). */
 export function workerNormaliseMany(ctx: ServiceContext): (schemas: unknown[], profile: string) => Promise<NormaliseResult[]> {
   return async (schemas, profile) =>
-    await again(() => ctx.call('catalogue', 'catalogue/normalise', { schemas, profile }, { timeoutMs: 120_000 })) as NormaliseResult[];
+    (await again(() => ctx.call('catalogue', 'catalogue/normalise', { schemas, profile }, { timeoutMs: 120_000 }))) as NormaliseResult[];
 }
 
 export interface WorkerPortsOptions extends TransportPortOptions {
@@ -79,11 +81,17 @@ export interface WorkerPortsOptions extends TransportPortOptions {
 
 /** Every port over the worker context; `transportEvents` is fed by the service's forwarded events. */
 export function workerPorts(
-  ctx: ServiceContext, opts: WorkerPortsOptions, subscribe: (listener: (event: TransportEvent) => void) => () => void,
+  ctx: ServiceContext,
+  opts: WorkerPortsOptions,
+  subscribe: (listener: (event: TransportEvent) => void) => () => void,
 ): ComposerPorts {
   const caller = {
-    call: (service: string, method: string, params: unknown, o: { timeoutMs: number; key?: string; isolate?: boolean; signal?: AbortSignal }) =>
-      ctx.call(service, method, params, o),
+    call: (
+      service: string,
+      method: string,
+      params: unknown,
+      o: { timeoutMs: number; key?: string; isolate?: boolean; signal?: AbortSignal },
+    ) => ctx.call(service, method, params, o),
     release: (service: string, key: string) => ctx.release(service, key),
   };
   const transport = transportPort(caller, subscribe, opts);

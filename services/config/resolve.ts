@@ -32,7 +32,8 @@ export const INHERITED_ENV = ['HOME', 'PATH', 'TMPDIR'] as const;
 
 export function parseServerConfig(input: unknown): ServerConfig {
   const r = serverConfigSchema.safeParse(input);
-  if (!r.success) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `invalid server config: ${describeZodError(r.error)}`, { outcome: 'not_run' });
+  if (!r.success)
+    throw new AlbedoError('ALBEDO_INVALID_CONFIG', `invalid server config: ${describeZodError(r.error)}`, { outcome: 'not_run' });
   return r.data;
 }
 
@@ -74,13 +75,22 @@ export function resolveServer(
   } catch {
     isDir = false;
   }
-  if (!isDir) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `cwd ${JSON.stringify(cwd)} is not an existing directory`, { outcome: 'not_run' });
+  if (!isDir)
+    throw new AlbedoError('ALBEDO_INVALID_CONFIG', `cwd ${JSON.stringify(cwd)} is not an existing directory`, { outcome: 'not_run' });
   if (config.command.includes('\0') || config.args.some((a) => a.includes('\0'))) {
     throw new AlbedoError('ALBEDO_INVALID_CONFIG', 'command and args must not contain NUL bytes', { outcome: 'not_run' });
   }
   // What identifies the server for cached verdicts: everything that changes what runs, values hashed.
   const fingerprint = createHash('sha256')
-    .update(JSON.stringify({ type: 'stdio', command: config.command, args: config.args, cwd, env: Object.entries(env).sort(([a], [b]) => (a < b ? -1 : 1)) }))
+    .update(
+      JSON.stringify({
+        type: 'stdio',
+        command: config.command,
+        args: config.args,
+        cwd,
+        env: Object.entries(env).sort(([a], [b]) => (a < b ? -1 : 1)),
+      }),
+    )
     .digest('hex');
   return {
     type: 'stdio',
@@ -95,7 +105,12 @@ export function resolveServer(
 }
 
 /** Header values looked up (literal or named variable), a bearer token from bearerTokenEnvVar; values are never echoed in errors. */
-function resolveHttp(config: HttpServerConfig, daemonEnv: NodeJS.ProcessEnv, binding: AuthBinding | undefined, baseDir: string): ResolvedHttpServer {
+function resolveHttp(
+  config: HttpServerConfig,
+  daemonEnv: NodeJS.ProcessEnv,
+  binding: AuthBinding | undefined,
+  baseDir: string,
+): ResolvedHttpServer {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(config.headers)) {
     const v = typeof value === 'string' ? value : daemonEnv[value.env];
@@ -103,7 +118,8 @@ function resolveHttp(config: HttpServerConfig, daemonEnv: NodeJS.ProcessEnv, bin
       const why = `headers.${name} names the environment variable ${(value as { env: string }).env}, which is not set`;
       throw new AlbedoError('ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
     }
-    if (/[\r\n\0]/.test(v)) throw new AlbedoError('ALBEDO_INVALID_CONFIG', `headers.${name}: the value contains a line break or NUL`, { outcome: 'not_run' });
+    if (/[\r\n\0]/.test(v))
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `headers.${name}: the value contains a line break or NUL`, { outcome: 'not_run' });
     headers[name] = v;
   }
   if (config.bearerTokenEnvVar) {
@@ -119,12 +135,29 @@ function resolveHttp(config: HttpServerConfig, daemonEnv: NodeJS.ProcessEnv, bin
     headers.Authorization = `Bearer ${token}`;
   }
   const fingerprint = createHash('sha256')
-    .update(JSON.stringify({ type: 'http', url: config.url, headers: Object.keys(headers).map((h) => h.toLowerCase()).sort() }))
+    .update(
+      JSON.stringify({
+        type: 'http',
+        url: config.url,
+        headers: Object.keys(headers)
+          .map((h) => h.toLowerCase())
+          .sort(),
+      }),
+    )
     .digest('hex');
   // OAuth unless the config fixes the Authorization header itself.
   const fixedAuth = Object.keys(headers).some((h) => h.toLowerCase() === 'authorization');
-  const auth = binding && !fixedAuth ? { ...binding, oauth: resolveOAuth(config.oauth ?? oauthConfigSchema.parse({}), daemonEnv, baseDir) } : null;
-  return { type: 'http', url: config.url, headers, startupTimeoutMs: config.startupTimeoutMs, callTimeoutMs: config.callTimeoutMs, fingerprint, auth };
+  const auth =
+    binding && !fixedAuth ? { ...binding, oauth: resolveOAuth(config.oauth ?? oauthConfigSchema.parse({}), daemonEnv, baseDir) } : null;
+  return {
+    type: 'http',
+    url: config.url,
+    headers,
+    startupTimeoutMs: config.startupTimeoutMs,
+    callTimeoutMs: config.callTimeoutMs,
+    fingerprint,
+    auth,
+  };
 }
 
 /** OAuth secrets looked up: an environment variable or a file's contents (trailing newline dropped); never echoed. */

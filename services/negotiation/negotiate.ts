@@ -21,7 +21,13 @@
 import { AlbedoError } from '../../protocol/errors.ts';
 import { ErrorCode } from '../../protocol/jsonrpc.ts';
 import { MODERN_VERSION, MODERN_VERSIONS, LEGACY_ACCEPTED, LEGACY_OFFERED, isLegacyVersion, type Era } from '../../protocol/versions.ts';
-import { discoverResultSchema, modernParams, serverInfoOf, unsupportedVersionDataSchema, DISCOVER_METHOD } from '../../protocol/rev2026-07-28/index.ts';
+import {
+  discoverResultSchema,
+  modernParams,
+  serverInfoOf,
+  unsupportedVersionDataSchema,
+  DISCOVER_METHOD,
+} from '../../protocol/rev2026-07-28/index.ts';
 import { initializeParams, initializeResultSchema, INITIALIZED_NOTIFICATION } from '../../protocol/rev2025-11-25/index.ts';
 import type { Implementation } from '../../protocol/mcp.ts';
 import type { ConnectionInfo } from '../../protocol/services/transport.ts';
@@ -94,7 +100,9 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
     const bothFailed = (): void => {
       if (discoverFailure && initStarted && initFailure) {
         const why = `the server answered neither ${DISCOVER_METHOD} (${discoverFailure.message}) nor initialize (${initFailure.message})`;
-        done(initFailure.code === 'ALBEDO_ERA_REFUSED' ? initFailure : new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run' }));
+        done(
+          initFailure.code === 'ALBEDO_ERA_REFUSED' ? initFailure : new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run' }),
+        );
       }
     };
     const startInit = (): void => {
@@ -117,82 +125,95 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
       done(new AlbedoError('ALBEDO_TIMEOUT', why, { outcome: 'not_run', data: { timeoutMs: opts.timeoutMs } }));
     }, opts.timeoutMs);
 
-    peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), {
-      timeoutMs: opts.timeoutMs,
-      signal: ac.signal,
-      cancelOnTimeout: false,
-    }).then(
-      (raw) => {
-        if (settled) return;
-        const parsed = discoverResultSchema.safeParse(raw);
-        if (!parsed.success) {
-          discoverFailure = new AlbedoError('ALBEDO_INVALID_RESPONSE', `${DISCOVER_METHOD} returned a malformed result: ${describeZodError(parsed.error)}`);
-          startInit();
-          return;
-        }
-        const r = parsed.data;
-        if (r.supportedVersions.includes(MODERN_VERSION)) {
-          return done(null, {
-            era: 'modern',
-            protocolVersion: MODERN_VERSION,
-            serverInfo: serverInfoOf(r) ?? null,
-            capabilities: r.capabilities,
-            instructions: r.instructions ?? null,
-          });
-        }
-        decideBySupported(r.supportedVersions);
-      },
-      (err) => {
-        if (settled) return;
-        const e = toAlbedo(err);
-        if (e.code === 'ALBEDO_SERVER_EXITED' || e.code === 'ALBEDO_FRAME_TOO_LARGE') return done(e);
-        if (wireCodeOf(e) === ErrorCode.UnsupportedProtocolVersion) {
-          const data = unsupportedVersionDataSchema.safeParse((e.data as { data?: unknown }).data);
-          if (data.success) {
-            if (data.data.supported.includes(MODERN_VERSION)) {
-              // Modern by the seed's rule, though it refused this request: ask once more for its DiscoverResult.
-              peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), {
-                timeoutMs: opts.timeoutMs,
-                signal: ac.signal,
-                cancelOnTimeout: false,
-              }).then(
-                (again) => {
-                  const r = discoverResultSchema.safeParse(again);
-                  if (r.success && r.data.supportedVersions.includes(MODERN_VERSION)) {
-                    done(null, {
-                      era: 'modern',
-                      protocolVersion: MODERN_VERSION,
-                      serverInfo: serverInfoOf(r.data) ?? null,
-                      capabilities: r.data.capabilities,
-                      instructions: r.data.instructions ?? null,
-                    });
-                  } else {
-                    const why = `the server lists ${MODERN_VERSION} as supported but did not answer ${DISCOVER_METHOD} with it`;
-                    done(new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run' }));
-                  }
-                },
-                (again) => done(new AlbedoError(
-                  'ALBEDO_HANDSHAKE_FAILED',
-                  `the server lists ${MODERN_VERSION} as supported but refused ${DISCOVER_METHOD}: ${toAlbedo(again).message}`,
-                  { outcome: 'not_run' },
-                )),
-              );
-              return;
-            }
-            return decideBySupported(data.data.supported);
+    peer
+      .request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), {
+        timeoutMs: opts.timeoutMs,
+        signal: ac.signal,
+        cancelOnTimeout: false,
+      })
+      .then(
+        (raw) => {
+          if (settled) return;
+          const parsed = discoverResultSchema.safeParse(raw);
+          if (!parsed.success) {
+            discoverFailure = new AlbedoError(
+              'ALBEDO_INVALID_RESPONSE',
+              `${DISCOVER_METHOD} returned a malformed result: ${describeZodError(parsed.error)}`,
+            );
+            startInit();
+            return;
           }
-        }
-        discoverFailure = e;
-        startInit();
-        bothFailed();
-      },
-    );
+          const r = parsed.data;
+          if (r.supportedVersions.includes(MODERN_VERSION)) {
+            return done(null, {
+              era: 'modern',
+              protocolVersion: MODERN_VERSION,
+              serverInfo: serverInfoOf(r) ?? null,
+              capabilities: r.capabilities,
+              instructions: r.instructions ?? null,
+            });
+          }
+          decideBySupported(r.supportedVersions);
+        },
+        (err) => {
+          if (settled) return;
+          const e = toAlbedo(err);
+          if (e.code === 'ALBEDO_SERVER_EXITED' || e.code === 'ALBEDO_FRAME_TOO_LARGE') return done(e);
+          if (wireCodeOf(e) === ErrorCode.UnsupportedProtocolVersion) {
+            const data = unsupportedVersionDataSchema.safeParse((e.data as { data?: unknown }).data);
+            if (data.success) {
+              if (data.data.supported.includes(MODERN_VERSION)) {
+                // Modern by the seed's rule, though it refused this request: ask once more for its DiscoverResult.
+                peer
+                  .request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), {
+                    timeoutMs: opts.timeoutMs,
+                    signal: ac.signal,
+                    cancelOnTimeout: false,
+                  })
+                  .then(
+                    (again) => {
+                      const r = discoverResultSchema.safeParse(again);
+                      if (r.success && r.data.supportedVersions.includes(MODERN_VERSION)) {
+                        done(null, {
+                          era: 'modern',
+                          protocolVersion: MODERN_VERSION,
+                          serverInfo: serverInfoOf(r.data) ?? null,
+                          capabilities: r.data.capabilities,
+                          instructions: r.data.instructions ?? null,
+                        });
+                      } else {
+                        const why = `the server lists ${MODERN_VERSION} as supported but did not answer ${DISCOVER_METHOD} with it`;
+                        done(new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run' }));
+                      }
+                    },
+                    (again) =>
+                      done(
+                        new AlbedoError(
+                          'ALBEDO_HANDSHAKE_FAILED',
+                          `the server lists ${MODERN_VERSION} as supported but refused ${DISCOVER_METHOD}: ${toAlbedo(again).message}`,
+                          { outcome: 'not_run' },
+                        ),
+                      ),
+                  );
+                return;
+              }
+              return decideBySupported(data.data.supported);
+            }
+          }
+          discoverFailure = e;
+          startInit();
+          bothFailed();
+        },
+      );
 
     /** A modern server that named versions: initialize if one is legacy, else refuse. */
     function decideBySupported(supported: string[]): void {
       if (supported.some((v) => LEGACY_ACCEPTED.includes(v))) {
         const more = supported.length > MAX_VERSIONS ? ', …' : '';
-        discoverFailure = new AlbedoError('ALBEDO_HANDSHAKE_FAILED', `the server supports only ${versionsOf(supported, opts.redactor).join(', ')}${more}`);
+        discoverFailure = new AlbedoError(
+          'ALBEDO_HANDSHAKE_FAILED',
+          `the server supports only ${versionsOf(supported, opts.redactor).join(', ')}${more}`,
+        );
         startInit();
         return;
       }
@@ -210,10 +231,16 @@ function refused(named: string[], redactor: Secrets | undefined): AlbedoError {
 }
 
 async function initialize(peer: RpcPeer, opts: NegotiateOptions, timeoutMs: number, signal?: AbortSignal): Promise<Verdict> {
-  const raw = await peer.request('initialize', initializeParams(opts.clientInfo, opts.capabilities), { timeoutMs, signal, cancelOnTimeout: false });
+  const raw = await peer.request('initialize', initializeParams(opts.clientInfo, opts.capabilities), {
+    timeoutMs,
+    signal,
+    cancelOnTimeout: false,
+  });
   const parsed = initializeResultSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `initialize returned a malformed result: ${describeZodError(parsed.error)}`, { outcome: 'not_run' });
+    throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `initialize returned a malformed result: ${describeZodError(parsed.error)}`, {
+      outcome: 'not_run',
+    });
   }
   const r = parsed.data;
   if (!isLegacyVersion(r.protocolVersion)) throw refused([r.protocolVersion], opts.redactor);
@@ -226,7 +253,13 @@ async function initialize(peer: RpcPeer, opts: NegotiateOptions, timeoutMs: numb
       throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run', data: toAlbedo(err).data });
     }
   } else peer.notify(INITIALIZED_NOTIFICATION);
-  return { era: 'legacy', protocolVersion: r.protocolVersion, serverInfo: r.serverInfo, capabilities: r.capabilities, instructions: r.instructions ?? null };
+  return {
+    era: 'legacy',
+    protocolVersion: r.protocolVersion,
+    serverInfo: r.serverInfo,
+    capabilities: r.capabilities,
+    instructions: r.instructions ?? null,
+  };
 }
 
 /** What HTTP negotiation needs of the link: which headers to send. */
@@ -251,11 +284,15 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
   // and notifications/initialized must be accepted before any.
   const legacy = async (detection: 'cached' | 'probe' = 'probe'): Promise<ConnectionInfo> => {
     link.setEra('legacy');
-    const info = await initialize(peer, {
-      ...opts,
-      onLegacyVersion: (v) => link.setProtocolVersion(v),
-      sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION),
-    }, opts.timeoutMs);
+    const info = await initialize(
+      peer,
+      {
+        ...opts,
+        onLegacyVersion: (v) => link.setProtocolVersion(v),
+        sendInitialized: () => link.notifyAccepted(INITIALIZED_NOTIFICATION),
+      },
+      opts.timeoutMs,
+    );
     return { ...info, detection };
   };
   if (opts.cached?.era === 'legacy') {

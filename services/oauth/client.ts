@@ -12,7 +12,16 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import type { AuthServerMetadata } from '../../protocol/oauth.ts';
 import type { ClientRecord, OAuthRecord } from './store.ts';
 import type { Discovery } from './discovery.ts';
-import { describeOAuthError, oauthSecrets, isTooLarge, OAUTH_HTTP_TIMEOUT_MS, parseJson, readCapped, signInFailed, type FlowContext } from './http.ts';
+import {
+  describeOAuthError,
+  oauthSecrets,
+  isTooLarge,
+  OAUTH_HTTP_TIMEOUT_MS,
+  parseJson,
+  readCapped,
+  signInFailed,
+  type FlowContext,
+} from './http.ts';
 
 type CryptoKey = webcrypto.CryptoKey;
 
@@ -39,8 +48,10 @@ function clientSecretBasic(secret: string): oauth.ClientAuth {
 /** oauth4webapi's client authentication for a client record (a private_key_jwt key comes from the config; a bad one is ALBEDO_INVALID_CONFIG). */
 export async function clientAuthFor(c: ClientRecord, ctx: FlowContext): Promise<oauth.ClientAuth> {
   switch (c.authMethod) {
-    case 'client_secret_basic': return clientSecretBasic(c.clientSecret ?? '');
-    case 'client_secret_post': return oauth.ClientSecretPost(c.clientSecret ?? '');
+    case 'client_secret_basic':
+      return clientSecretBasic(c.clientSecret ?? '');
+    case 'client_secret_post':
+      return oauth.ClientSecretPost(c.clientSecret ?? '');
     case 'private_key_jwt': {
       const pem = ctx.auth.oauth.privateKey;
       if (!pem) throw signInFailed('no_client', 'private_key_jwt needs oauth.privateKey');
@@ -55,7 +66,8 @@ export async function clientAuthFor(c: ClientRecord, ctx: FlowContext): Promise<
       }
       return oauth.PrivateKeyJwt(key);
     }
-    default: return oauth.None();
+    default:
+      return oauth.None();
   }
 }
 
@@ -65,11 +77,24 @@ export async function clientAuthFor(c: ClientRecord, ctx: FlowContext): Promise<
  * supported; else Dynamic Client Registration (native public client).
  * Credentials of another issuer are never presented (SEP-2352).
  */
-export async function resolveClient(ctx: FlowContext, d: Discovery, rec: OAuthRecord | undefined, redirectUri: string | undefined): Promise<ClientRecord> {
+export async function resolveClient(
+  ctx: FlowContext,
+  d: Discovery,
+  rec: OAuthRecord | undefined,
+  redirectUri: string | undefined,
+): Promise<ClientRecord> {
   const o = ctx.auth.oauth;
   if (o.clientId) {
     const authMethod = o.privateKey ? 'private_key_jwt' : o.clientSecret ? pickSecretMethod(d.as) : 'none';
-    return { issuer: d.issuer, clientId: o.clientId, clientSecret: o.clientSecret, authMethod, kind: 'configured', redirectUri, registeredAt: Date.now() };
+    return {
+      issuer: d.issuer,
+      clientId: o.clientId,
+      clientSecret: o.clientSecret,
+      authMethod,
+      kind: 'configured',
+      redirectUri,
+      registeredAt: Date.now(),
+    };
   }
   // A registration of this issuer (and, for DCR, this redirect URI) is reused; another issuer's never.
   for (const stored of [rec?.client, ...(rec?.registrations ?? [])]) {
@@ -84,8 +109,10 @@ export async function resolveClient(ctx: FlowContext, d: Discovery, rec: OAuthRe
     return { issuer: d.issuer, clientId: o.clientMetadataUrl, authMethod: 'none', kind: 'cimd', redirectUri, registeredAt: Date.now() };
   }
   if (!d.as.registration_endpoint) {
-    throw signInFailed('no_client',
-      `the authorization server ${d.issuer} offers no dynamic client registration; configure oauth.clientId (and clientSecret) for this server`);
+    throw signInFailed(
+      'no_client',
+      `the authorization server ${d.issuer} offers no dynamic client registration; configure oauth.clientId (and clientSecret) for this server`,
+    );
   }
   const metadata: Record<string, string | string[]> = {
     client_name: 'Albedo',
@@ -108,19 +135,31 @@ export async function resolveClient(ctx: FlowContext, d: Discovery, rec: OAuthRe
     if (res.status >= 300 && res.status < 400) throw new Error(`HTTP ${res.status}: the registration endpoint redirected; not followed`);
     const body = parseJson(await readCapped(res, d.as.registration_endpoint)) as Record<string, unknown> | undefined;
     if (res.status !== 201 && res.status !== 200) {
-      const why = body && typeof body.error === 'string'
-        ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}`
-        : 'no error given';
+      const why =
+        body && typeof body.error === 'string'
+          ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}`
+          : 'no error given';
       throw new Error(`HTTP ${res.status} (${why})`);
     }
     if (!body || typeof body.client_id !== 'string' || !body.client_id) throw new Error('the answer has no client_id');
     reg = body as typeof reg;
   } catch (err) {
     if (isTooLarge(err)) throw err;
-    throw signInFailed('registration_failed', `dynamic client registration at ${d.as.registration_endpoint} failed: ${describeOAuthError(err, oauthSecrets(ctx))}`);
+    throw signInFailed(
+      'registration_failed',
+      `dynamic client registration at ${d.as.registration_endpoint} failed: ${describeOAuthError(err, oauthSecrets(ctx))}`,
+    );
   }
   const secret = typeof reg.client_secret === 'string' ? reg.client_secret : undefined;
   const returned = typeof reg.token_endpoint_auth_method === 'string' ? reg.token_endpoint_auth_method : undefined;
   const authMethod = returned ?? (secret ? pickSecretMethod(d.as) : 'none');
-  return { issuer: d.issuer, clientId: reg.client_id, clientSecret: secret, authMethod, kind: 'dcr', redirectUri, registeredAt: Date.now() };
+  return {
+    issuer: d.issuer,
+    clientId: reg.client_id,
+    clientSecret: secret,
+    authMethod,
+    kind: 'dcr',
+    redirectUri,
+    registeredAt: Date.now(),
+  };
 }

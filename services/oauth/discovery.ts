@@ -7,8 +7,13 @@
  * ALBEDO_SIGN_IN_FAILED reason.
  */
 import {
-  authServerMetadataSchema, authServerMetadataUrls, protectedResourceMetadataSchema, protectedResourceMetadataUrls,
-  resourceCovers, type AuthServerMetadata, type ProtectedResourceMetadata,
+  authServerMetadataSchema,
+  authServerMetadataUrls,
+  protectedResourceMetadataSchema,
+  protectedResourceMetadataUrls,
+  resourceCovers,
+  type AuthServerMetadata,
+  type ProtectedResourceMetadata,
 } from '../../protocol/oauth.ts';
 import { getJson, requireSecure, signInFailed, type FlowContext } from './http.ts';
 
@@ -62,35 +67,44 @@ export async function discover(ctx: FlowContext, resourceMetadata?: string): Pro
       continue;
     }
     if (status !== 200) {
-      if (resourceMetadata) throw signInFailed('no_metadata', `the server's challenge names the resource metadata ${url}, which answered HTTP ${status}`);
+      if (resourceMetadata)
+        throw signInFailed('no_metadata', `the server's challenge names the resource metadata ${url}, which answered HTTP ${status}`);
       continue;
     }
     const parsed = protectedResourceMetadataSchema.safeParse(body);
     if (!parsed.success) {
-      if (resourceMetadata) throw signInFailed('invalid_response', `the protected resource metadata at ${url} is malformed (it needs a resource)`);
+      if (resourceMetadata)
+        throw signInFailed('invalid_response', `the protected resource metadata at ${url} is malformed (it needs a resource)`);
       continue;
     }
     prm = parsed.data;
     prmUrl = url;
     break;
   }
-  if (!prm && unavailable) throw signInFailed('network', `the protected resource metadata is unavailable (${unavailable}); try again later`);
+  if (!prm && unavailable)
+    throw signInFailed('network', `the protected resource metadata is unavailable (${unavailable}); try again later`);
   if (prm) {
     if (!resourceCovers(prm.resource, serverUrl)) {
-      throw signInFailed('resource_mismatch', `the protected resource metadata names the resource ${JSON.stringify(prm.resource)}, `
-        + `which is not ${serverUrl} or a prefix of it; refusing to sign in for another resource`);
+      throw signInFailed(
+        'resource_mismatch',
+        `the protected resource metadata names the resource ${JSON.stringify(prm.resource)}, ` +
+          `which is not ${serverUrl} or a prefix of it; refusing to sign in for another resource`,
+      );
     }
     const issuer = prm.authorization_servers?.[0];
     if (!issuer) throw signInFailed('no_metadata', `the protected resource metadata of ${serverUrl} names no authorization server`);
     const as = await authServerMetadata(serverUrl, issuer);
-    if (!as) throw signInFailed('no_metadata', `the authorization server ${issuer} publishes no usable metadata (RFC 8414 or OpenID Connect)`);
+    if (!as)
+      throw signInFailed('no_metadata', `the authorization server ${issuer} publishes no usable metadata (RFC 8414 or OpenID Connect)`);
     checkEndpoints(serverUrl, as);
     return { resource: prm.resource, prm, issuer, as, defaults: false, prmUrl };
   }
   // No PRM: the MCP server's origin is its authorization server (2025-03-26).
   const origin = new URL(serverUrl).origin;
   let mismatch = false;
-  const as = await authServerMetadata(serverUrl, origin, () => { mismatch = true; });
+  const as = await authServerMetadata(serverUrl, origin, () => {
+    mismatch = true;
+  });
   if (as) {
     checkEndpoints(serverUrl, as);
     return { issuer: origin, as, defaults: false };
@@ -126,8 +140,10 @@ async function authServerMetadata(serverUrl: string, issuer: string, onMismatch?
     return parsed.data;
   }
   if (mismatched !== undefined) {
-    throw signInFailed('issuer_mismatch',
-      `the authorization server metadata for ${issuer} names the issuer ${JSON.stringify(mismatched)}; a document for another issuer is not used`);
+    throw signInFailed(
+      'issuer_mismatch',
+      `the authorization server metadata for ${issuer} names the issuer ${JSON.stringify(mismatched)}; a document for another issuer is not used`,
+    );
   }
   if (unavailable !== undefined) {
     throw signInFailed('network', `the authorization server ${issuer} did not serve its metadata (HTTP ${unavailable}); try again later`);

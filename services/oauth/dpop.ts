@@ -15,7 +15,6 @@ type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 type JsonWebKey = webcrypto.JsonWebKey;
 
-
 /** A DPoP key pair, imported (the private key not extractable), with its public JWK and RFC 7638 thumbprint. */
 export interface DpopKey {
   privateKey: CryptoKey;
@@ -76,8 +75,11 @@ export function wantsDpop(ctx: FlowContext, d: Discovery, challengeScheme?: stri
   if (o === true) return true;
   if (o === false) return false;
   if (!d.as.dpop_signing_alg_values_supported?.includes('ES256')) return false;
-  const prm = d.prm as (ProtectedResourceMetadata & { dpop_signing_alg_values_supported?: unknown; dpop_bound_access_tokens_required?: unknown }) | undefined;
-  return challengeScheme === 'dpop'
-    || prm?.dpop_bound_access_tokens_required === true
-    || (Array.isArray(prm?.dpop_signing_alg_values_supported) && prm.dpop_signing_alg_values_supported.includes('ES256'));
+  const prm = d.prm as
+    (ProtectedResourceMetadata & { dpop_signing_alg_values_supported?: unknown; dpop_bound_access_tokens_required?: unknown }) | undefined;
+  return (
+    challengeScheme === 'dpop' ||
+    prm?.dpop_bound_access_tokens_required === true ||
+    (Array.isArray(prm?.dpop_signing_alg_values_supported) && prm.dpop_signing_alg_values_supported.includes('ES256'))
+  );
 }

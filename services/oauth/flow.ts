@@ -29,7 +29,12 @@ export * from './dpop.ts';
 export * from './token.ts';
 
 /** The scope to ask for: a pending step-up, else the challenge's, else the resource's, else configured; plus offline_access when listed. */
-export function chooseScope(d: Discovery, rec: OAuthRecord | undefined, configured: string | undefined, challenged?: string): string | undefined {
+export function chooseScope(
+  d: Discovery,
+  rec: OAuthRecord | undefined,
+  configured: string | undefined,
+  challenged?: string,
+): string | undefined {
   const resourceScopes = d.prm?.scopes_supported?.length ? d.prm.scopes_supported.join(' ') : undefined;
   const base = rec?.stepUp ?? challenged ?? rec?.challenge?.scope ?? resourceScopes ?? configured;
   const offline = d.as.scopes_supported?.includes('offline_access') && d.as.grant_types_supported?.includes('refresh_token') !== false;
@@ -46,11 +51,18 @@ export interface PendingAuthorization {
 }
 
 /** The authorization URL (code flow, PKCE S256, state, resource); refused without S256 unless the 2025-03-26 defaults are in use. */
-export async function authorizationUrl(d: Discovery, client: ClientRecord, redirectUri: string, scope: string | undefined): Promise<PendingAuthorization> {
+export async function authorizationUrl(
+  d: Discovery,
+  client: ClientRecord,
+  redirectUri: string,
+  scope: string | undefined,
+): Promise<PendingAuthorization> {
   if (!d.as.authorization_endpoint) throw signInFailed('no_metadata', `the authorization server ${d.issuer} has no authorization endpoint`);
   if (!d.defaults && !d.as.code_challenge_methods_supported?.includes('S256')) {
-    throw signInFailed('no_s256',
-      `the authorization server ${d.issuer} does not list S256 in code_challenge_methods_supported; refusing to sign in without PKCE`);
+    throw signInFailed(
+      'no_s256',
+      `the authorization server ${d.issuer} does not list S256 in code_challenge_methods_supported; refusing to sign in without PKCE`,
+    );
   }
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
@@ -64,7 +76,8 @@ export async function authorizationUrl(d: Discovery, client: ClientRecord, redir
   if (scope) u.searchParams.set('scope', scope);
   if (d.resource) u.searchParams.set('resource', d.resource);
   // OpenID providers issue a refresh token for offline_access only with consent; ask for it where the server says it knows the value.
-  if (scope?.split(' ').includes('offline_access') && d.as.prompt_values_supported?.includes('consent')) u.searchParams.set('prompt', 'consent');
+  if (scope?.split(' ').includes('offline_access') && d.as.prompt_values_supported?.includes('consent'))
+    u.searchParams.set('prompt', 'consent');
   return { url: u.toString(), state, verifier, redirectUri, scope };
 }
 
@@ -76,17 +89,20 @@ export async function authorizationUrl(d: Discovery, client: ClientRecord, redir
 export function checkCallback(d: Discovery, p: PendingAuthorization, params: URLSearchParams): void {
   const state = params.get('state');
   if (state !== p.state) {
-    throw signInFailed('state_mismatch', state
-      ? 'the callback carries a state this sign-in did not issue (forged, or from another sign-in)'
-      : 'the callback carries no state');
+    throw signInFailed(
+      'state_mismatch',
+      state ? 'the callback carries a state this sign-in did not issue (forged, or from another sign-in)' : 'the callback carries no state',
+    );
   }
   const iss = params.get('iss');
   if (iss === null && d.as.authorization_response_iss_parameter_supported) {
     throw signInFailed('iss_missing', 'the authorization server promised an iss parameter (RFC 9207) and the callback has none');
   }
   if (iss !== null && iss !== d.issuer) {
-    throw signInFailed('iss_mismatch',
-      `the callback's iss ${JSON.stringify(oauthText(iss, []))} is not the issuer ${JSON.stringify(d.issuer)} (RFC 9207); a mix-up is refused`);
+    throw signInFailed(
+      'iss_mismatch',
+      `the callback's iss ${JSON.stringify(oauthText(iss, []))} is not the issuer ${JSON.stringify(d.issuer)} (RFC 9207); a mix-up is refused`,
+    );
   }
   const error = params.get('error');
   const description = params.get('error_description');

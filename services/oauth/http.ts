@@ -26,9 +26,25 @@ export const OAUTH_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /** The `data.reason` of an ALBEDO_SIGN_IN_FAILED: which check or exchange failed. */
 export type FailReason =
-  | 'resource_mismatch' | 'issuer_mismatch' | 'no_metadata' | 'no_s256' | 'insecure_endpoint' | 'no_client'
-  | 'registration_failed' | 'state_mismatch' | 'iss_missing' | 'iss_mismatch' | 'denied' | 'expired' | 'no_code'
-  | 'token_refused' | 'refresh_refused' | 'network' | 'invalid_response' | 'unsupported' | 'response_too_large';
+  | 'resource_mismatch'
+  | 'issuer_mismatch'
+  | 'no_metadata'
+  | 'no_s256'
+  | 'insecure_endpoint'
+  | 'no_client'
+  | 'registration_failed'
+  | 'state_mismatch'
+  | 'iss_missing'
+  | 'iss_mismatch'
+  | 'denied'
+  | 'expired'
+  | 'no_code'
+  | 'token_refused'
+  | 'refresh_refused'
+  | 'network'
+  | 'invalid_response'
+  | 'unsupported'
+  | 'response_too_large';
 
 /** The error of a failed sign-in, grant or refresh: ALBEDO_SIGN_IN_FAILED, not_run, `data.reason` (and `extra`). */
 export function signInFailed(reason: FailReason, message: string, extra: Record<string, unknown> = {}): AlbedoError {
@@ -49,8 +65,10 @@ export function isTooLarge(err: unknown): boolean {
 
 function tooLarge(url: string): AlbedoError {
   const u = new URL(url);
-  return signInFailed('response_too_large',
-    `the answer of ${u.origin}${u.pathname} is larger than ${OAUTH_MAX_RESPONSE_BYTES / 1024 / 1024} MiB; it was not read`);
+  return signInFailed(
+    'response_too_large',
+    `the answer of ${u.origin}${u.pathname} is larger than ${OAUTH_MAX_RESPONSE_BYTES / 1024 / 1024} MiB; it was not read`,
+  );
 }
 
 /** What readCapped needs of a response (undici's and the global one alike). */
@@ -114,7 +132,11 @@ async function cappedFetch(url: string, init: Record<string, unknown>): Promise<
   const res = await undiciFetch(url, init as UndiciRequestInit);
   const body = await readCapped(res, url);
   // A null body where one is not allowed (204, 304); the status, text and headers as they came (a DPoP nonce is a header).
-  return new Response(body.length > 0 ? new Uint8Array(body) : null, { status: res.status, statusText: res.statusText, headers: res.headers as Headers });
+  return new Response(body.length > 0 ? new Uint8Array(body) : null, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers as Headers,
+  });
 }
 
 /** oauth4webapi options: our fetch (size-bounded), and plain http only where the MCP server is plain http. */
@@ -138,8 +160,10 @@ export function requireSecure(serverUrl: string, url: string, what: string): voi
   }
   if (u.protocol === 'https:') return;
   if (u.protocol === 'http:' && insecureAllowed(serverUrl)) return;
-  throw signInFailed('insecure_endpoint',
-    `the ${what} ${u.origin}${u.pathname} is not https, and the MCP server is; refusing to send credentials over plain HTTP`);
+  throw signInFailed(
+    'insecure_endpoint',
+    `the ${what} ${u.origin}${u.pathname} is not https, and the MCP server is; refusing to send credentials over plain HTTP`,
+  );
 }
 
 /** A metadata GET: redirects are followed, but a document that ended up on plain http for an https server is refused. */
@@ -193,9 +217,13 @@ export function describeOAuthError(err: unknown, secrets: readonly string[] = []
 }
 
 function describeRaw(err: unknown): string {
-  if (err instanceof oauth.ResponseBodyError) return `${err.error}${err.error_description ? `: ${err.error_description}` : ''} (HTTP ${err.status})`;
-  if (err instanceof oauth.WWWAuthenticateChallengeError) return `HTTP ${err.status} ${err.cause.map((c) => c.parameters.error ?? c.scheme).join(', ')}`;
+  if (err instanceof oauth.ResponseBodyError)
+    return `${err.error}${err.error_description ? `: ${err.error_description}` : ''} (HTTP ${err.status})`;
+  if (err instanceof oauth.WWWAuthenticateChallengeError)
+    return `HTTP ${err.status} ${err.cause.map((c) => c.parameters.error ?? c.scheme).join(', ')}`;
   if (AlbedoError.is(err)) return err.message;
   const e = err as { message?: string; cause?: { message?: string } };
-  return e?.cause?.message && e.message && !e.message.includes(e.cause.message) ? `${e.message} (${e.cause.message})` : (e?.message ?? String(err));
+  return e?.cause?.message && e.message && !e.message.includes(e.cause.message)
+    ? `${e.message} (${e.cause.message})`
+    : (e?.message ?? String(err));
 }

@@ -14,7 +14,17 @@ import type { ResolvedAuth } from '../../protocol/config.ts';
 import { authChallenge, scopeUnion, scopeCovers } from '../../protocol/oauth.ts';
 import { credsStore, type CredsStore, type OAuthRecord, type TokenRecord } from './store.ts';
 import {
-  discover, dpopKeyFrom, dpopProof, isTooLarge, nonInteractiveGrant, refresh, refreshDue, newDpopKey, wantsDpop, signInFailed, storedDiscovery,
+  discover,
+  dpopKeyFrom,
+  dpopProof,
+  isTooLarge,
+  nonInteractiveGrant,
+  refresh,
+  refreshDue,
+  newDpopKey,
+  wantsDpop,
+  signInFailed,
+  storedDiscovery,
   type FlowContext,
 } from './flow.ts';
 
@@ -106,10 +116,14 @@ export class LinkAuth {
     if (c.status === 401 && ch?.error === 'use_dpop_nonce' && c.dpopNonce) {
       this.#rsNonce = c.dpopNonce;
       if (attempt < 2) return;
-      throw new AlbedoError('ALBEDO_HTTP_ERROR', `${this.auth.name}: the server kept asking for a new DPoP nonce; the request did not run`, {
-        outcome: 'not_run',
-        data: { status: 401 },
-      });
+      throw new AlbedoError(
+        'ALBEDO_HTTP_ERROR',
+        `${this.auth.name}: the server kept asking for a new DPoP nonce; the request did not run`,
+        {
+          outcome: 'not_run',
+          data: { status: 401 },
+        },
+      );
     }
     if (c.dpopNonce) this.#rsNonce = c.dpopNonce;
     if (c.status === 403) {
@@ -134,7 +148,12 @@ export class LinkAuth {
         value: undefined,
       }));
       await this.#load(true);
-      throw this.#needs('insufficient_scope', ch, `the server wants the scope ${JSON.stringify(ch.scope ?? '')}, which the token lacks`, stepUp);
+      throw this.#needs(
+        'insufficient_scope',
+        ch,
+        `the server wants the scope ${JSON.stringify(ch.scope ?? '')}, which the token lacks`,
+        stepUp,
+      );
     }
     // 401.
     const before = c.sentToken;
@@ -162,9 +181,11 @@ export class LinkAuth {
         if (isTooLarge(err)) throw err;
         // Transient (the authorization server unreachable, the lock busy): the request did not run; the token stays.
         const why = AlbedoError.is(err) ? err.message : String(err);
-        throw new AlbedoError('ALBEDO_HTTP_ERROR',
+        throw new AlbedoError(
+          'ALBEDO_HTTP_ERROR',
           `${this.auth.name}: the server refused the access token and renewing it failed for now (${why}); the request did not run`,
-          { outcome: 'not_run', data: { status: 401 } });
+          { outcome: 'not_run', data: { status: 401 } },
+        );
       }
     }
     if (!this.interactive) {
@@ -173,11 +194,20 @@ export class LinkAuth {
       return;
     }
     const reason = before
-      ? (rec?.reason === 'refresh_refused' ? 'refresh_refused' : 'token_rejected')
-      : rec?.state === 'signed_out' ? 'signed_out' : rec?.reason === 'refresh_refused' ? 'refresh_refused' : 'not_signed_in';
+      ? rec?.reason === 'refresh_refused'
+        ? 'refresh_refused'
+        : 'token_rejected'
+      : rec?.state === 'signed_out'
+        ? 'signed_out'
+        : rec?.reason === 'refresh_refused'
+          ? 'refresh_refused'
+          : 'not_signed_in';
     await this.#mark(before, ch, reason);
-    throw this.#needs(reason, ch,
-      before ? 'the server refused the access token and it cannot be refreshed' : 'the server requires OAuth and there is no token for it');
+    throw this.#needs(
+      reason,
+      ch,
+      before ? 'the server refused the access token and it cannot be refreshed' : 'the server requires OAuth and there is no token for it',
+    );
   }
 
   /** Records that only a sign-in helps: the reason, the challenge for the next sign-in's discovery; a refused token goes. */
@@ -204,7 +234,9 @@ export class LinkAuth {
 
   /** Single-flight refresh: in this thread by promise, across processes by the store's lock on this record (re-read inside it). */
   #refreshOnce(staleToken: string): Promise<void> {
-    this.#refreshing ??= this.#refresh(staleToken).finally(() => { this.#refreshing = undefined; });
+    this.#refreshing ??= this.#refresh(staleToken).finally(() => {
+      this.#refreshing = undefined;
+    });
     return this.#refreshing;
   }
 
@@ -220,9 +252,16 @@ export class LinkAuth {
         const d = storedDiscovery(cur, t.resource) ?? (await discover(ctx, cur.resourceMetadata ?? cur.challenge?.resourceMetadata));
         if (d.issuer !== t.issuer || cur.client.issuer !== d.issuer) {
           // Only the resource's own metadata can say the authorization server moved (SEP-2352); a fallback cannot.
-          if (!d.prm) throw signInFailed('network', `the resource metadata of ${this.serverUrl} could not be found to refresh the token; try again later`);
+          if (!d.prm)
+            throw signInFailed(
+              'network',
+              `the resource metadata of ${this.serverUrl} could not be found to refresh the token; try again later`,
+            );
           // The authorization server moved: these tokens and this client mean nothing there.
-          return { record: { ...cur, state: 'needs_sign_in' as const, reason: 'authorization_server_changed', tokens: undefined }, value: 'refused' as const };
+          return {
+            record: { ...cur, state: 'needs_sign_in' as const, reason: 'authorization_server_changed', tokens: undefined },
+            value: 'refused' as const,
+          };
         }
         const key = cur.dpopKey ? await dpopKeyFrom(cur.dpopKey) : undefined;
         const tokens: TokenRecord = await refresh(ctx, d, cur.client, t, t.tokenType === 'DPoP' ? key : undefined);
@@ -238,11 +277,14 @@ export class LinkAuth {
       }
     });
     await this.#load(true);
-    if (outcome === 'refused') throw this.#needs(this.#rec?.reason ?? 'refresh_refused', undefined, 'the authorization server refused to refresh the token');
+    if (outcome === 'refused')
+      throw this.#needs(this.#rec?.reason ?? 'refresh_refused', undefined, 'the authorization server refused to refresh the token');
   }
 
   #acquireOnce(scope: string | undefined, resourceMetadata?: string, scheme?: string): Promise<void> {
-    this.#acquiring ??= this.#acquire(scope, resourceMetadata, scheme).finally(() => { this.#acquiring = undefined; });
+    this.#acquiring ??= this.#acquire(scope, resourceMetadata, scheme).finally(() => {
+      this.#acquiring = undefined;
+    });
     return this.#acquiring;
   }
 
@@ -262,8 +304,12 @@ export class LinkAuth {
         }
         // Configured credentials go only to the authorization server they were first used with; a new one needs an explicit sign-in.
         if (cur?.issuer && cur.issuer !== d.issuer) {
-          throw signInFailed('unsupported', `the resource now names the authorization server ${d.issuer}, not ${cur.issuer}; `
-            + 'the configured credentials are not sent there until someone signs in again', { authorization_server_changed: true });
+          throw signInFailed(
+            'unsupported',
+            `the resource now names the authorization server ${d.issuer}, not ${cur.issuer}; ` +
+              'the configured credentials are not sent there until someone signs in again',
+            { authorization_server_changed: true },
+          );
         }
         const dpopJwk = wantsDpop(ctx, d, scheme ?? cur?.challenge?.scheme) ? (cur?.dpopKey ?? (await newDpopKey()).jwk) : undefined;
         const key = dpopJwk ? await dpopKeyFrom(dpopJwk) : undefined;
@@ -290,22 +336,37 @@ export class LinkAuth {
         // A transient failure keeps whatever token there is; a refusal drops it.
         // So does an answer too large to read: it says nothing about the credentials.
         if (reason === 'network' || reason === 'response_too_large') return { record: undefined, value: { reason, message: err.message } };
-        const record = { ...base, state: 'needs_sign_in' as const, reason, tokens: undefined, challenge: { resourceMetadata: rm, at: Date.now() } };
+        const record = {
+          ...base,
+          state: 'needs_sign_in' as const,
+          reason,
+          tokens: undefined,
+          challenge: { resourceMetadata: rm, at: Date.now() },
+        };
         return { record, value: { reason, message: err.message } };
       }
     });
     await this.#load(true);
-    if (failure?.reason === 'response_too_large') throw signInFailed('response_too_large', `${this.auth.name}: ${failure.message}; the request did not run`);
+    if (failure?.reason === 'response_too_large')
+      throw signInFailed('response_too_large', `${this.auth.name}: ${failure.message}; the request did not run`);
     if (failure?.reason === 'network') {
-      throw new AlbedoError('ALBEDO_HTTP_ERROR', `${this.auth.name}: getting a token failed for now (${failure.message}); the request did not run`, {
-        outcome: 'not_run',
-      });
+      throw new AlbedoError(
+        'ALBEDO_HTTP_ERROR',
+        `${this.auth.name}: getting a token failed for now (${failure.message}); the request did not run`,
+        {
+          outcome: 'not_run',
+        },
+      );
     }
     if (failure) {
-      throw new AlbedoError('ALBEDO_NEEDS_SIGN_IN', `${this.auth.name}: getting a token failed (${failure.message}); the request did not run`, {
-        outcome: 'not_run',
-        data: { server: this.auth.name, reason: failure.reason },
-      });
+      throw new AlbedoError(
+        'ALBEDO_NEEDS_SIGN_IN',
+        `${this.auth.name}: getting a token failed (${failure.message}); the request did not run`,
+        {
+          outcome: 'not_run',
+          data: { server: this.auth.name, reason: failure.reason },
+        },
+      );
     }
   }
 }

@@ -17,14 +17,19 @@ export default defineService({
     async 'oauth/sign-in'(p: P<'oauth/sign-in'>, call) {
       const store = credsStore(p.auth.credsPath);
       const left = (): number => Math.max(1_000, call.deadline - Date.now());
-      return signIn({ auth: p.auth, serverUrl: p.serverUrl, store }, {
-        timeoutMs: p.timeoutMs,
-        signal: call.signal,
-        open: async (url) => {
-          const r = (await call.call('client', 'client/authorize', { server: p.auth.name, url }, { timeoutMs: left() })) as { callbackUrl?: string } | null;
-          return r?.callbackUrl;
+      return signIn(
+        { auth: p.auth, serverUrl: p.serverUrl, store },
+        {
+          timeoutMs: p.timeoutMs,
+          signal: call.signal,
+          open: async (url) => {
+            const r = (await call.call('client', 'client/authorize', { server: p.auth.name, url }, { timeoutMs: left() })) as {
+              callbackUrl?: string;
+            } | null;
+            return r?.callbackUrl;
+          },
         },
-      });
+      );
     },
   },
 });

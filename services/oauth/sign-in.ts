@@ -12,8 +12,21 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import { authChallenge } from '../../protocol/oauth.ts';
 import { MODERN_VERSION } from '../../protocol/versions.ts';
 import {
-  authorizationUrl, checkCallback, discover, dpopKeyFrom, exchangeCode, newDpopKey, nonInteractiveGrant, resolveClient,
-  signInFailed, wantsDpop, chooseScope, OAUTH_HTTP_TIMEOUT_MS, type FlowContext, type DpopKey, type Discovery,
+  authorizationUrl,
+  checkCallback,
+  discover,
+  dpopKeyFrom,
+  exchangeCode,
+  newDpopKey,
+  nonInteractiveGrant,
+  resolveClient,
+  signInFailed,
+  wantsDpop,
+  chooseScope,
+  OAUTH_HTTP_TIMEOUT_MS,
+  type FlowContext,
+  type DpopKey,
+  type Discovery,
 } from './flow.ts';
 import type { OAuthRecord, ClientRecord } from './store.ts';
 import type { AuthStatus } from '../../protocol/oauth.ts';
@@ -104,7 +117,14 @@ export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<Aut
     await store.update(auth.name, serverUrl, (cur) => ({
       record: {
         ...(cur ?? { url: serverUrl, updatedAt: 0 }),
-        state: 'signed_in', reason: undefined, stepUp: undefined, challenge: undefined, ...learned, client, tokens, dpopKey: dpopJwk,
+        state: 'signed_in',
+        reason: undefined,
+        stepUp: undefined,
+        challenge: undefined,
+        ...learned,
+        client,
+        tokens,
+        dpopKey: dpopJwk,
       },
       value: undefined,
     }));
@@ -131,39 +151,65 @@ export async function signIn(ctx: FlowContext, opts: SignInOptions): Promise<Aut
     pendingState = pending.state;
     const timeoutMs = opts.timeoutMs ?? DEFAULT_SIGN_IN_MS;
     const callback = await new Promise<URLSearchParams>((resolve, reject) => {
-      const expired = (): AlbedoError => signInFailed('expired',
-        `the sign-in to ${auth.name} was not completed within ${Math.round(timeoutMs / 1000)} s; its state has expired`);
+      const expired = (): AlbedoError =>
+        signInFailed(
+          'expired',
+          `the sign-in to ${auth.name} was not completed within ${Math.round(timeoutMs / 1000)} s; its state has expired`,
+        );
       const timer = setTimeout(() => reject(expired()), timeoutMs);
-      const onAbort = (): void => reject(new AlbedoError('ALBEDO_DEADLINE', `the sign-in to ${auth.name} was cancelled`, { outcome: 'not_run' }));
+      const onAbort = (): void =>
+        reject(new AlbedoError('ALBEDO_DEADLINE', `the sign-in to ${auth.name} was cancelled`, { outcome: 'not_run' }));
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       const done = (): void => {
         clearTimeout(timer);
         opts.signal?.removeEventListener('abort', onAbort);
       };
-      listener.callback.then((p) => { done(); resolve(p); }, (e) => { done(); reject(e); });
+      listener.callback.then(
+        (p) => {
+          done();
+          resolve(p);
+        },
+        (e) => {
+          done();
+          reject(e);
+        },
+      );
       void Promise.resolve()
         .then(() => opts.open(pending.url))
-        .then((pasted) => {
-          if (typeof pasted !== 'string' || !pasted.trim()) return;
-          let u: URL;
-          try {
-            u = new URL(pasted.trim());
-          } catch {
+        .then(
+          (pasted) => {
+            if (typeof pasted !== 'string' || !pasted.trim()) return;
+            let u: URL;
+            try {
+              u = new URL(pasted.trim());
+            } catch {
+              done();
+              reject(signInFailed('no_code', 'the pasted callback is not a URL'));
+              return;
+            }
             done();
-            reject(signInFailed('no_code', 'the pasted callback is not a URL'));
-            return;
-          }
-          done();
-          resolve(u.searchParams);
-        }, (e) => { done(); reject(e); });
+            resolve(u.searchParams);
+          },
+          (e) => {
+            done();
+            reject(e);
+          },
+        );
     });
     checkCallback(d, pending, callback);
     const tokens = await exchangeCode(ctx, d, client, callback, pending.redirectUri, pending.verifier, pending.state, dpop, scope);
     await store.update(auth.name, serverUrl, (cur) => ({
       record: {
         ...(cur ?? { url: serverUrl, updatedAt: 0 }),
-        state: 'signed_in', reason: undefined, stepUp: undefined, challenge: undefined,
-        ...learned, client, tokens, dpopKey: dpopJwk, account: accountOf(tokens.accessToken) ?? cur?.account,
+        state: 'signed_in',
+        reason: undefined,
+        stepUp: undefined,
+        challenge: undefined,
+        ...learned,
+        client,
+        tokens,
+        dpopKey: dpopJwk,
+        account: accountOf(tokens.accessToken) ?? cur?.account,
         registrations: client.kind === 'dcr' ? remember(cur?.registrations, client) : cur?.registrations,
       },
       value: undefined,
@@ -197,7 +243,13 @@ export async function signOut(ctx: FlowContext): Promise<AuthStatus> {
   await ctx.store.update(ctx.auth.name, ctx.serverUrl, (cur) => ({
     record: {
       ...(cur ?? { url: ctx.serverUrl, updatedAt: 0 }),
-      state: 'signed_out', tokens: undefined, dpopKey: undefined, reason: undefined, stepUp: undefined, account: undefined, challenge: undefined,
+      state: 'signed_out',
+      tokens: undefined,
+      dpopKey: undefined,
+      reason: undefined,
+      stepUp: undefined,
+      account: undefined,
+      challenge: undefined,
     },
     value: undefined,
   }));
@@ -226,24 +278,35 @@ async function loopback(port: number, expectedState: () => string | undefined): 
     // A stray or stale request (an old tab, another page) does not end the sign-in: only our state does.
     const want = expectedState();
     if (want === undefined || u.searchParams.get('state') !== want) {
-      res.writeHead(400, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+      res
+        .writeHead(400, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
         .end(PAGE('Not this sign-in', 'This callback does not belong to the sign-in in progress (its state differs). Nothing was done.'));
       return;
     }
     const failed = u.searchParams.get('error');
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
-      .end(failed
-        ? PAGE('Sign-in refused', 'The authorization server refused the sign-in. You can close this tab.')
-        : PAGE('Signed in', 'Albedo received the sign-in. You can close this tab.'));
+    res
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+      .end(
+        failed
+          ? PAGE('Sign-in refused', 'The authorization server refused the sign-in. You can close this tab.')
+          : PAGE('Signed in', 'Albedo received the sign-in. You can close this tab.'),
+      );
     resolveCb(u.searchParams);
   });
-  const listen = (p: number): Promise<number> => new Promise((resolve, reject) => {
-    const onError = (e: Error): void => { server.off('listening', onListening); reject(e); };
-    const onListening = (): void => { server.off('error', onError); resolve((server.address() as { port: number }).port); };
-    server.once('error', onError);
-    server.once('listening', onListening);
-    server.listen(p, '127.0.0.1');
-  });
+  const listen = (p: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const onError = (e: Error): void => {
+        server.off('listening', onListening);
+        reject(e);
+      };
+      const onListening = (): void => {
+        server.off('error', onError);
+        resolve((server.address() as { port: number }).port);
+      };
+      server.once('error', onError);
+      server.once('listening', onListening);
+      server.listen(p, '127.0.0.1');
+    });
   let actual: number;
   try {
     actual = await listen(port);
@@ -261,4 +324,3 @@ async function loopback(port: number, expectedState: () => string | undefined): 
     },
   };
 }
-

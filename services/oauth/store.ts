@@ -133,8 +133,9 @@ export interface EntryUpdate<T> {
 export type EntryUpdater<T> = (entry: CredsEntry | undefined) => Promise<EntryUpdate<T>> | EntryUpdate<T>;
 
 /** What an update makes of the current record: the record to write (undefined: none, null: delete it) and a value for the caller. */
-export type Updater<T> = (rec: OAuthRecord | undefined) =>
-  Promise<{ record: OAuthRecord | undefined | null; value: T }> | { record: OAuthRecord | undefined | null; value: T };
+export type Updater<T> = (
+  rec: OAuthRecord | undefined,
+) => Promise<{ record: OAuthRecord | undefined | null; value: T }> | { record: OAuthRecord | undefined | null; value: T };
 
 export interface CredsStore {
   /** The OAuth record for `name` if it belongs to `url`. */
@@ -223,7 +224,10 @@ async function transaction<T>(read: EntryTx['read'], write: EntryTx['write'], fn
     return await fn({
       read,
       write: async (patch, opts) => {
-        if (!open) throw new AlbedoError('ALBEDO_INTERNAL', 'a credentials write after its transaction ended; nothing was written', { outcome: 'not_run' });
+        if (!open)
+          throw new AlbedoError('ALBEDO_INTERNAL', 'a credentials write after its transaction ended; nothing was written', {
+            outcome: 'not_run',
+          });
         await write(patch, opts);
       },
     });
@@ -238,9 +242,14 @@ const queues = new Map<string, Promise<unknown>>();
 function serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
   const prev = queues.get(key) ?? Promise.resolve();
   const run = prev.then(fn, fn);
-  const tail = run.then(() => undefined, () => undefined);
+  const tail = run.then(
+    () => undefined,
+    () => undefined,
+  );
   queues.set(key, tail);
-  void tail.then(() => { if (queues.get(key) === tail) queues.delete(key); });
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
   return run;
 }
 
@@ -318,7 +327,11 @@ export class FileCredsStore implements CredsStore {
       const lockPath = this.recordLockPath(name);
       const releaseRecord = await this.#lock(lockPath.slice(0, -'.lock'.length), lockPath, lost);
       try {
-        return await transaction(() => this.view().entry(name), (patch, opts) => this.#write(name, patch, lost, opts), fn);
+        return await transaction(
+          () => this.view().entry(name),
+          (patch, opts) => this.#write(name, patch, lost, opts),
+          fn,
+        );
       } finally {
         await releaseRecord();
       }
@@ -342,9 +355,13 @@ export class FileCredsStore implements CredsStore {
         else setOwn(mcp, name, entry);
         // Someone judged us dead and took a lock: what we read may be stale, so nothing is written.
         if (lost.err) {
-          throw new AlbedoError('ALBEDO_TIMEOUT', `lost the lock on ${this.path} while working (${lost.err.message}); nothing was written`, {
-            outcome: 'not_run',
-          });
+          throw new AlbedoError(
+            'ALBEDO_TIMEOUT',
+            `lost the lock on ${this.path} while working (${lost.err.message}); nothing was written`,
+            {
+              outcome: 'not_run',
+            },
+          );
         }
         writeFileAtomic(this.path, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600, beforeRename: opts.beforeRename });
         // The temporary file's mode went through the umask: the file is 0600 whatever that is.
@@ -370,7 +387,9 @@ export class FileCredsStore implements CredsStore {
     } catch (err) {
       // Never quote the file: it holds secrets, and JSON.parse's message quotes the text around the fault. Its position is safe.
       const at = /line (\d+) column (\d+)/.exec((err as Error).message);
-      throw invalid(`${this.path} is not a valid credentials file (not valid JSON${at ? ` at line ${at[1]}, column ${at[2]}` : ''}); fix or remove it`);
+      throw invalid(
+        `${this.path} is not a valid credentials file (not valid JSON${at ? ` at line ${at[1]}, column ${at[2]}` : ''}); fix or remove it`,
+      );
     }
     if (!isObject(doc)) throw invalid(`${this.path} is not a valid credentials file (not a JSON object); fix or remove it`);
     return doc;
@@ -392,7 +411,9 @@ export class FileCredsStore implements CredsStore {
         stale: LOCK_STALE_MS,
         update: LOCK_UPDATE_MS,
         retries: { retries: 1_000, factor: 1.3, minTimeout: 5, maxTimeout: 100, maxRetryTime: LOCK_WAIT_MS },
-        onCompromised: (err) => { lost.err = err; },
+        onCompromised: (err) => {
+          lost.err = err;
+        },
       });
       return async () => {
         await release().catch(() => {});
@@ -400,7 +421,9 @@ export class FileCredsStore implements CredsStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ELOCKED') {
         const why = `another process holds ${lockPath} and is alive`;
-        throw new AlbedoError('ALBEDO_TIMEOUT', `could not lock ${this.path} within ${LOCK_WAIT_MS / 1000} s: ${why}`, { outcome: 'not_run' });
+        throw new AlbedoError('ALBEDO_TIMEOUT', `could not lock ${this.path} within ${LOCK_WAIT_MS / 1000} s: ${why}`, {
+          outcome: 'not_run',
+        });
       }
       throw err;
     }
@@ -434,16 +457,22 @@ export class MemoryCredsStore implements CredsStore {
   }
 
   withEntry<T>(name: string, fn: (tx: EntryTx) => Promise<T>): Promise<T> {
-    return serial(`mem\0${name}`, () => transaction(() => this.#entries.get(name), async (patch, opts = {}) => {
-      const cur = this.#entries.get(name);
-      if (patch === null && !cur) return;
-      // A copy is patched: an entry handed out before stays as it was.
-      const next = patch === null ? {} : applyPatch({ ...cur }, patch);
-      opts.beforeRename?.();
-      if (Object.keys(next).length === 0) this.#entries.delete(name);
-      else this.#entries.set(name, next);
-      this.#version++;
-    }, fn));
+    return serial(`mem\0${name}`, () =>
+      transaction(
+        () => this.#entries.get(name),
+        async (patch, opts = {}) => {
+          const cur = this.#entries.get(name);
+          if (patch === null && !cur) return;
+          // A copy is patched: an entry handed out before stays as it was.
+          const next = patch === null ? {} : applyPatch({ ...cur }, patch);
+          opts.beforeRename?.();
+          if (Object.keys(next).length === 0) this.#entries.delete(name);
+          else this.#entries.set(name, next);
+          this.#version++;
+        },
+        fn,
+      ),
+    );
   }
 }
 

@@ -11,7 +11,17 @@ import { clientAuthFor, pickSecretMethod } from './client.ts';
 import type { Discovery } from './discovery.ts';
 import { dpopHandle, type DpopKey } from './dpop.ts';
 import {
-  describeOAuthError, oauthSecrets, oauthText, fetchOpts, insecureAllowed, isTooLarge, OAUTH_HTTP_TIMEOUT_MS, parseJson, readCapped, requireSecure, signInFailed,
+  describeOAuthError,
+  oauthSecrets,
+  oauthText,
+  fetchOpts,
+  insecureAllowed,
+  isTooLarge,
+  OAUTH_HTTP_TIMEOUT_MS,
+  parseJson,
+  readCapped,
+  requireSecure,
+  signInFailed,
   type FlowContext,
 } from './http.ts';
 import type { ClientRecord, TokenRecord } from './store.ts';
@@ -30,8 +40,15 @@ export function refreshDue(t: { expiresAt?: number; obtainedAt: number }, now = 
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
-
-const REFUSALS = ['invalid_grant', 'invalid_client', 'unauthorized_client', 'invalid_scope', 'access_denied', 'invalid_request', 'unsupported_grant_type'];
+const REFUSALS = [
+  'invalid_grant',
+  'invalid_client',
+  'unauthorized_client',
+  'invalid_scope',
+  'access_denied',
+  'invalid_request',
+  'unsupported_grant_type',
+];
 
 /** True for the token endpoint saying this grant (code, refresh token, assertion) will never work: sign in again. */
 export function isGrantRefusal(err: unknown): boolean {
@@ -61,7 +78,13 @@ async function tokenExchange(
   }
 }
 
-function tokenRecord(t: oauth.TokenEndpointResponse, issuer: string, resource: string | undefined, prev?: TokenRecord, requestedScope?: string): TokenRecord {
+function tokenRecord(
+  t: oauth.TokenEndpointResponse,
+  issuer: string,
+  resource: string | undefined,
+  prev?: TokenRecord,
+  requestedScope?: string,
+): TokenRecord {
   const type = String(t.token_type).toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer';
   return {
     accessToken: t.access_token,
@@ -82,8 +105,15 @@ function asObject(d: Discovery): oauth.AuthorizationServer {
 
 /** Exchanges an authorization code (PKCE verifier, redirect URI, resource). */
 export async function exchangeCode(
-  ctx: FlowContext, d: Discovery, client: ClientRecord, callback: URLSearchParams,
-  redirectUri: string, verifier: string, state: string, dpop: DpopKey | undefined, scope: string | undefined,
+  ctx: FlowContext,
+  d: Discovery,
+  client: ClientRecord,
+  callback: URLSearchParams,
+  redirectUri: string,
+  verifier: string,
+  state: string,
+  dpop: DpopKey | undefined,
+  scope: string | undefined,
 ): Promise<TokenRecord> {
   const as = asObject(d);
   const c: oauth.Client = { client_id: client.clientId };
@@ -92,18 +122,30 @@ export async function exchangeCode(
   const extra: Record<string, string> = {};
   if (d.resource) extra.resource = d.resource;
   try {
-    const t = await tokenExchange(ctx, dpop,
+    const t = await tokenExchange(
+      ctx,
+      dpop,
       (o) => oauth.authorizationCodeGrantRequest(as, c, auth, params, redirectUri, verifier, { ...o, additionalParameters: extra }),
-      (res) => oauth.processAuthorizationCodeResponse(as, c, res));
+      (res) => oauth.processAuthorizationCodeResponse(as, c, res),
+    );
     return tokenRecord(t, d.issuer, d.resource, undefined, scope);
   } catch (err) {
     if (isTooLarge(err)) throw err;
-    throw signInFailed('token_refused', `the token endpoint refused the authorization code: ${describeOAuthError(err, oauthSecrets(ctx, client.clientSecret, verifier, callback.get('code')))}`);
+    throw signInFailed(
+      'token_refused',
+      `the token endpoint refused the authorization code: ${describeOAuthError(err, oauthSecrets(ctx, client.clientSecret, verifier, callback.get('code')))}`,
+    );
   }
 }
 
 /** Refreshes (with the resource, RFC 8707). A refusal is ALBEDO_SIGN_IN_FAILED refresh_refused; a network failure is transient. */
-export async function refresh(ctx: FlowContext, d: Discovery, client: ClientRecord, tokens: TokenRecord, dpop: DpopKey | undefined): Promise<TokenRecord> {
+export async function refresh(
+  ctx: FlowContext,
+  d: Discovery,
+  client: ClientRecord,
+  tokens: TokenRecord,
+  dpop: DpopKey | undefined,
+): Promise<TokenRecord> {
   const as = asObject(d);
   const c: oauth.Client = { client_id: client.clientId };
   const auth = await clientAuthFor(client, ctx);
@@ -111,13 +153,17 @@ export async function refresh(ctx: FlowContext, d: Discovery, client: ClientReco
   if (tokens.resource) extra.resource = tokens.resource;
   const secrets = oauthSecrets(ctx, client.clientSecret, tokens.refreshToken, tokens.accessToken);
   try {
-    const t = await tokenExchange(ctx, dpop,
+    const t = await tokenExchange(
+      ctx,
+      dpop,
       (o) => oauth.refreshTokenGrantRequest(as, c, auth, tokens.refreshToken!, { ...o, additionalParameters: extra }),
-      (res) => oauth.processRefreshTokenResponse(as, c, res));
+      (res) => oauth.processRefreshTokenResponse(as, c, res),
+    );
     return tokenRecord(t, d.issuer, tokens.resource, tokens);
   } catch (err) {
     if (isTooLarge(err)) throw err;
-    if (isGrantRefusal(err)) throw signInFailed('refresh_refused', `the authorization server refused to refresh the token: ${describeOAuthError(err, secrets)}`);
+    if (isGrantRefusal(err))
+      throw signInFailed('refresh_refused', `the authorization server refused to refresh the token: ${describeOAuthError(err, secrets)}`);
     throw signInFailed('network', `refreshing the token failed: ${describeOAuthError(err, secrets)}`);
   }
 }
@@ -130,7 +176,10 @@ export async function refresh(ctx: FlowContext, d: Discovery, client: ClientReco
  * each: a refusal is not retried with another grant.
  */
 export async function nonInteractiveGrant(
-  ctx: FlowContext, d: Discovery, scope: string | undefined, dpop: DpopKey | undefined,
+  ctx: FlowContext,
+  d: Discovery,
+  scope: string | undefined,
+  dpop: DpopKey | undefined,
 ): Promise<{ tokens: TokenRecord; client: ClientRecord }> {
   const o = ctx.auth.oauth;
   const as = asObject(d);
@@ -157,13 +206,19 @@ export async function nonInteractiveGrant(
     params.assertion = await idJag(ctx, d, scope);
   }
   try {
-    const t = await tokenExchange(ctx, dpop,
+    const t = await tokenExchange(
+      ctx,
+      dpop,
       (opts) => oauth.genericTokenEndpointRequest(as, c, auth, grant, params, opts),
-      (res) => oauth.processGenericTokenEndpointResponse(as, c, res));
+      (res) => oauth.processGenericTokenEndpointResponse(as, c, res),
+    );
     return { tokens: tokenRecord(t, d.issuer, d.resource, undefined, scope), client };
   } catch (err) {
     if (isTooLarge(err)) throw err;
-    throw signInFailed('token_refused', `the authorization server refused the ${o.grant} grant: ${describeOAuthError(err, oauthSecrets(ctx, params.assertion))}`);
+    throw signInFailed(
+      'token_refused',
+      `the authorization server refused the ${o.grant} grant: ${describeOAuthError(err, oauthSecrets(ctx, params.assertion))}`,
+    );
   }
 }
 
@@ -192,14 +247,22 @@ async function idJag(ctx: FlowContext, d: Discovery, scope: string | undefined):
       redirect: 'manual',
     });
   } catch (err) {
-    throw signInFailed('network', `cannot reach the identity provider at ${idp.tokenEndpoint}: ${describeOAuthError(err, oauthSecrets(ctx))}`);
+    throw signInFailed(
+      'network',
+      `cannot reach the identity provider at ${idp.tokenEndpoint}: ${describeOAuthError(err, oauthSecrets(ctx))}`,
+    );
   }
-  const body = parseJson(await readCapped(res, idp.tokenEndpoint)) as { access_token?: unknown; error?: unknown; error_description?: unknown } | undefined;
+  const body = parseJson(await readCapped(res, idp.tokenEndpoint)) as
+    { access_token?: unknown; error?: unknown; error_description?: unknown } | undefined;
   if (res.status !== 200 || typeof body?.access_token !== 'string') {
-    const why = body && typeof body.error === 'string'
-      ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}`
-      : 'no token in the answer';
-    throw signInFailed('token_refused', `the identity provider refused the token exchange (HTTP ${res.status}, ${oauthText(why, oauthSecrets(ctx))})`);
+    const why =
+      body && typeof body.error === 'string'
+        ? `${body.error}${typeof body.error_description === 'string' ? `: ${body.error_description}` : ''}`
+        : 'no token in the answer';
+    throw signInFailed(
+      'token_refused',
+      `the identity provider refused the token exchange (HTTP ${res.status}, ${oauthText(why, oauthSecrets(ctx))})`,
+    );
   }
   return body.access_token;
 }

@@ -44,7 +44,8 @@ export function diffKnown(before: Map<string, Known>, after: Map<string, Known>)
   const changes: ServerChange[] = [];
   for (const [name, k] of after) {
     const old = before.get(name);
-    if (old && old.entry === k.entry && old.enabled === k.enabled && old.fingerprint === k.fingerprint && old.problem === k.problem) continue;
+    if (old && old.entry === k.entry && old.enabled === k.enabled && old.fingerprint === k.fingerprint && old.problem === k.problem)
+      continue;
     changes.push(changeOf(name, k, old ? 'updated' : 'added'));
   }
   for (const name of before.keys()) if (!after.has(name)) changes.push({ name, change: 'removed', enabled: false, fingerprint: null });

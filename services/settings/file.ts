@@ -9,8 +9,14 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { z } from 'zod';
 import {
-  settingsStdioSchema, settingsHttpSchema, mcpSectionSchema, enabledSectionSchema, settingsNameProblem,
-  type Settings, type SettingsIssue, type SettingsServer,
+  settingsStdioSchema,
+  settingsHttpSchema,
+  mcpSectionSchema,
+  enabledSectionSchema,
+  settingsNameProblem,
+  type Settings,
+  type SettingsIssue,
+  type SettingsServer,
 } from '../../protocol/settings.ts';
 
 export const SETTINGS_FILE = 'extensions.json';
@@ -41,12 +47,16 @@ function issuesOf(err: z.ZodError, server: string | null, prefix: Array<string |
 }
 
 /** One server entry validated: `type` inferred as protocol/config.ts does (a `url` means http), then the type's schema. */
-export function parseServerEntry(name: string, entry: unknown): { ok: true; server: SettingsServer } | { ok: false; issues: SettingsIssue[] } {
+export function parseServerEntry(
+  name: string,
+  entry: unknown,
+): { ok: true; server: SettingsServer } | { ok: false; issues: SettingsIssue[] } {
   const nameProblem = settingsNameProblem(name);
   if (nameProblem) return { ok: false, issues: [{ server: name, path: [], message: nameProblem }] };
   if (!isObject(entry)) return { ok: false, issues: [{ server: name, path: [], message: 'a server entry must be an object' }] };
   const type = Object.hasOwn(entry, 'type') ? entry.type : Object.hasOwn(entry, 'url') ? 'http' : 'stdio';
-  if (type !== 'stdio' && type !== 'http') return { ok: false, issues: [{ server: name, path: ['type'], message: 'expected "stdio" or "http"' }] };
+  if (type !== 'stdio' && type !== 'http')
+    return { ok: false, issues: [{ server: name, path: ['type'], message: 'expected "stdio" or "http"' }] };
   const r = type === 'stdio' ? settingsStdioSchema.safeParse({ ...entry, type }) : settingsHttpSchema.safeParse({ ...entry, type });
   return r.success ? { ok: true, server: r.data } : { ok: false, issues: issuesOf(r.error, name, []) };
 }
@@ -147,7 +157,11 @@ export function writeFileAtomic(file: string, data: string | Buffer, opts: { mod
     opts.beforeRename?.();
     renameSync(tmp, file);
   } catch (err) {
-    try { unlinkSync(tmp); } catch { /* already gone */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
     throw err;
   }
   syncDir(dir);
@@ -167,7 +181,11 @@ export function removeFileDurably(file: string): void {
 function syncDir(dir: string): void {
   try {
     const d = openSync(dir, 'r');
-    try { fsyncSync(d); } finally { closeSync(d); }
+    try {
+      fsyncSync(d);
+    } finally {
+      closeSync(d);
+    }
   } catch {
     // Some filesystems refuse fsync on a directory; the rename itself is still atomic.
   }

@@ -48,11 +48,24 @@ const digest = (s: string): string => createHash('sha256').update(s).digest('hex
 /** A secret value as it enters the fingerprint. The prefix separates these digests from any other use of SHA-256 on the same value. */
 const secret = (v: string | undefined): string | null => (v === undefined ? null : digest(`albedo.settings.secret\0${v}`));
 const byKey = (o: Record<string, string>, lower = false): Array<[string, string | null]> =>
-  Object.entries(o).map(([k, v]): [string, string | null] => [lower ? k.toLowerCase() : k, secret(v)]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  Object.entries(o)
+    .map(([k, v]): [string, string | null] => [lower ? k.toLowerCase() : k, secret(v)])
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 function oauthPart(o: ResolvedOAuth): unknown {
-  return [o.grant, o.clientId ?? null, secret(o.clientSecret), secret(o.privateKey), o.signingAlg ?? null, o.clientMetadataUrl ?? null,
-    secret(o.assertion), o.idp ? [o.idp.tokenEndpoint, o.idp.clientId ?? null, secret(o.idp.idToken)] : null, o.scope ?? null, o.dpop, o.callbackPort];
+  return [
+    o.grant,
+    o.clientId ?? null,
+    secret(o.clientSecret),
+    secret(o.privateKey),
+    o.signingAlg ?? null,
+    o.clientMetadataUrl ?? null,
+    secret(o.assertion),
+    o.idp ? [o.idp.tokenEndpoint, o.idp.clientId ?? null, secret(o.idp.idToken)] : null,
+    o.scope ?? null,
+    o.dpop,
+    o.callbackPort,
+  ];
 }
 
 /**
@@ -60,9 +73,16 @@ function oauthPart(o: ResolvedOAuth): unknown {
  * order, maps sorted by key: the same config gives the same fingerprint in every process.
  */
 export function fingerprintOf(server: ResolvedServer, signIn: SignInIdentity | null): string {
-  const canonical = server.type === 'stdio'
-    ? ['albedo.settings.fingerprint/1', 'stdio', server.command, server.args, server.cwd, byKey(server.env)]
-    : ['albedo.settings.fingerprint/1', 'http', server.url, byKey(server.headers, true), server.auth ? oauthPart(server.auth.oauth) : null,
-      signIn ? [signIn.issuer, signIn.clientId, signIn.account, signIn.scope] : null];
+  const canonical =
+    server.type === 'stdio'
+      ? ['albedo.settings.fingerprint/1', 'stdio', server.command, server.args, server.cwd, byKey(server.env)]
+      : [
+          'albedo.settings.fingerprint/1',
+          'http',
+          server.url,
+          byKey(server.headers, true),
+          server.auth ? oauthPart(server.auth.oauth) : null,
+          signIn ? [signIn.issuer, signIn.clientId, signIn.account, signIn.scope] : null,
+        ];
   return digest(JSON.stringify(canonical));
 }

@@ -66,8 +66,12 @@ export class WriteJournal {
   begin(server: string, before: Buffer | null, afterText: string, creds: CredsExpectation): void {
     const start = startOf(process.pid);
     const j: Journal = {
-      pid: process.pid, start: start === 'dead' ? null : start, server,
-      before: before === null ? null : before.toString('base64'), after: sha256(afterText), creds,
+      pid: process.pid,
+      start: start === 'dead' ? null : start,
+      server,
+      before: before === null ? null : before.toString('base64'),
+      after: sha256(afterText),
+      creds,
     };
     writeFileAtomic(this.file, `${JSON.stringify(j)}\n`, { mode: 0o600 });
   }
@@ -134,7 +138,11 @@ function startOf(pid: number): string | null | 'dead' {
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch (err) {
-    try { readFileSync('/proc/self/stat'); } catch { return null; }
+    try {
+      readFileSync('/proc/self/stat');
+    } catch {
+      return null;
+    }
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'dead' : null;
   }
   // After the command name (in parentheses, which may hold spaces): the state is field 3, the start time field 22.

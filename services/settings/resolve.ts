@@ -85,7 +85,10 @@ class Resolver {
         if (r === 0) break;
         n += r;
       }
-      const v = buf.subarray(0, n).toString('utf8').replace(/\r?\n$/, '');
+      const v = buf
+        .subarray(0, n)
+        .toString('utf8')
+        .replace(/\r?\n$/, '');
       if (!v) this.fail(where, 'empty_file', `${file} is empty`);
       return v;
     } finally {
@@ -114,7 +117,8 @@ class Resolver {
   config(entry: SettingsServer): ServerConfig {
     const s = this.stored();
     if (entry.type === 'stdio') {
-      if (s?.bearerToken || s?.header || s?.oauthClient) this.fail([], 'conflict', 'the stored secrets are for an http server; save the server again');
+      if (s?.bearerToken || s?.header || s?.oauthClient)
+        this.fail([], 'conflict', 'the stored secrets are for an http server; save the server again');
       const env: Record<string, string> = {};
       for (const [k, ref] of Object.entries(entry.env)) env[k] = this.named(['env', k], ref);
       for (const [k, v] of Object.entries(s?.env ?? {})) {
@@ -123,15 +127,22 @@ class Resolver {
       }
       const cwd = entry.cwd === undefined ? this.neutral() : path.resolve(this.#ctx.home, entry.cwd);
       let isDir = false;
-      try { isDir = statSync(cwd).isDirectory(); } catch { isDir = false; }
+      try {
+        isDir = statSync(cwd).isDirectory();
+      } catch {
+        isDir = false;
+      }
       if (!isDir) this.fail(['cwd'], 'missing_cwd', `${cwd} is not an existing directory`);
       const { command, args, isolate, startupTimeoutMs, callTimeoutMs } = entry;
       return { type: 'stdio', command, args, cwd, env, isolate, startupTimeoutMs, callTimeoutMs };
     }
     if (s?.env) this.fail([], 'conflict', 'the stored secrets are for a stdio server; save the server again');
     if (s && s.url !== entry.url) {
-      this.fail(['url'], 'credentials_for_other_url',
-        'the secrets stored for this server were saved for another URL and are not sent to this one; save the server again');
+      this.fail(
+        ['url'],
+        'credentials_for_other_url',
+        'the secrets stored for this server were saved for another URL and are not sent to this one; save the server again',
+      );
     }
     const headers: Record<string, string> = {};
     for (const [k, ref] of Object.entries(entry.headers)) headers[k] = this.named(['headers', k], ref as NamedSecret);
@@ -163,11 +174,20 @@ class Resolver {
       if (!r.success) this.fail(['oauth'], 'conflict', `with the stored client: ${describeZodError(r.error)}`);
       oauth = r.data;
     }
-    const merged = { type: 'http' as const, url: entry.url, headers, bearerTokenEnvVar: entry.bearerTokenEnvVar, oauth, isolate: entry.isolate,
-      startupTimeoutMs: entry.startupTimeoutMs, callTimeoutMs: entry.callTimeoutMs };
+    const merged = {
+      type: 'http' as const,
+      url: entry.url,
+      headers,
+      bearerTokenEnvVar: entry.bearerTokenEnvVar,
+      oauth,
+      isolate: entry.isolate,
+      startupTimeoutMs: entry.startupTimeoutMs,
+      callTimeoutMs: entry.callTimeoutMs,
+    };
     // protocol/config.ts's own rules over the merged whole: a stored token beside bearerTokenEnvVar or oauth, a reserved header name.
     const r = httpServerSchema.safeParse(merged);
-    if (!r.success) this.fail(r.error.issues[0]?.path.map(String) ?? [], 'conflict', `with the stored secrets: ${describeZodError(r.error)}`);
+    if (!r.success)
+      this.fail(r.error.issues[0]?.path.map(String) ?? [], 'conflict', `with the stored secrets: ${describeZodError(r.error)}`);
     return r.data;
   }
 }

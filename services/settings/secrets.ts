@@ -35,7 +35,9 @@ export class SecretsFile {
   #view(): CredsView {
     const view = this.#store.view();
     if (!view.wellFormed) {
-      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${this.path} is not a valid credentials file; fix or remove it`, { outcome: 'not_run' });
+      throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${this.path} is not a valid credentials file; fix or remove it`, {
+        outcome: 'not_run',
+      });
     }
     return view;
   }
@@ -46,7 +48,9 @@ export class SecretsFile {
       view = this.#view();
     } catch (err) {
       const problem = (err as Error).message;
-      const fail = (): never => { throw new AlbedoError('ALBEDO_INVALID_CONFIG', problem, { outcome: 'not_run' }); };
+      const fail = (): never => {
+        throw new AlbedoError('ALBEDO_INVALID_CONFIG', problem, { outcome: 'not_run' });
+      };
       return { problem, secrets: fail, oauth: fail };
     }
     return {
@@ -69,17 +73,19 @@ export class SecretsFile {
    * write (the record stays, signed_out). `beforeRename` is fault injection.
    */
   withRecord<T>(name: string, fn: (tx: SecretsTx) => Promise<T>, beforeRename?: () => void): Promise<T> {
-    return this.#store.withEntry(name, (tx) => fn({
-      current: () => parseStored(this.#view().entry(name)?.secrets, this.path),
-      signedIn: () => hasTokens(this.#view().entry(name)?.oauth),
-      write: (next, opts = {}) => {
-        if (next !== null && 'entry' in next) return tx.write(null, { beforeRename });
-        const patch: Record<string, unknown> = { secrets: next === null ? null : { ...next, updatedAt: Date.now() } };
-        const rec = tx.read()?.oauth;
-        if (opts.signOut && hasTokens(rec)) patch.oauth = signedOutRecord(rec as Record<string, unknown>);
-        return tx.write(patch, { beforeRename });
-      },
-    }));
+    return this.#store.withEntry(name, (tx) =>
+      fn({
+        current: () => parseStored(this.#view().entry(name)?.secrets, this.path),
+        signedIn: () => hasTokens(this.#view().entry(name)?.oauth),
+        write: (next, opts = {}) => {
+          if (next !== null && 'entry' in next) return tx.write(null, { beforeRename });
+          const patch: Record<string, unknown> = { secrets: next === null ? null : { ...next, updatedAt: Date.now() } };
+          const rec = tx.read()?.oauth;
+          if (opts.signOut && hasTokens(rec)) patch.oauth = signedOutRecord(rec as Record<string, unknown>);
+          return tx.write(patch, { beforeRename });
+        },
+      }),
+    );
   }
 }
 
@@ -108,7 +114,9 @@ function parseStored(v: unknown, file: string): StoredSecrets | undefined {
   if (v === undefined) return undefined;
   const r = storedSecretsSchema.safeParse(v);
   if (!r.success) {
-    throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${file}: the stored secrets of this server are not valid; save the server again`, { outcome: 'not_run' });
+    throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${file}: the stored secrets of this server are not valid; save the server again`, {
+      outcome: 'not_run',
+    });
   }
   return r.data;
 }

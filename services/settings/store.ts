@@ -22,19 +22,49 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { sectionsPatchSchema } from '../../protocol/settings.ts';
 import type {
-  Settings, SettingsIssue, SettingsServer, SettingsServerInput, SecretsPatch, SectionsPatch, StoredSecrets, ExtensionsEnabled,
+  Settings,
+  SettingsIssue,
+  SettingsServer,
+  SettingsServerInput,
+  SecretsPatch,
+  SectionsPatch,
+  StoredSecrets,
+  ExtensionsEnabled,
 } from '../../protocol/settings.ts';
-import type { ResolveAllResult, ResolvedSettingsServer, ServerChange, SettingsEvents, SettingsView } from '../../protocol/services/settings.ts';
+import type {
+  ResolveAllResult,
+  ResolvedSettingsServer,
+  ServerChange,
+  SettingsEvents,
+  SettingsView,
+} from '../../protocol/services/settings.ts';
 import {
-  SETTINGS_FILE, emptySettings, formatDocument, parseServerEntry, parseSettingsDocument, readSettingsFile, removeFileDurably, writeFileAtomic, type WriteHooks,
+  SETTINGS_FILE,
+  emptySettings,
+  formatDocument,
+  parseServerEntry,
+  parseSettingsDocument,
+  readSettingsFile,
+  removeFileDurably,
+  writeFileAtomic,
+  type WriteHooks,
 } from './file.ts';
 import { SecretsFile, signedOutRecord, type CredsSnapshot } from './secrets.ts';
 import { WriteJournal, secretsDigest, type CredsExpectation } from './journal.ts';
 import { problemOf, resolveSettingsServer, type ResolveEnv } from './resolve.ts';
 import { changeOf, diffKnown, knowAll, type Known } from './changes.ts';
 import {
-  applySecretsPatch, documentWith, documentWithSections, entryIn, invalidConfig, parseSecretsPatch, sameSecrets, secretsConflicts, stableJson,
-  summaryOf, type EntryExpectation,
+  applySecretsPatch,
+  documentWith,
+  documentWithSections,
+  entryIn,
+  invalidConfig,
+  parseSecretsPatch,
+  sameSecrets,
+  secretsConflicts,
+  stableJson,
+  summaryOf,
+  type EntryExpectation,
 } from './writes.ts';
 import { watchDir, type DirWatch } from './watch.ts';
 
@@ -136,7 +166,8 @@ export class SettingsStore {
   reload(cause: 'file' | 'credentials' = 'file'): Promise<{ generation: number; invalid: SettingsIssue[] | null }> {
     return this.#exclusive(async () => {
       const read = readSettingsFile(this.#readFile);
-      const same = this.#bytes !== undefined && (read.bytes === null ? this.#bytes === null : this.#bytes !== null && read.bytes.equals(this.#bytes));
+      const same =
+        this.#bytes !== undefined && (read.bytes === null ? this.#bytes === null : this.#bytes !== null && read.bytes.equals(this.#bytes));
       if (!same) {
         this.#bytes = read.bytes;
         if (!read.result.ok) {
@@ -164,7 +195,13 @@ export class SettingsStore {
     this.#everValid = true;
     if (changes.length || sectionsChanged) {
       this.#generation++;
-      this.#emit('settings/changed', { generation: this.#generation, cause, servers: changes, retryMs: next.retryMs, enabled: { ...next.enabled } });
+      this.#emit('settings/changed', {
+        generation: this.#generation,
+        cause,
+        servers: changes,
+        retryMs: next.retryMs,
+        enabled: { ...next.enabled },
+      });
     }
     return changes;
   }
@@ -175,7 +212,11 @@ export class SettingsStore {
     const servers: SettingsView['servers'] = Object.create(null);
     for (const [name, entry] of Object.entries(this.#settings.servers)) {
       let stored: StoredSecrets | undefined;
-      try { stored = creds.secrets(name); } catch { stored = undefined; }
+      try {
+        stored = creds.secrets(name);
+      } catch {
+        stored = undefined;
+      }
       servers[name] = { ...entry, secrets: summaryOf(stored) };
     }
     const { retryMs, enabled } = this.#settings;
@@ -185,7 +226,10 @@ export class SettingsStore {
 
   #entry(name: string): SettingsServer {
     if (!Object.hasOwn(this.#settings.servers, name)) {
-      throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, { outcome: 'not_run', data: { server: name } });
+      throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, {
+        outcome: 'not_run',
+        data: { server: name },
+      });
     }
     return this.#settings.servers[name]!;
   }
@@ -221,7 +265,14 @@ export class SettingsStore {
         data: { issues: problems },
       });
     }
-    return { generation: this.#generation, retryMs: this.#settings.retryMs, enabled: { ...this.#settings.enabled }, servers, disabled, invalid: this.#invalid };
+    return {
+      generation: this.#generation,
+      retryMs: this.#settings.retryMs,
+      enabled: { ...this.#settings.enabled },
+      servers,
+      disabled,
+      invalid: this.#invalid,
+    };
   }
 
   /** Resolves an entry that is not saved, with its secrets as `put` would store them. Writes nothing. */
@@ -229,12 +280,16 @@ export class SettingsStore {
     const { entry, secrets } = this.#validate(name, input, patch);
     const creds = this.#secrets.snapshot();
     let cur: StoredSecrets | undefined;
-    try { cur = creds.secrets(name); } catch { cur = undefined; }
+    try {
+      cur = creds.secrets(name);
+    } catch {
+      cur = undefined;
+    }
     const next = this.#nextSecrets(name, entry, cur, secrets);
     // A sign-out in the patch: the draft is resolved as it will be, not signed in.
     const signOut = secrets?.oauth === null;
     const draft: CredsSnapshot = {
-      secrets: (n) => (n === name ? next ?? undefined : creds.secrets(n)),
+      secrets: (n) => (n === name ? (next ?? undefined) : creds.secrets(n)),
       oauth: (n, u) => {
         const rec = creds.oauth(n, u);
         return n === name && signOut && rec ? signedOutRecord(rec) : rec;
@@ -282,46 +337,54 @@ export class SettingsStore {
   #writeOnce(name: string, input: unknown, credsFor: CredsPlan, planned?: EntryExpectation): Promise<ServerChange> {
     return this.#exclusive(async () => {
       let done: { text: string; settings: Settings } | undefined;
-      await this.#secrets.withRecord(name, async (tx) => {
-        // Read under the record lock, just before the renames: what the new document keeps, and what `planned` is checked against.
-        const read = readSettingsFile(this.#readFile);
-        if (planned && (!read.result.ok || !read.doc)) {
-          // The caller planned on a valid file (daemon/writes.ts refuses a broken one first): broken since is a hand edit meanwhile.
-          const message = `${this.file} was changed (and is not valid now) while this save was under way; nothing was written: fix it, then try again`;
-          throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { server: name } });
-        }
-        if (!read.result.ok || !read.doc) throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
-        if (input === undefined && !Object.hasOwn(read.result.settings.servers, name)) {
-          throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, { outcome: 'not_run', data: { server: name } });
-        }
-        if (planned && stableJson(entryIn(read.doc, name) ?? null) !== stableJson(planned.entry)) {
-          const message = `${name} was changed in ${this.file} while this save was under way; nothing was written: read it again`;
-          throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { server: name } });
-        }
-        const doc = documentWith(read.doc, name, input);
-        const next = parseSettingsDocument(doc);
-        if (!next.ok) throw invalidConfig(next.issues);
-        const text = formatDocument(doc);
-        const cur = safeCurrent(tx.current);
-        const { change, expect } = credsChangeOf(credsFor(cur), cur, tx.signedIn());
-        // Both files change: journaled first, so a kill between the two renames is completed or undone at the next start.
-        if (expect) this.#journal.begin(name, read.bytes, text, expect);
-        try {
-          writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });
-        } catch (err) {
+      await this.#secrets.withRecord(
+        name,
+        async (tx) => {
+          // Read under the record lock, just before the renames: what the new document keeps, and what `planned` is checked against.
+          const read = readSettingsFile(this.#readFile);
+          if (planned && (!read.result.ok || !read.doc)) {
+            // The caller planned on a valid file (daemon/writes.ts refuses a broken one first): broken since is a hand edit meanwhile.
+            const message = `${this.file} was changed (and is not valid now) while this save was under way; nothing was written: fix it, then try again`;
+            throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { server: name } });
+          }
+          if (!read.result.ok || !read.doc)
+            throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
+          if (input === undefined && !Object.hasOwn(read.result.settings.servers, name)) {
+            throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, {
+              outcome: 'not_run',
+              data: { server: name },
+            });
+          }
+          if (planned && stableJson(entryIn(read.doc, name) ?? null) !== stableJson(planned.entry)) {
+            const message = `${name} was changed in ${this.file} while this save was under way; nothing was written: read it again`;
+            throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { server: name } });
+          }
+          const doc = documentWith(read.doc, name, input);
+          const next = parseSettingsDocument(doc);
+          if (!next.ok) throw invalidConfig(next.issues);
+          const text = formatDocument(doc);
+          const cur = safeCurrent(tx.current);
+          const { change, expect } = credsChangeOf(credsFor(cur), cur, tx.signedIn());
+          // Both files change: journaled first, so a kill between the two renames is completed or undone at the next start.
+          if (expect) this.#journal.begin(name, read.bytes, text, expect);
+          try {
+            writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });
+          } catch (err) {
+            this.#journal.end();
+            throw err;
+          }
+          try {
+            if (change) await tx.write(change.next, { signOut: change.signOut });
+          } catch (err) {
+            this.#restore(read.bytes, text, err);
+            this.#journal.end();
+            throw err;
+          }
           this.#journal.end();
-          throw err;
-        }
-        try {
-          if (change) await tx.write(change.next, { signOut: change.signOut });
-        } catch (err) {
-          this.#restore(read.bytes, text, err);
-          this.#journal.end();
-          throw err;
-        }
-        this.#journal.end();
-        done = { text, settings: next.settings };
-      }, this.#opts.hooks?.beforeCredsRename);
+          done = { text, settings: next.settings };
+        },
+        this.#opts.hooks?.beforeCredsRename,
+      );
       this.#bytes = Buffer.from(done!.text);
       const changes = this.#commit(done!.settings, 'write');
       return changes.find((c) => c.name === name) ?? this.#unchanged(name);
@@ -337,12 +400,15 @@ export class SettingsStore {
   async putSection(patch: SectionsPatch): Promise<{ generation: number; retryMs: number; enabled: ExtensionsEnabled }> {
     const p = sectionsPatchSchema.safeParse(patch);
     if (!p.success) {
-      throw invalidConfig(p.error.issues.map((i) => ({ server: null, path: i.path.map((x) => (typeof x === 'symbol' ? String(x) : x)), message: i.message })));
+      throw invalidConfig(
+        p.error.issues.map((i) => ({ server: null, path: i.path.map((x) => (typeof x === 'symbol' ? String(x) : x)), message: i.message })),
+      );
     }
     try {
       return await this.#exclusive(async () => {
         const read = readSettingsFile(this.#readFile);
-        if (!read.result.ok || !read.doc) throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
+        if (!read.result.ok || !read.doc)
+          throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
         const doc = documentWithSections(read.doc, p.data);
         const next = parseSettingsDocument(doc);
         if (!next.ok) throw invalidConfig(next.issues);
@@ -375,8 +441,12 @@ export class SettingsStore {
       if (bytes === null) removeFileDurably(this.file);
       else writeFileAtomic(this.file, bytes);
     } catch (err) {
-      throw new AlbedoError('ALBEDO_INTERNAL', `the credentials could not be written (${(cause as Error).message}), and restoring ${this.file} failed too `
-        + `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it holds the new entry`, { outcome: 'not_run', cause });
+      throw new AlbedoError(
+        'ALBEDO_INTERNAL',
+        `the credentials could not be written (${(cause as Error).message}), and restoring ${this.file} failed too ` +
+          `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it holds the new entry`,
+        { outcome: 'not_run', cause },
+      );
     }
   }
 
@@ -400,14 +470,16 @@ interface CredsChange {
  * written (for the journal): always different from what it is now.
  */
 function credsChangeOf(
-  plan: ReturnType<CredsPlan>, cur: StoredSecrets | undefined, signedIn: boolean,
+  plan: ReturnType<CredsPlan>,
+  cur: StoredSecrets | undefined,
+  signedIn: boolean,
 ): { change: CredsChange | null; expect: CredsExpectation | null } {
   if ('entry' in plan) return { change: { next: plan, signOut: false }, expect: { removed: true } };
   const secretsChange = !sameSecrets(cur, plan.secrets);
   const signOut = plan.signOut && signedIn;
   if (!secretsChange && !signOut) return { change: null, expect: null };
   // A sign-out alone writes the secrets as they are (the same content).
-  const next = secretsChange ? plan.secrets : cur ?? null;
+  const next = secretsChange ? plan.secrets : (cur ?? null);
   return { change: { next, signOut }, expect: { removed: false, secrets: secretsDigest(next), signedOut: signOut } };
 }
 
@@ -415,7 +487,10 @@ function credsChangeOf(
 function asWriteError(err: unknown): unknown {
   if (AlbedoError.is(err)) return err;
   const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-  return new AlbedoError('ALBEDO_INTERNAL', `the settings could not be written (${why}); nothing changed`, { outcome: 'not_run', cause: err });
+  return new AlbedoError('ALBEDO_INTERNAL', `the settings could not be written (${why}); nothing changed`, {
+    outcome: 'not_run',
+    cause: err,
+  });
 }
 
 /** The stored secrets, or none when the record cannot be read: a write then replaces it. */

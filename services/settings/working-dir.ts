@@ -60,7 +60,10 @@ export function relationTo(p: string, home: string): 'inside' | 'holds' | null {
 /** A readable, safe file name for server `name` in `home`: its plain characters, then a digest of both. */
 function leafOf(home: string, name: string): string {
   const plain = name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
-  const digest = createHash('sha256').update(`${path.resolve(home)}\0${name}`).digest('hex').slice(0, 12);
+  const digest = createHash('sha256')
+    .update(`${path.resolve(home)}\0${name}`)
+    .digest('hex')
+    .slice(0, 12);
   return `${plain || 'server'}-${digest}`;
 }
 
@@ -72,7 +75,11 @@ export function neutralBases(): string[] {
   if (runtime && path.isAbsolute(runtime)) out.push(path.join(runtime, 'albedo', 'cwd'));
   out.push(path.join(os.tmpdir(), uid === undefined ? 'albedo' : `albedo-${uid}`, 'cwd'));
   let home = '';
-  try { home = os.homedir(); } catch { /* no home directory */ }
+  try {
+    home = os.homedir();
+  } catch {
+    /* no home directory */
+  }
   const cache = process.env.XDG_CACHE_HOME || (home ? path.join(home, '.cache') : '');
   if (cache && path.isAbsolute(cache)) out.push(path.join(cache, 'albedo', 'cwd'));
   return out;
@@ -129,11 +136,19 @@ export function exposureWarnings(home: string, cwd: string, args: readonly strin
   const where = relationTo(cwd, home);
   if (where === 'inside') {
     const is = path.resolve(cwd) === path.resolve(home) ? 'is' : 'is in';
-    out.push({ path: ['cwd'], message: `the working directory ${cwd} ${is} $ALBEDO_HOME (${home}), beside daemon.json and creds.json: `
-      + 'a server that serves its working directory hands out the daemon\'s token; give it a cwd outside the home' });
+    out.push({
+      path: ['cwd'],
+      message:
+        `the working directory ${cwd} ${is} $ALBEDO_HOME (${home}), beside daemon.json and creds.json: ` +
+        "a server that serves its working directory hands out the daemon's token; give it a cwd outside the home",
+    });
   } else if (where === 'holds') {
-    out.push({ path: ['cwd'], message: `the working directory ${cwd} holds $ALBEDO_HOME (${home}), with daemon.json and creds.json: `
-      + 'a server that serves its working directory hands out the daemon\'s token; give it a cwd that does not hold the home' });
+    out.push({
+      path: ['cwd'],
+      message:
+        `the working directory ${cwd} holds $ALBEDO_HOME (${home}), with daemon.json and creds.json: ` +
+        "a server that serves its working directory hands out the daemon's token; give it a cwd that does not hold the home",
+    });
   }
   args.forEach((arg, i) => {
     const p = pathOf(arg);
@@ -141,8 +156,12 @@ export function exposureWarnings(home: string, cwd: string, args: readonly strin
     const r = relationTo(path.resolve(cwd, p), home);
     if (r === null) return;
     const what = r === 'inside' ? `is in $ALBEDO_HOME (${home})` : `holds $ALBEDO_HOME (${home})`;
-    out.push({ path: ['args', i], message: `the argument ${JSON.stringify(arg)} names ${path.resolve(cwd, p)}, which ${what}: `
-      + 'a server given it as a directory to serve hands out daemon.json and creds.json' });
+    out.push({
+      path: ['args', i],
+      message:
+        `the argument ${JSON.stringify(arg)} names ${path.resolve(cwd, p)}, which ${what}: ` +
+        'a server given it as a directory to serve hands out daemon.json and creds.json',
+    });
   });
   return out;
 }

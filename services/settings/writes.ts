@@ -6,12 +6,20 @@
 import { httpServerSchema, describeZodError } from '../../protocol/config.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import {
-  secretsPatchSchema, type SecretsPatch, type SectionsPatch, type SecretsSummary, type SettingsIssue, type SettingsServer, type StoredSecrets,
+  secretsPatchSchema,
+  type SecretsPatch,
+  type SectionsPatch,
+  type SecretsSummary,
+  type SettingsIssue,
+  type SettingsServer,
+  type StoredSecrets,
 } from '../../protocol/settings.ts';
 
 /** ALBEDO_INVALID_CONFIG for a list of issues; the message lists them (they never hold a value). */
 export function invalidConfig(issues: SettingsIssue[], lead = 'invalid settings'): AlbedoError {
-  const list = issues.map((i) => `${i.server === null ? '' : `${i.server}: `}${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
+  const list = issues
+    .map((i) => `${i.server === null ? '' : `${i.server}: `}${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`)
+    .join('; ');
   return new AlbedoError('ALBEDO_INVALID_CONFIG', `${lead}: ${list}`, { outcome: 'not_run', data: { issues } });
 }
 
@@ -86,7 +94,12 @@ export function parseSecretsPatch(name: string, patch: unknown): SecretsPatch {
  * of the other transport are dropped (they could not be used), and an http
  * server's are bound to its URL. null: nothing left to store.
  */
-export function applySecretsPatch(name: string, entry: SettingsServer, cur: StoredSecrets | undefined, patch: SecretsPatch | undefined): StoredSecrets | null {
+export function applySecretsPatch(
+  name: string,
+  entry: SettingsServer,
+  cur: StoredSecrets | undefined,
+  patch: SecretsPatch | undefined,
+): StoredSecrets | null {
   const p = patch ?? {};
   const issues: SettingsIssue[] = [];
   const wrongType = entry.type === 'stdio' ? (['bearerToken', 'header', 'oauthClient'] as const) : (['env'] as const);
@@ -127,7 +140,8 @@ export function secretsConflicts(name: string, entry: SettingsServer, s: StoredS
   const issues: SettingsIssue[] = [];
   if (entry.type === 'stdio') {
     for (const k of Object.keys(s.env ?? {})) {
-      if (Object.hasOwn(entry.env, k)) issues.push({ server: name, path: ['secrets', 'env', k], message: `env.${k} is already named in the entry` });
+      if (Object.hasOwn(entry.env, k))
+        issues.push({ server: name, path: ['secrets', 'env', k], message: `env.${k} is already named in the entry` });
     }
     return issues;
   }
@@ -135,13 +149,21 @@ export function secretsConflicts(name: string, entry: SettingsServer, s: StoredS
   for (const k of Object.keys(entry.headers)) headers[k] = 'x';
   if (s.header) {
     if (Object.keys(headers).some((h) => h.toLowerCase() === s.header!.name.toLowerCase())) {
-      issues.push({ server: name, path: ['secrets', 'header', 'name'], message: `the header ${s.header.name} is already named in the entry` });
+      issues.push({
+        server: name,
+        path: ['secrets', 'header', 'name'],
+        message: `the header ${s.header.name} is already named in the entry`,
+      });
     }
     headers[s.header.name] = 'x';
   }
   if (s.bearerToken) {
     if (Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) {
-      issues.push({ server: name, path: ['secrets', 'bearerToken'], message: 'give either a bearer token or an Authorization header, not both' });
+      issues.push({
+        server: name,
+        path: ['secrets', 'bearerToken'],
+        message: 'give either a bearer token or an Authorization header, not both',
+      });
     }
     headers.Authorization = 'x';
   }
@@ -153,13 +175,19 @@ export function secretsConflicts(name: string, entry: SettingsServer, s: StoredS
     ? { ...(entry.oauth ?? {}), clientId: client.clientId, clientSecret: client.clientSecret ? 'x' : entry.oauth?.clientSecret }
     : entry.oauth;
   const r = httpServerSchema.safeParse({ type: 'http', url: entry.url, headers, bearerTokenEnvVar: entry.bearerTokenEnvVar, oauth });
-  if (!r.success && !issues.length) issues.push({ server: name, path: ['secrets'], message: `with the entry: ${describeZodError(r.error)}` });
+  if (!r.success && !issues.length)
+    issues.push({ server: name, path: ['secrets'], message: `with the entry: ${describeZodError(r.error)}` });
   return issues;
 }
 
 /** Which typed secrets are stored, never their values. */
 export function summaryOf(s: StoredSecrets | undefined): SecretsSummary {
-  return { bearerToken: !!s?.bearerToken, header: s?.header?.name ?? null, env: Object.keys(s?.env ?? {}).sort(), oauthClient: !!s?.oauthClient };
+  return {
+    bearerToken: !!s?.bearerToken,
+    header: s?.header?.name ?? null,
+    env: Object.keys(s?.env ?? {}).sort(),
+    oauthClient: !!s?.oauthClient,
+  };
 }
 
 /** Stored secrets compared by content (the write time aside). */
@@ -172,7 +200,11 @@ export function sameSecrets(a: StoredSecrets | null | undefined, b: StoredSecret
 export function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (isObject(v)) {
-    return `{${Object.keys(v).filter((k) => v[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .filter((k) => v[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }

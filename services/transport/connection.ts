@@ -53,11 +53,15 @@ export interface ClientSide {
 
 const NO_CLIENT: ClientSide = {
   capabilities: {},
-  ask: (method) => Promise.reject(new WireError(ErrorCode.MethodNotFound, `Method not found: ${method} (this client declares no capabilities)`)),
+  ask: (method) =>
+    Promise.reject(new WireError(ErrorCode.MethodNotFound, `Method not found: ${method} (this client declares no capabilities)`)),
 };
 
 type Link = StdioLink | HttpLink;
-interface HttpParts { HttpLink: typeof HttpLink; auth: LinkAuth | undefined }
+interface HttpParts {
+  HttpLink: typeof HttpLink;
+  auth: LinkAuth | undefined;
+}
 
 interface Live {
   link: Link;
@@ -72,7 +76,9 @@ interface Live {
 function contained(err: unknown): AlbedoError {
   if (AlbedoError.is(err)) return err;
   const why = err instanceof Error ? err.message : String(err);
-  return new AlbedoError('ALBEDO_INTERNAL', `handling the server's input failed (${why}); the connection was closed`, { outcome: 'unknown' });
+  return new AlbedoError('ALBEDO_INTERNAL', `handling the server's input failed (${why}); the connection was closed`, {
+    outcome: 'unknown',
+  });
 }
 
 export class Connection {
@@ -118,8 +124,13 @@ export class Connection {
   #initial: Promise<void> = Promise.resolve();
 
   constructor(
-    id: string, server: ResolvedServer, clientInfo: Implementation, cache: EraCache | null, emit: Emit,
-    client: ClientSide = NO_CLIENT, name: string = id,
+    id: string,
+    server: ResolvedServer,
+    clientInfo: Implementation,
+    cache: EraCache | null,
+    emit: Emit,
+    client: ClientSide = NO_CLIENT,
+    name: string = id,
   ) {
     this.id = id;
     this.server = server;
@@ -189,7 +200,10 @@ export class Connection {
     const deadline = Date.now() + this.server.startupTimeoutMs;
     // List changes that arrive meanwhile wait for this first discovery (#rediscover awaits it).
     const discovering = discoverAll(this.#lister(live), listsFor(live.info), deadline, warnings, signal);
-    this.#initial = discovering.then(() => undefined, () => undefined);
+    this.#initial = discovering.then(
+      () => undefined,
+      () => undefined,
+    );
     const { catalogue, sizes } = await discovering;
     if (depthOf(live.info, MAX_DEPTH) > MAX_DEPTH) {
       const why = `${this.name}: its capabilities or server info nest deeper than ${MAX_DEPTH} levels`;
@@ -202,9 +216,12 @@ export class Connection {
   }
 
   #dial(): Promise<Live> {
-    if (this.#closed) return Promise.reject(new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} is closed`, { outcome: 'not_run' }));
+    if (this.#closed)
+      return Promise.reject(new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} is closed`, { outcome: 'not_run' }));
     if (this.#live) return Promise.resolve(this.#live);
-    this.#dialling ??= this.#dialOnce().finally(() => { this.#dialling = undefined; });
+    this.#dialling ??= this.#dialOnce().finally(() => {
+      this.#dialling = undefined;
+    });
     return this.#dialling;
   }
 
@@ -245,7 +262,8 @@ export class Connection {
   /** HTTP's modules (undici, SSE, OAuth) load with the first HTTP dial: a stdio-only worker never needs them. */
   async #http(): Promise<HttpParts> {
     const [{ HttpLink }, auth] = await Promise.all([import('./http-link.ts'), this.#auth()]);
-    if (this.#closed) throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed while it opened`, { outcome: 'not_run' });
+    if (this.#closed)
+      throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed while it opened`, { outcome: 'not_run' });
     return { HttpLink, auth };
   }
 
@@ -253,16 +271,21 @@ export class Connection {
     let link!: Link;
     const self = (): Link => link;
     if (this.server.type === 'http') {
-      link = new http!.HttpLink(this.server, {
-        onMessage: this.#guard(self, getPeer, (m: unknown, raw: string) => getPeer().receiveMessage(m, raw)),
-        onRequestFailed: this.#guard(self, getPeer, (id, err) => getPeer().fail(id, err)),
-        onClose: this.#guard(self, getPeer, (err: AlbedoError | null) => this.#onLinkClosed(link, getPeer(), err)),
-        onWarn: this.#guard(self, getPeer, (message: string) => {
-          const note = this.#warnings.admit(message);
-          if (note) this.#warn(note);
-        }),
-        headerParams: (name) => this.#toolHeaders.of(name),
-      }, http!.auth, this.#redactor);
+      link = new http!.HttpLink(
+        this.server,
+        {
+          onMessage: this.#guard(self, getPeer, (m: unknown, raw: string) => getPeer().receiveMessage(m, raw)),
+          onRequestFailed: this.#guard(self, getPeer, (id, err) => getPeer().fail(id, err)),
+          onClose: this.#guard(self, getPeer, (err: AlbedoError | null) => this.#onLinkClosed(link, getPeer(), err)),
+          onWarn: this.#guard(self, getPeer, (message: string) => {
+            const note = this.#warnings.admit(message);
+            if (note) this.#warn(note);
+          }),
+          headerParams: (name) => this.#toolHeaders.of(name),
+        },
+        http!.auth,
+        this.#redactor,
+      );
       return link;
     }
     link = new StdioLink(this.server, {
@@ -288,8 +311,9 @@ export class Connection {
     this.#dialLink = link;
     try {
       if (link instanceof StdioLink) await link.start();
-      const cached = this.#cache?.get(this.server.fingerprint)
-        ?? (this.#lastInfo ? { era: this.#lastInfo.era, protocolVersion: this.#lastInfo.protocolVersion } : null);
+      const cached =
+        this.#cache?.get(this.server.fingerprint) ??
+        (this.#lastInfo ? { era: this.#lastInfo.era, protocolVersion: this.#lastInfo.protocolVersion } : null);
       const nopts = {
         clientInfo: this.#clientInfo,
         timeoutMs: this.server.startupTimeoutMs,
@@ -299,14 +323,22 @@ export class Connection {
         redactor: this.#redactor,
       };
       const info = !(link instanceof StdioLink) ? await negotiateHttp(peer, link, nopts) : await negotiate(peer, nopts);
-      if (this.#closed) throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed while it opened`, { outcome: 'not_run' });
-      await this.#cache?.put(this.server.fingerprint, { era: info.era, protocolVersion: info.protocolVersion, at: Date.now() }).catch(() => {});
+      if (this.#closed)
+        throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed while it opened`, { outcome: 'not_run' });
+      await this.#cache
+        ?.put(this.server.fingerprint, { era: info.era, protocolVersion: info.protocolVersion, at: Date.now() })
+        .catch(() => {});
       const live: Live = { link, peer, info };
       this.#live = live;
       if (!(link instanceof StdioLink) && info.era === 'legacy') {
         // Wait (briefly) until the GET stream is open or refused: some servers send their requests only there.
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([link.openGetStream(), new Promise<void>((r) => { timer = setTimeout(r, GET_STREAM_WAIT_MS); })]);
+        await Promise.race([
+          link.openGetStream(),
+          new Promise<void>((r) => {
+            timer = setTimeout(r, GET_STREAM_WAIT_MS);
+          }),
+        ]);
         clearTimeout(timer);
       }
       this.#lastInfo = info;
@@ -332,7 +364,10 @@ export class Connection {
   }
 
   #reap(link: Link): void {
-    const p = link.close().catch(() => {}).finally(() => this.#reaping.delete(p));
+    const p = link
+      .close()
+      .catch(() => {})
+      .finally(() => this.#reaping.delete(p));
     this.#reaping.add(p);
   }
 
@@ -361,7 +396,10 @@ export class Connection {
     if (req.method === 'ping') return {};
     const cap = Object.hasOwn(INPUT_METHODS, req.method) ? INPUT_METHODS[req.method] : undefined;
     if (!cap || !Object.hasOwn(this.#client.capabilities, cap)) {
-      throw new WireError(ErrorCode.MethodNotFound, `Method not found: ${req.method} (this client did not declare ${cap ?? 'a capability for it'})`);
+      throw new WireError(
+        ErrorCode.MethodNotFound,
+        `Method not found: ${req.method} (this client did not declare ${cap ?? 'a capability for it'})`,
+      );
     }
     try {
       return await this.#client.ask(req.method, req.params ?? {}, this.server.callTimeoutMs, signal);
@@ -383,7 +421,9 @@ export class Connection {
     }
     // Every MCP notification is named notifications/…; anything else (`constructor`, `__proto__`) is not one.
     if (!n.method.startsWith('notifications/')) {
-      const note = this.#warnings.admit(() => `ignored a notification with method ${this.#quote(n.method, 100)}, which is not an MCP notification`);
+      const note = this.#warnings.admit(
+        () => `ignored a notification with method ${this.#quote(n.method, 100)}, which is not an MCP notification`,
+      );
       if (note) this.#warn(note);
     }
     // Other notifications (logging, progress, the listen acknowledgement) need no action here.
@@ -404,7 +444,13 @@ export class Connection {
   }
 
   /** One request with era params; `input_required` is fulfilled by the embedder (input-rounds.ts). */
-  #request(live: Live, method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>> {
+  #request(
+    live: Live,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     live.rounds ??= {
       send: (m, p, t, s) => live.peer.request(m, this.#params(live, p), { timeoutMs: t, signal: s }),
       capabilities: this.#client.capabilities,
@@ -433,16 +479,24 @@ export class Connection {
   #listen(live: Live): void {
     const filter = listenFilter(live.info.capabilities);
     if (Object.keys(filter).length === 0) return;
-    holdListen({
-      current: () => this.#live === live && !this.#closed,
-      send: (f) => {
-        this.#listenId = live.peer.nextId;
-        return live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: f }), { timeoutMs: Infinity });
+    holdListen(
+      {
+        current: () => this.#live === live && !this.#closed,
+        send: (f) => {
+          this.#listenId = live.peer.nextId;
+          return live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: f }), { timeoutMs: Infinity });
+        },
+        resync: () => this.#rediscover(listsFor(live.info)),
+        warn: (m) => this.#warn(m),
+        guard: (fn) =>
+          this.#guard(
+            () => live.link,
+            () => live.peer,
+            fn,
+          ),
       },
-      resync: () => this.#rediscover(listsFor(live.info)),
-      warn: (m) => this.#warn(m),
-      guard: (fn) => this.#guard(() => live.link, () => live.peer, fn),
-    }, filter);
+      filter,
+    );
   }
 
   /**
@@ -456,7 +510,9 @@ export class Connection {
     if (this.#rediscovering) return;
     this.#rediscovering = this.#rediscoverLoop()
       .catch((err) => this.#warn(`rediscovery failed: ${(err as Error)?.message ?? String(err)}`))
-      .finally(() => { this.#rediscovering = undefined; });
+      .finally(() => {
+        this.#rediscovering = undefined;
+      });
   }
 
   async #rediscoverLoop(): Promise<void> {
@@ -501,7 +557,9 @@ export class Connection {
     const live = this.#closed ? undefined : this.#live;
     // Every failure, the redial's too, leaves redacted (message and data).
     if (live) return operate(this.#target(live), op, timeoutMs, signal).catch(this.#fail);
-    return this.#dial().then((l) => operate(this.#target(l), op, timeoutMs, signal)).catch(this.#fail);
+    return this.#dial()
+      .then((l) => operate(this.#target(l), op, timeoutMs, signal))
+      .catch(this.#fail);
   }
 
   /** What operations.ts needs of a live link, made once per dial. */

@@ -22,7 +22,12 @@ export interface Lister {
   readonly server: string;
   /** The connection's secrets: cut out of the server's text before it is cut short into a warning. */
   readonly redactor?: Secrets;
-  request(method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>>;
   /** Filters one page of tools (modern HTTP checks their x-mcp-header annotations). */
   acceptTools(tools: unknown[], warnings: string[]): unknown[];
 }
@@ -69,7 +74,9 @@ export async function listAll(l: Lister, method: ListMethod, timeoutMs: number, 
     const next = parsed.data.nextCursor as string | undefined;
     if (next === undefined) return { items, bytes };
     if (seen.has(next)) {
-      warnings.push(`${method}: the server repeated cursor ${JSON.stringify(redactThenCut(next, l.redactor ?? [], { keep: 'head', max: 200 }))}; stopped after ${page + 1} pages`);
+      warnings.push(
+        `${method}: the server repeated cursor ${JSON.stringify(redactThenCut(next, l.redactor ?? [], { keep: 'head', max: 200 }))}; stopped after ${page + 1} pages`,
+      );
       return { items, bytes };
     }
     seen.add(next);
@@ -96,7 +103,8 @@ export type ListBytes = Partial<Record<ListField, number>>;
 export function checkTotal(server: string, sizes: ListBytes): void {
   let total = 0;
   for (const n of Object.values(sizes)) total += n ?? 0;
-  if (total > MAX_CATALOGUE_BYTES) throw catalogueTooLarge(server, 'bytes', `its lists together are larger than ${MAX_CATALOGUE_BYTES} bytes`);
+  if (total > MAX_CATALOGUE_BYTES)
+    throw catalogueTooLarge(server, 'bytes', `its lists together are larger than ${MAX_CATALOGUE_BYTES} bytes`);
 }
 
 /**
@@ -105,21 +113,27 @@ export function checkTotal(server: string, sizes: ListBytes): void {
  * left empty, as is common.
  */
 export async function discoverAll(
-  l: Lister, lists: ListMethod[], deadline: number, warnings: string[], signal?: AbortSignal,
+  l: Lister,
+  lists: ListMethod[],
+  deadline: number,
+  warnings: string[],
+  signal?: AbortSignal,
 ): Promise<{ catalogue: Catalogue; sizes: ListBytes }> {
   const catalogue: Catalogue = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
   const sizes: ListBytes = {};
-  const results = await Promise.all(lists.map(async (m) => {
-    try {
-      return [m, await listAll(l, m, Math.max(1, deadline - Date.now()), warnings, signal)] as const;
-    } catch (err) {
-      if (AlbedoError.is(err) && (err.data as { code?: number } | undefined)?.code === ErrorCode.MethodNotFound) {
-        warnings.push(`${m}: the server does not implement it`);
-        return [m, { items: [] as unknown[], bytes: 0 }] as const;
+  const results = await Promise.all(
+    lists.map(async (m) => {
+      try {
+        return [m, await listAll(l, m, Math.max(1, deadline - Date.now()), warnings, signal)] as const;
+      } catch (err) {
+        if (AlbedoError.is(err) && (err.data as { code?: number } | undefined)?.code === ErrorCode.MethodNotFound) {
+          warnings.push(`${m}: the server does not implement it`);
+          return [m, { items: [] as unknown[], bytes: 0 }] as const;
+        }
+        throw err;
       }
-      throw err;
-    }
-  }));
+    }),
+  );
   for (const [m, listed] of results) {
     (catalogue as unknown as Record<string, unknown[]>)[LIST_FIELD[m]] = listed.items;
     sizes[LIST_FIELD[m]] = listed.bytes;

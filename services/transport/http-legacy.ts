@@ -46,7 +46,9 @@ export interface LegacyHost {
 
 /** What an SSE stream read for the link may do: deliver, warn, quote the server's text. */
 const sinkOf = (host: LegacyHost): SseSink => ({
-  deliver: (m, raw) => host.deliver(m, raw), warn: (m) => host.warn(m), quote: (t, n) => host.quote(t, n),
+  deliver: (m, raw) => host.deliver(m, raw),
+  warn: (m) => host.warn(m),
+  quote: (t, n) => host.quote(t, n),
 });
 
 const broken = (f: LegacyRequest, why: string, data?: unknown): AlbedoError =>

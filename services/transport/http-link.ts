@@ -116,11 +116,14 @@ export class HttpLink {
 
   /** Starts sending one message. Requests are tracked until their response; others expect 202. */
   send(message: unknown): void {
-    if (this.#closed) throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `the HTTP link to ${this.url.origin} is closed`, { outcome: 'not_run' });
+    if (this.#closed)
+      throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `the HTTP link to ${this.url.origin} is closed`, { outcome: 'not_run' });
     const m = message as { id?: RequestId; method?: string };
     const body = JSON.stringify(message);
     if (Buffer.byteLength(body) > MAX_MESSAGE_BYTES) {
-      throw new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `the message is larger than the ${MAX_MESSAGE_BYTES}-byte cap`, { outcome: 'not_run' });
+      throw new AlbedoError('ALBEDO_FRAME_TOO_LARGE', `the message is larger than the ${MAX_MESSAGE_BYTES}-byte cap`, {
+        outcome: 'not_run',
+      });
     }
     if (typeof m.method === 'string' && m.id !== undefined && m.id !== null) {
       const f: InFlight = { id: m.id, method: m.method, ac: new AbortController(), answered: false, dropped: false };
@@ -166,7 +169,8 @@ export class HttpLink {
         for (const p of this.#events.headerParams?.(params.name) ?? []) {
           const v = valueAt(args, p.path);
           if (v === undefined || v === null) continue;
-          const text = typeof v === 'string' ? v : typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) ? String(v) : undefined;
+          const text =
+            typeof v === 'string' ? v : typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) ? String(v) : undefined;
           if (text !== undefined) h[`mcp-param-${p.header.toLowerCase()}`] = encodeHeaderValue(text);
         }
       }
@@ -201,12 +205,20 @@ export class HttpLink {
    * lacked) our token: true to send it again (the server did not run it);
    * throws ALBEDO_NEEDS_SIGN_IN when only the user can help.
    */
-  async #authRetry(res: Dispatcher.ResponseData, sentToken: string | undefined, attempt: number, request: { renewed: boolean }): Promise<boolean> {
+  async #authRetry(
+    res: Dispatcher.ResponseData,
+    sentToken: string | undefined,
+    attempt: number,
+    request: { renewed: boolean },
+  ): Promise<boolean> {
     if (!this.#auth || (res.statusCode !== 401 && res.statusCode !== 403)) return false;
     const wa = res.headers['www-authenticate'];
     if (res.statusCode === 403 && authChallenge(wa)?.error !== 'insufficient_scope') return false;
     await res.body.dump().catch(() => {});
-    await this.#auth.onChallenge({ status: res.statusCode, wwwAuthenticate: wa, dpopNonce: headerOf(res.headers, 'dpop-nonce'), sentToken, request }, attempt);
+    await this.#auth.onChallenge(
+      { status: res.statusCode, wwwAuthenticate: wa, dpopNonce: headerOf(res.headers, 'dpop-nonce'), sentToken, request },
+      attempt,
+    );
     return true;
   }
 
@@ -232,9 +244,13 @@ export class HttpLink {
         const code = (err as { code?: string }).code;
         const notRun = code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'UND_ERR_CONNECT_TIMEOUT';
         const why = `${f.method}: cannot reach ${this.url.origin}: ${describeNetError(err)}`;
-        this.#fail(f, new AlbedoError(notRun ? 'ALBEDO_CONNECTION_CLOSED' : 'ALBEDO_STREAM_BROKEN', why, {
-          outcome: notRun ? 'not_run' : 'unknown', data: { errno: code ?? null },
-        }));
+        this.#fail(
+          f,
+          new AlbedoError(notRun ? 'ALBEDO_CONNECTION_CLOSED' : 'ALBEDO_STREAM_BROKEN', why, {
+            outcome: notRun ? 'not_run' : 'unknown',
+            data: { errno: code ?? null },
+          }),
+        );
         return;
       }
       if (f.dropped) return void res.body.destroy();
@@ -286,7 +302,9 @@ export class HttpLink {
   }
 
   #sink: SseSink = {
-    deliver: (m, raw) => this.#deliver(m, raw), warn: (m) => this.#events.onWarn(m), quote: (t, n) => this.#quote(t, n),
+    deliver: (m, raw) => this.#deliver(m, raw),
+    warn: (m) => this.#events.onWarn(m),
+    quote: (t, n) => this.#quote(t, n),
   };
 
   /** A modern stream cannot be resumed; a legacy one is, with Last-Event-ID (http-legacy.ts). */
@@ -407,7 +425,10 @@ export class HttpLink {
     const ac = new AbortController();
     this.#background.add(ac);
     let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; ac.abort(); }, BACKGROUND_POST_MS);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ac.abort();
+    }, BACKGROUND_POST_MS);
     timer.unref();
     try {
       let res: Dispatcher.ResponseData;
@@ -461,16 +482,26 @@ export class HttpLink {
     this.#getStream = g;
     let answered!: () => void;
     const firstAnswer = new Promise<void>((r) => (answered = r));
-    void holdGetStream(this.#legacyHost, g, answered).catch(() => {}).finally(answered);
+    void holdGetStream(this.#legacyHost, g, answered)
+      .catch(() => {})
+      .finally(answered);
     return firstAnswer;
   }
 
   /** What the legacy streams (http-legacy.ts) may use of this link. */
   #legacyHost: LegacyHost = ((link: HttpLink): LegacyHost => ({
-    get url() { return link.url; },
-    get agent() { return link.#agent; },
-    get sessionId() { return link.#sessionId; },
-    get closed() { return link.#closed; },
+    get url() {
+      return link.url;
+    },
+    get agent() {
+      return link.#agent;
+    },
+    get sessionId() {
+      return link.#sessionId;
+    },
+    get closed() {
+      return link.#closed;
+    },
     getHeaders: async (lastEventId) => {
       const headers = { ...link.#headers(NO_BODY, 'text/event-stream'), ...(await link.#authHeaders('GET'))?.headers };
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
@@ -492,7 +523,12 @@ export class HttpLink {
       try {
         const authed = await this.#authHeaders('DELETE').catch(() => undefined);
         const headers = { ...this.#headers(NO_BODY), ...authed?.headers };
-        const res = await undiciRequest(this.url, { method: 'DELETE', headers, dispatcher: this.#agent, signal: AbortSignal.timeout(2_000) });
+        const res = await undiciRequest(this.url, {
+          method: 'DELETE',
+          headers,
+          dispatcher: this.#agent,
+          signal: AbortSignal.timeout(2_000),
+        });
         await res.body.dump();
       } catch {
         // The server may be gone already; a 405 means it does not let clients end sessions.
@@ -509,7 +545,8 @@ export class HttpLink {
       this.#getStream.stopped = true;
       this.#getStream.ac.abort();
     }
-    const reason = err ?? new AlbedoError('ALBEDO_CONNECTION_CLOSED', `the connection to ${this.url.origin} was closed`, { outcome: 'unknown' });
+    const reason =
+      err ?? new AlbedoError('ALBEDO_CONNECTION_CLOSED', `the connection to ${this.url.origin} was closed`, { outcome: 'unknown' });
     for (const f of [...this.#inflight.values()]) {
       this.#fail(f, reason);
       f.ac.abort();

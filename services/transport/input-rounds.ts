@@ -16,7 +16,12 @@ import { redactThenCut, type Secrets } from '../../protocol/redact.ts';
 
 export interface InputRoundsContext {
   /** Sends one request (era params added) and resolves with its raw result. */
-  send(method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  send(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>>;
   /** The capabilities the embedder declared. */
   capabilities: Record<string, unknown>;
   /** Runs the embedder's handler for one input request; `signal` aborts when the request is given up. */
@@ -41,7 +46,11 @@ const invalid = (message: string): AlbedoError => new AlbedoError('ALBEDO_INVALI
 
 /** Resolves with a `complete` result; rejects with ALBEDO_INPUT_REQUIRED when input is needed that no handler gives. */
 export async function requestWithInput(
-  c: InputRoundsContext, method: string, params: Record<string, unknown> | undefined, timeoutMs: number, signal?: AbortSignal,
+  c: InputRoundsContext,
+  method: string,
+  params: Record<string, unknown> | undefined,
+  timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<Record<string, unknown>> {
   // Every call waits here, so this frame holds only what a round needs; the rare input_required work is in nextRound.
   const deadline = Date.now() + timeoutMs;
@@ -70,14 +79,21 @@ function missingCapabilities(c: InputRoundsContext, method: string, err: AlbedoE
 
 /** The answers to a result that is not `complete`, for the next round; throws when there can be none. */
 async function nextRound(
-  c: InputRoundsContext, method: string, result: Record<string, unknown>, round: number, deadline: number, signal?: AbortSignal,
+  c: InputRoundsContext,
+  method: string,
+  result: Record<string, unknown>,
+  round: number,
+  deadline: number,
+  signal?: AbortSignal,
 ): Promise<Record<string, unknown>> {
   const kind = resultTypeOf(result);
   if (kind !== 'input_required') throw invalid(`${method} returned an unknown resultType ${shown(c, kind, 100)}`);
-  if (!MRTR_METHODS.has(method)) throw invalid(`${method} returned resultType input_required, which only tools/call, prompts/get and resources/read may`);
+  if (!MRTR_METHODS.has(method))
+    throw invalid(`${method} returned resultType input_required, which only tools/call, prompts/get and resources/read may`);
   const raw = result.inputRequests ?? {};
   // zod's record drops a `__proto__` key: refuse it rather than answer a map with a hole in it.
-  if (raw && typeof raw === 'object' && Object.hasOwn(raw, '__proto__')) throw invalid(`${method} returned inputRequests with a key named __proto__`);
+  if (raw && typeof raw === 'object' && Object.hasOwn(raw, '__proto__'))
+    throw invalid(`${method} returned inputRequests with a key named __proto__`);
   if (raw && typeof raw === 'object' && Object.keys(raw).length > MAX_INPUT_REQUESTS) {
     throw invalid(`${method} asked for ${Object.keys(raw).length} inputs at once (at most ${MAX_INPUT_REQUESTS})`);
   }
@@ -86,12 +102,20 @@ async function nextRound(
   const requests = Object.entries(parsed.data);
   const undeclared = requests.filter(([, r]) => !(INPUT_METHODS[r.method]! in c.capabilities));
   if (undeclared.length) {
-    const list = undeclared.slice(0, 10).map(([k, r]) => `${shown(c, k, 100)}: ${r.method}`).join(', ') + (undeclared.length > 10 ? ', …' : '');
-    throw inputRequired(`${method} needs input (${list}) that this client has no handler for`, { inputRequests: pruned(result.inputRequests, 8) });
+    const list =
+      undeclared
+        .slice(0, 10)
+        .map(([k, r]) => `${shown(c, k, 100)}: ${r.method}`)
+        .join(', ') + (undeclared.length > 10 ? ', …' : '');
+    throw inputRequired(`${method} needs input (${list}) that this client has no handler for`, {
+      inputRequests: pruned(result.inputRequests, 8),
+    });
   }
-  if (round + 1 >= MAX_INPUT_ROUNDS) throw inputRequired(`${method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; gave up`, undefined);
-  const answers = await Promise.all(requests.map(async ([key, r]) =>
-    [key, await c.ask(r.method, r.params ?? {}, Math.max(1, deadline - Date.now()), signal)] as const));
+  if (round + 1 >= MAX_INPUT_ROUNDS)
+    throw inputRequired(`${method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; gave up`, undefined);
+  const answers = await Promise.all(
+    requests.map(async ([key, r]) => [key, await c.ask(r.method, r.params ?? {}, Math.max(1, deadline - Date.now()), signal)] as const),
+  );
   const retry: Record<string, unknown> = {};
   if (result.inputRequests !== undefined) retry.inputResponses = Object.fromEntries(answers);
   if (typeof result.requestState === 'string') retry.requestState = result.requestState;

@@ -46,15 +46,20 @@ export function holdListen(host: ListenHost, filter: ListenFilter, failures = 0)
       if (!host.current()) return;
       const n = Date.now() - started > LISTEN_HEALTHY_MS ? 1 : failures + 1;
       if (n >= LISTEN_MAX_FAILURES) {
-        host.warn(`subscriptions/listen broke ${n} times in a row (last: ${err.message}); list changes will not be seen until the next reconnect`);
+        host.warn(
+          `subscriptions/listen broke ${n} times in a row (last: ${err.message}); list changes will not be seen until the next reconnect`,
+        );
         return;
       }
       const wait = Math.min(LISTEN_BACKOFF_MS * 2 ** (n - 1), LISTEN_BACKOFF_MAX_MS);
-      const timer = setTimeout(host.guard(() => {
-        if (!host.current()) return;
-        holdListen(host, filter, n);
-        host.resync();
-      }), wait);
+      const timer = setTimeout(
+        host.guard(() => {
+          if (!host.current()) return;
+          holdListen(host, filter, n);
+          host.resync();
+        }),
+        wait,
+      );
       timer.unref?.();
     }),
   );

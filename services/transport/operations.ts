@@ -47,7 +47,9 @@ export function operate(t: OpTarget, op: ClientOp, timeoutMs: number, signal?: A
       return listAll(t.lister, method, timeoutMs, [], signal).then((listed) => bounded(method, listed.items));
     }
     case 'resources/read':
-      return t.request(op.method, { uri: op.uri }, timeoutMs, signal).then((raw) => checked(readResourceResultSchema, 'resources/read', raw));
+      return t
+        .request(op.method, { uri: op.uri }, timeoutMs, signal)
+        .then((raw) => checked(readResourceResultSchema, 'resources/read', raw));
     case 'prompts/get': {
       const params = { name: op.name, arguments: op.arguments ?? {} };
       return t.request(op.method, params, timeoutMs, signal).then((raw) => checked(getPromptResultSchema, 'prompts/get', raw));
@@ -88,7 +90,9 @@ const checkToolResult = (raw: Raw): unknown => checked(callToolResultSchema, 'to
  */
 function checked<T>(schema: z.ZodType<T>, method: string, raw: Raw, fast?: (raw: Raw) => T | undefined): T {
   if (depthOf(raw, MAX_DEPTH) > MAX_DEPTH) {
-    throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a result nested deeper than ${MAX_DEPTH} levels`, { outcome: 'unknown' });
+    throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a result nested deeper than ${MAX_DEPTH} levels`, {
+      outcome: 'unknown',
+    });
   }
   const quick = fast?.(raw);
   if (quick !== undefined) return quick;
@@ -100,7 +104,9 @@ function checked<T>(schema: z.ZodType<T>, method: string, raw: Raw, fast?: (raw:
 /** A result no schema checked (a list's items, a legacy ping) passes the depth bound here. */
 function bounded(method: string, result: unknown): unknown {
   if (depthOf(result, MAX_DEPTH + 2) > MAX_DEPTH + 2) {
-    throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a result nested deeper than ${MAX_DEPTH} levels`, { outcome: 'unknown' });
+    throw new AlbedoError('ALBEDO_INVALID_RESPONSE', `${method} returned a result nested deeper than ${MAX_DEPTH} levels`, {
+      outcome: 'unknown',
+    });
   }
   return result;
 }

@@ -4,7 +4,14 @@
  * `notifications/cancelled`), and answers the server's own requests through
  * one handler. Era-agnostic: callers build the params.
  */
-import { classify, ErrorCode, type JsonRpcRequest, type JsonRpcNotification, type RequestId, type JsonRpcErrorObject } from '../../protocol/jsonrpc.ts';
+import {
+  classify,
+  ErrorCode,
+  type JsonRpcRequest,
+  type JsonRpcNotification,
+  type RequestId,
+  type JsonRpcErrorObject,
+} from '../../protocol/jsonrpc.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { pruned } from '../../protocol/bounds.ts';
 import { redactData, redactThenCut, type Secrets } from '../../protocol/redact.ts';
@@ -173,7 +180,11 @@ export class RpcPeer {
         if (p) {
           this.#pending.delete(id as RequestId);
           this.#release(p);
-          p.reject(new AlbedoError('ALBEDO_INVALID_RESPONSE', `${p.method}: the server's response is malformed (${c.reason})`, { outcome: 'unknown' }));
+          p.reject(
+            new AlbedoError('ALBEDO_INVALID_RESPONSE', `${p.method}: the server's response is malformed (${c.reason})`, {
+              outcome: 'unknown',
+            }),
+          );
           return;
         }
         this.#handlers.onJunk(c.reason, line);
@@ -184,7 +195,10 @@ export class RpcPeer {
   async #answer(req: JsonRpcRequest): Promise<void> {
     if (this.#serving.size >= MAX_SERVING && !this.#serving.has(req.id)) {
       // A storm of requests would pin a handler call (and its params) each: past the bound they are not served.
-      this.#handlers.onJunk(`more than ${MAX_SERVING} of its requests at once; this one was dropped`, `${req.method} ${JSON.stringify(req.id)}`);
+      this.#handlers.onJunk(
+        `more than ${MAX_SERVING} of its requests at once; this one was dropped`,
+        `${req.method} ${JSON.stringify(req.id)}`,
+      );
       return;
     }
     let reply: unknown;
@@ -222,8 +236,16 @@ export class RpcPeer {
     // A long-lived request (subscriptions/listen) passes Infinity: no deadline at all.
     const deadline = Number.isFinite(opts.timeoutMs) ? performance.now() + opts.timeoutMs : Infinity;
     const p: Pending = {
-      peer: this, id, method, resolve, reject, deadline, timeoutMs: opts.timeoutMs, signal,
-      cancelOnTimeout: opts.cancelOnTimeout !== false, handleEvent: RpcPeer.#onAbort,
+      peer: this,
+      id,
+      method,
+      resolve,
+      reject,
+      deadline,
+      timeoutMs: opts.timeoutMs,
+      signal,
+      cancelOnTimeout: opts.cancelOnTimeout !== false,
+      handleEvent: RpcPeer.#onAbort,
     };
     if (deadline !== Infinity) this.#arm(deadline);
     this.#pending.set(id, p);

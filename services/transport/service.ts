@@ -70,7 +70,8 @@ export default defineService({
       try {
         const opened = await conn.open(call.signal);
         // The caller gave up meanwhile: nobody will own this connection, so it must not stay open.
-        if (call.signal.aborted) throw new AlbedoError('ALBEDO_DEADLINE', `connection ${p.id} opened after its caller gave up`, { outcome: 'unknown' });
+        if (call.signal.aborted)
+          throw new AlbedoError('ALBEDO_DEADLINE', `connection ${p.id} opened after its caller gave up`, { outcome: 'unknown' });
         opens.set(p.id, opened);
         return opened;
       } catch (err) {

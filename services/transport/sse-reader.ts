@@ -37,7 +37,13 @@ const tooLarge = (): AlbedoError =>
  * Reads `body` to its end (or until `done()` or `signal`), delivering every
  * `message` event. Throws ALBEDO_FRAME_TOO_LARGE for an event over the cap.
  */
-export async function readSse(body: Body, state: StreamState, signal: AbortSignal, sink: SseSink, done: () => boolean = () => false): Promise<void> {
+export async function readSse(
+  body: Body,
+  state: StreamState,
+  signal: AbortSignal,
+  sink: SseSink,
+  done: () => boolean = () => false,
+): Promise<void> {
   let failed: AlbedoError | undefined;
   const parser = createParser({
     maxBufferSize: MAX_MESSAGE_BYTES + 1024,
@@ -60,10 +66,10 @@ export async function readSse(body: Body, state: StreamState, signal: AbortSigna
       }
       if (Array.isArray(value)) {
         // Batches are 2025-03-26's; a batch of thousands is a flood, not a conversation.
-        if (value.length > MAX_BATCH) sink.warn(`an SSE event carried a batch of ${value.length} messages; only the first ${MAX_BATCH} were read`);
+        if (value.length > MAX_BATCH)
+          sink.warn(`an SSE event carried a batch of ${value.length} messages; only the first ${MAX_BATCH} were read`);
         for (const m of value.slice(0, MAX_BATCH)) sink.deliver(m, e.data);
-      }
-      else sink.deliver(value, e.data);
+      } else sink.deliver(value, e.data);
     },
     onRetry: (ms: number) => {
       state.retryMs = ms;

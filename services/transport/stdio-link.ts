@@ -157,7 +157,9 @@ export class StdioLink {
     });
     this.#child = child;
     this.#stdin = child.stdin!;
-    this.#stdin.on('error', () => { /* EPIPE after the server died: reported through exit */ });
+    this.#stdin.on('error', () => {
+      /* EPIPE after the server died: reported through exit */
+    });
     const lifeline = child.stdio[3] as Socket;
     this.#lifeline = lifeline;
     lifeline.write(JSON.stringify({ env }) + '\n');
@@ -165,11 +167,21 @@ export class StdioLink {
     const stderr = child.stderr as Readable;
 
     stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
-    stdout.on('end', () => { this.#stdoutEnded = true; this.#maybeClosed(); });
-    stdout.on('error', () => { this.#stdoutEnded = true; });
+    stdout.on('end', () => {
+      this.#stdoutEnded = true;
+      this.#maybeClosed();
+    });
+    stdout.on('error', () => {
+      this.#stdoutEnded = true;
+    });
     stderr.on('data', (chunk: Buffer) => this.#onStderr(chunk));
-    stderr.on('end', () => { this.#stderrEnded = true; this.#maybeClosed(); });
-    stderr.on('error', () => { this.#stderrEnded = true; });
+    stderr.on('end', () => {
+      this.#stderrEnded = true;
+      this.#maybeClosed();
+    });
+    stderr.on('error', () => {
+      this.#stderrEnded = true;
+    });
 
     return new Promise((resolve, reject) => {
       let buffered = '';
@@ -181,29 +193,41 @@ export class StdioLink {
           const line = buffered.slice(0, nl);
           buffered = buffered.slice(nl + 1);
           let ev: LauncherEvent;
-          try { ev = JSON.parse(line) as LauncherEvent; } catch { continue; }
+          try {
+            ev = JSON.parse(line) as LauncherEvent;
+          } catch {
+            continue;
+          }
           if ('spawned' in ev) {
             this.pid = ev.spawned;
             if (this.#state === 'starting') this.#state = 'open';
             resolve();
           } else if ('spawnError' in ev) {
-            const what = ev.where === 'chdir' ? `cannot enter working directory ${JSON.stringify(cwd)}` : `cannot start ${JSON.stringify(command)}`;
+            const what =
+              ev.where === 'chdir' ? `cannot enter working directory ${JSON.stringify(cwd)}` : `cannot start ${JSON.stringify(command)}`;
             const detail = typeof ev.spawnError === 'number' ? '' : ` (${ev.spawnError})`;
             const err = new AlbedoError('ALBEDO_SPAWN_FAILED', `${what}: ${ev.message}${detail}`, {
-              outcome: 'not_run', data: { errno: ev.spawnError, where: ev.where },
+              outcome: 'not_run',
+              data: { errno: ev.spawnError, where: ev.where },
             });
             this.#closeError = err;
             reject(err);
           } else if ('exit' in ev) {
             this.#exit = ev;
-            setTimeout(() => { this.#stdoutEnded = true; this.#stderrEnded = true; this.#maybeClosed(); }, DRAIN_MS).unref();
+            setTimeout(() => {
+              this.#stdoutEnded = true;
+              this.#stderrEnded = true;
+              this.#maybeClosed();
+            }, DRAIN_MS).unref();
             this.#maybeClosed();
           } else if ('reaped' in ev) {
             this.#markReaped();
           }
         }
       });
-      lifeline.on('error', () => { /* the launcher is gone; 'exit' below settles everything */ });
+      lifeline.on('error', () => {
+        /* the launcher is gone; 'exit' below settles everything */
+      });
       child.on('error', (err) => {
         const e = new AlbedoError('ALBEDO_SPAWN_FAILED', `cannot run the stdio launcher (${exe}): ${err.message}`, { outcome: 'not_run' });
         this.#closeError ??= e;
@@ -214,8 +238,13 @@ export class StdioLink {
       child.on('exit', (code, signal) => {
         this.#markReaped();
         if (this.#state === 'starting') {
-          const e = this.#closeError ?? new AlbedoError('ALBEDO_SPAWN_FAILED',
-            `the stdio launcher exited (${signal ?? code}) before starting ${JSON.stringify(command)}`, { outcome: 'not_run' });
+          const e =
+            this.#closeError ??
+            new AlbedoError(
+              'ALBEDO_SPAWN_FAILED',
+              `the stdio launcher exited (${signal ?? code}) before starting ${JSON.stringify(command)}`,
+              { outcome: 'not_run' },
+            );
           reject(e);
         }
         this.#exit ??= { exit: null, signal: 'launcher-exited' };
@@ -251,13 +280,15 @@ export class StdioLink {
    * is full because the server stopped reading.
    */
   send(message: unknown): void {
-    if (this.#state !== 'open') throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', 'the server connection is closed', { outcome: 'not_run' });
+    if (this.#state !== 'open')
+      throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', 'the server connection is closed', { outcome: 'not_run' });
     const text = encodeMessage(message, this.#decoder.limit);
     const bytes = Buffer.byteLength(text) + 1;
     if (this.#outbox.size >= MAX_OUTBOX_FRAMES || this.#outboxBytes + bytes > MAX_OUTBOX_BYTES) {
       const waiting = `${this.#outbox.size} messages (${this.#outboxBytes} bytes)`;
       throw new AlbedoError('ALBEDO_OVERLOADED', `the server is not reading its input: ${waiting} wait for it already`, {
-        outcome: 'not_run', data: { limitBytes: MAX_OUTBOX_BYTES, limitFrames: MAX_OUTBOX_FRAMES },
+        outcome: 'not_run',
+        data: { limitBytes: MAX_OUTBOX_BYTES, limitFrames: MAX_OUTBOX_FRAMES },
       });
     }
     const m = message as { id?: unknown; method?: unknown };
@@ -344,7 +375,8 @@ export class StdioLink {
       const tail = this.stderrTail.trim();
       const text = `${this.#exitText()}${tail ? `; its stderr ends:\n${tail}` : ' (nothing on stderr)'}`;
       this.#closeError = new AlbedoError('ALBEDO_SERVER_EXITED', text, {
-        outcome: 'unknown', data: { exit: this.#exit.exit, signal: this.#exit.signal, stderrTail: this.stderrTail },
+        outcome: 'unknown',
+        data: { exit: this.#exit.exit, signal: this.#exit.signal, stderrTail: this.stderrTail },
       });
     }
     this.#finish();
@@ -377,8 +409,17 @@ export class StdioLink {
     this.#dropOutbox();
     // A server that stopped reading would never let buffered bytes through, and end() would wait for them:
     // give them up, so it sees EOF after what the pipe already holds.
-    try { if (this.#blocked) this.#stdin?.destroy(); else this.#stdin?.end(); } catch { /* already gone */ }
-    try { this.#lifeline?.end(); } catch { /* already gone */ }
+    try {
+      if (this.#blocked) this.#stdin?.destroy();
+      else this.#stdin?.end();
+    } catch {
+      /* already gone */
+    }
+    try {
+      this.#lifeline?.end();
+    } catch {
+      /* already gone */
+    }
     await this.#reaped;
     this.#state = 'closed';
     if (!this.#closeReported) {

@@ -27,8 +27,8 @@ async function setup(t: Test, extra: Record<string, unknown> = {}) {
   const h = sessionHome(t, tag);
   h.write({
     everything: h.stdio(EVERYTHING, ['stdio']),
-    filesystem: { ...h.stdio(mod('server-filesystem'), [ROOT]), ...(extra.filesystem as object ?? {}) },
-    memory: { ...h.stdio(mod('server-memory')), ...(extra.memory as object ?? {}) },
+    filesystem: { ...h.stdio(mod('server-filesystem'), [ROOT]), ...((extra.filesystem as object) ?? {}) },
+    memory: { ...h.stdio(mod('server-memory')), ...((extra.memory as object) ?? {}) },
     sdk: h.stdio(fixture('sdk-server.ts')),
   });
   return albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
@@ -36,7 +36,10 @@ async function setup(t: Test, extra: Record<string, unknown> = {}) {
 
 /** How a call ended: its result, or its error's code and outcome. */
 const ending = (p: Promise<unknown>): Promise<unknown> =>
-  p.then((result) => ({ result }), (err: AlbedoError) => ({ code: err.code, outcome: err.outcome }));
+  p.then(
+    (result) => ({ result }),
+    (err: AlbedoError) => ({ code: err.code, outcome: err.outcome }),
+  );
 
 t.test('deferred: the fixed set, search loads, mcp_call_tool matches direct calls', async (t) => {
   const albedo = await setup(t);
@@ -47,11 +50,20 @@ t.test('deferred: the fixed set, search loads, mcp_call_tool matches direct call
   t.ok(s.allTools().length >= 40, `${s.allTools().length} definitions behind them`);
 
   // Search through the tool, as the model does.
-  const found = await s.call('mcp_search_tools', { query: 'read a text file' }) as { structuredContent: { tools: Array<{ name: string; inputSchema: unknown }> } };
+  const found = (await s.call('mcp_search_tools', { query: 'read a text file' })) as {
+    structuredContent: { tools: Array<{ name: string; inputSchema: unknown }> };
+  };
   const readText = nameOf(s, 'filesystem', 'read_text_file');
-  t.ok(found.structuredContent.tools.some((x) => x.name === readText), 'the search found read_text_file');
+  t.ok(
+    found.structuredContent.tools.some((x) => x.name === readText),
+    'the search found read_text_file',
+  );
   const def = s.allTools().find((x) => x.name === readText)!;
-  t.same(found.structuredContent.tools.find((x) => x.name === readText)!.inputSchema, def.inputSchema, 'with the schema the session would advertise');
+  t.same(
+    found.structuredContent.tools.find((x) => x.name === readText)!.inputSchema,
+    def.inputSchema,
+    'with the schema the session would advertise',
+  );
   t.ok(s.loaded().includes(readText), 'and loaded it');
   const afterFirst = names(s);
   t.same(afterFirst.slice(0, 3), ['mcp_search_tools', 'mcp_call_tool', 'mcp_read_result']);
@@ -62,13 +74,24 @@ t.test('deferred: the fixed set, search loads, mcp_call_tool matches direct call
   t.ok(echo.length >= 2 && echo.slice(0, 2).every((x) => /echo/.test(x.name)), 'exact name: both echo tools first');
   const afterSecond = names(s);
   t.same(afterSecond.slice(0, afterFirst.length), afterFirst, 'what the model had is a prefix of what it has now');
-  t.same(s.search('read a text file').map((x) => x.name), found.structuredContent.tools.map((x) => x.name), 'the same query, the same answer');
+  t.same(
+    s.search('read a text file').map((x) => x.name),
+    found.structuredContent.tools.map((x) => x.name),
+    'the same query, the same answer',
+  );
   t.same(names(s), afterSecond, 'a search finding loaded tools adds nothing');
 
   // mcp_call_tool: the same outcomes as calling directly.
   const sdkEcho = nameOf(s, 'sdk', 'echo');
-  t.same(await s.call('mcp_call_tool', { name: sdkEcho, arguments: { text: 'via call_tool' } }), await s.call(sdkEcho, { text: 'via call_tool' }));
-  t.equal(text(await s.call('mcp_call_tool', { name: 'sdk/add', arguments: { a: 2, b: 3 } })), text(await s.call('sdk/add', { a: 2, b: 3 })), 'server/tool');
+  t.same(
+    await s.call('mcp_call_tool', { name: sdkEcho, arguments: { text: 'via call_tool' } }),
+    await s.call(sdkEcho, { text: 'via call_tool' }),
+  );
+  t.equal(
+    text(await s.call('mcp_call_tool', { name: 'sdk/add', arguments: { a: 2, b: 3 } })),
+    text(await s.call('sdk/add', { a: 2, b: 3 })),
+    'server/tool',
+  );
   t.match(await s.call('mcp_call_tool', { name: 'sdk/fail' }), { isError: true }, 'isError is a result, as directly');
   const direct = await rejection(s.call('nope/nothing', {}));
   const via = await rejection(s.call('mcp_call_tool', { name: 'nope/nothing', arguments: {} }));
@@ -76,30 +99,59 @@ t.test('deferred: the fixed set, search loads, mcp_call_tool matches direct call
   const badDirect = await ending(s.call(sdkEcho, { text: 42 }));
   t.same(await ending(s.call('mcp_call_tool', { name: sdkEcho, arguments: { text: 42 } })), badDirect, 'bad arguments: the same ending');
   const everythingBad = await ending(s.call('everything/get-sum', { a: 'x' }));
-  t.same(await ending(s.call('mcp_call_tool', { name: 'everything/get-sum', arguments: { a: 'x' } })), everythingBad, 'and on server-everything');
+  t.same(
+    await ending(s.call('mcp_call_tool', { name: 'everything/get-sum', arguments: { a: 'x' } })),
+    everythingBad,
+    'and on server-everything',
+  );
   t.match(await rejection(s.call('mcp_call_tool', { arguments: {} })), { code: 'ALBEDO_INVALID_ARGUMENT', outcome: 'not_run' }, 'no name');
-  t.match(await rejection(s.call('mcp_call_tool', { name: 'mcp_search_tools', arguments: { query: 'x' } })), { code: 'ALBEDO_INVALID_ARGUMENT' });
+  t.match(await rejection(s.call('mcp_call_tool', { name: 'mcp_search_tools', arguments: { query: 'x' } })), {
+    code: 'ALBEDO_INVALID_ARGUMENT',
+  });
   t.match(await rejection(s.call('mcp_search_tools', { query: '' })), { code: 'ALBEDO_INVALID_ARGUMENT', outcome: 'not_run' });
   t.match(await rejection(s.call('mcp_search_tools', { query: 'x', limit: 99 })), { code: 'ALBEDO_INVALID_ARGUMENT' });
-  t.match(await rejection(s.call('mcp_search_tools', { query: 'x'.repeat(1_001) })), { code: 'ALBEDO_INVALID_ARGUMENT' }, 'a query of at most 1,000 characters');
+  t.match(
+    await rejection(s.call('mcp_search_tools', { query: 'x'.repeat(1_001) })),
+    { code: 'ALBEDO_INVALID_ARGUMENT' },
+    'a query of at most 1,000 characters',
+  );
   t.throws(() => s.search('y'.repeat(1_001)), { code: 'ALBEDO_INVALID_ARGUMENT' });
-  t.match(await rejection(s.call('mcp_call_tool', { name: 'sdk/echo', arguments: { text: 'a' }, arguments_json: '{"text":"b"}' })),
-    { code: 'ALBEDO_INVALID_ARGUMENT', outcome: 'not_run' }, 'arguments and arguments_json: which one? refused');
+  t.match(
+    await rejection(s.call('mcp_call_tool', { name: 'sdk/echo', arguments: { text: 'a' }, arguments_json: '{"text":"b"}' })),
+    { code: 'ALBEDO_INVALID_ARGUMENT', outcome: 'not_run' },
+    'arguments and arguments_json: which one? refused',
+  );
   t.equal(text(await s.call(readText, { path: path.join(ROOT, 'package.json'), head: 1 })), '{', 'a loaded tool is called by its name too');
 
   const cost = s.cost();
-  t.equal(cost.servers.reduce((n, x) => n + x.definitions, 0), cost.definitions, 'the servers\' parts add up');
+  t.equal(
+    cost.servers.reduce((n, x) => n + x.definitions, 0),
+    cost.definitions,
+    "the servers' parts add up",
+  );
   t.ok(cost.advertised < cost.definitions / 3, `deferred costs ${cost.advertised} of ${cost.definitions} estimated tokens`);
-  t.ok(cost.servers.every((x) => x.context > 0), 'each server has its line in the context');
+  t.ok(
+    cost.servers.every((x) => x.context > 0),
+    'each server has its line in the context',
+  );
 });
 
 t.test('alwaysLoad per server and per tool; all and auto', async (t) => {
   const albedo = await setup(t, { memory: { alwaysLoad: true }, filesystem: { alwaysLoad: ['list_directory', 'list_directroy'] } });
   const d = await albedo.sessions.open({ tools: 'deferred' });
-  const always = [...d.allTools().filter((x) => x.description.startsWith('[server "memory"')).map((x) => x.name), nameOf(d, 'filesystem', 'list_directory')];
-  t.same(new Set(names(d).slice(3)), new Set(always), 'the fixed three, then every memory tool and filesystem\'s list_directory');
+  const always = [
+    ...d
+      .allTools()
+      .filter((x) => x.description.startsWith('[server "memory"'))
+      .map((x) => x.name),
+    nameOf(d, 'filesystem', 'list_directory'),
+  ];
+  t.same(new Set(names(d).slice(3)), new Set(always), "the fixed three, then every memory tool and filesystem's list_directory");
   t.same(new Set(d.loaded()), new Set(always), 'loaded from the start');
-  t.ok(d.warnings().some((w) => w.includes('alwaysLoad') && w.includes('list_directroy')), 'a name the server does not offer is warned of');
+  t.ok(
+    d.warnings().some((w) => w.includes('alwaysLoad') && w.includes('list_directroy')),
+    'a name the server does not offer is warned of',
+  );
   const hits = d.search('read the whole knowledge graph', 1);
   t.equal(hits[0]!.name, nameOf(d, 'memory', 'read_graph'));
   t.same(new Set(names(d).slice(3)), new Set(always), 'finding an alwaysLoad tool adds nothing');
@@ -107,8 +159,15 @@ t.test('alwaysLoad per server and per tool; all and auto', async (t) => {
   t.equal(new Set(names(d)).size, names(d).length, 'no definition given twice');
 
   const all = await albedo.sessions.open();
-  t.same(all.tools().map((x) => x.name), [...all.allTools().map((x) => x.name), 'mcp_read_result'], 'all: every definition, and mcp_read_result');
-  t.notOk(all.tools().some((x) => x.name === 'mcp_search_tools'), 'and no search tool');
+  t.same(
+    all.tools().map((x) => x.name),
+    [...all.allTools().map((x) => x.name), 'mcp_read_result'],
+    'all: every definition, and mcp_read_result',
+  );
+  t.notOk(
+    all.tools().some((x) => x.name === 'mcp_search_tools'),
+    'and no search tool',
+  );
   t.match(await rejection(all.call('mcp_search_tools', { query: 'echo' })), { code: 'ALBEDO_NOT_FOUND' }, 'not advertised, not callable');
 
   const roomy = await albedo.sessions.open({ tools: 'auto' });
@@ -125,11 +184,18 @@ t.test('openai-strict: mcp_call_tool takes arguments_json', async (t) => {
   const call = s.tools().find((x) => x.name === 'mcp_call_tool')!;
   t.same(Object.keys(call.inputSchema.properties as object).sort(), ['arguments_json', 'name'], 'strict mode cannot say "any object"');
   t.equal(text(await s.call('mcp_call_tool', { name: 'sdk/echo', arguments_json: '{"text":"strict"}' })), 'strict');
-  t.match(await rejection(s.call('mcp_call_tool', { name: 'sdk/echo', arguments_json: '{not json' })), { code: 'ALBEDO_INVALID_ARGUMENT', outcome: 'not_run' });
+  t.match(await rejection(s.call('mcp_call_tool', { name: 'sdk/echo', arguments_json: '{not json' })), {
+    code: 'ALBEDO_INVALID_ARGUMENT',
+    outcome: 'not_run',
+  });
   const search = s.tools().find((x) => x.name === 'mcp_search_tools')!;
   t.ok((search.inputSchema.required as string[]).includes('limit'), 'strict: limit required, nullable');
   t.ok(s.search('memory', 5).length === 5);
-  t.match(await s.call('mcp_search_tools', { query: 'knowledge graph', limit: null }), { structuredContent: { tools: [{}] } }, 'a null limit is the default');
+  t.match(
+    await s.call('mcp_search_tools', { query: 'knowledge graph', limit: null }),
+    { structuredContent: { tools: [{}] } },
+    'a null limit is the default',
+  );
 });
 
 t.test('auto stays deferred once it deferred; the fixed tools keep working across generations', async (t) => {

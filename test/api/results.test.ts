@@ -29,7 +29,7 @@ async function readAll(s: AlbedoSession, id: string, from: number): Promise<{ te
   const parts: string[] = [];
   let pages = 0;
   while (offset !== null) {
-    const r = await s.call('mcp_read_result', { id, offset }) as Result;
+    const r = (await s.call('mcp_read_result', { id, offset })) as Result;
     parts.push(r.content[0]!.text);
     offset = (r.structuredContent as { next: number | null }).next;
     pages++;
@@ -52,17 +52,20 @@ t.test('a large text result: cut cleanly, noted, and read back whole', async (t)
   const s = await albedo.sessions.open();
   t.equal(s.tools().at(-1)!.name, 'mcp_read_result', 'every session advertises mcp_read_result');
 
-  const small = await s.call('results/text', { chars: 1_000 }) as Result;
+  const small = (await s.call('results/text', { chars: 1_000 })) as Result;
   t.same(small.content, [{ type: 'text', text: bigText(1_000) }], 'a result within the budget is untouched');
   t.same(cutsOf(small), []);
 
   // About the largest text the 16 MiB frame carries (JSON escapes and multi-byte characters take the rest).
   const original = bigText(Math.floor(15.2 * 1024 * 1024));
-  const r = await s.call('results/text', { chars: original.length }) as Result;
+  const r = (await s.call('results/text', { chars: original.length })) as Result;
   const [cut] = cutsOf(r);
   t.match(cut, { what: 'text', total: original.length }, 'the cut is in _meta');
   const shown = r.content[0]!.text as string;
-  t.ok(shown.length <= 100_000 && shown.length >= 80_000, `about the default budget (25,000 tokens ≈ 100,000 characters) shown: ${shown.length}`);
+  t.ok(
+    shown.length <= 100_000 && shown.length >= 80_000,
+    `about the default budget (25,000 tokens ≈ 100,000 characters) shown: ${shown.length}`,
+  );
   t.ok(shown.endsWith('\n') || shown.endsWith(' '), 'cut at a line break or a space');
   t.equal(shown, original.slice(0, shown.length), 'the shown part is the start of the original');
   t.equal(cut!.shown, shown.length);
@@ -79,7 +82,7 @@ t.test('a large text result: cut cleanly, noted, and read back whole', async (t)
   t.match(await rejection(s.call('mcp_read_result', { offset: 0 })), { code: 'ALBEDO_INVALID_ARGUMENT' });
 
   // Two text blocks: the first fills the budget, the second is kept whole and named.
-  const two = await s.call('results/two_texts', { a: 90_000, b: 50_000 }) as Result;
+  const two = (await s.call('results/two_texts', { a: 90_000, b: 50_000 })) as Result;
   const cuts = cutsOf(two);
   t.equal(cuts.length, 1);
   t.equal(two.content[0]!.text, bigText(90_000), 'the first block fits whole');
@@ -89,8 +92,11 @@ t.test('a large text result: cut cleanly, noted, and read back whole', async (t)
   // A real server reading a real file: server-filesystem sends the text twice (content and structuredContent); both are cut.
   const file = bigText(3 * 1024 * 1024);
   writeFileSync(path.join(dir, 'big.txt'), file);
-  const fs = await s.call('filesystem/read_text_file', { path: path.join(dir, 'big.txt') }) as Result;
-  t.same(cutsOf(fs).map((c) => c.what), ['text', 'structuredContent']);
+  const fs = (await s.call('filesystem/read_text_file', { path: path.join(dir, 'big.txt') })) as Result;
+  t.same(
+    cutsOf(fs).map((c) => c.what),
+    ['text', 'structuredContent'],
+  );
   t.equal(fs.content[0]!.text + (await readAll(s, cutsOf(fs)[0]!.id, cutsOf(fs)[0]!.shown)).text, file, 'the file reads back whole');
   t.same(JSON.parse((await readAll(s, cutsOf(fs)[1]!.id, 0)).text), { content: file }, 'and so does its structured copy');
 
@@ -101,59 +107,69 @@ t.test('a large text result: cut cleanly, noted, and read back whole', async (t)
 t.test('images, structured content, errors', async (t) => {
   const { albedo } = await setup(t);
   const s = await albedo.sessions.open();
-  const img = await s.call('results/image', { bytes: 1_000_000 }) as Result;
+  const img = (await s.call('results/image', { bytes: 1_000_000 })) as Result;
   const [ic] = cutsOf(img);
   t.match(ic, { what: 'image', mimeType: 'image/png', shown: 0 }, 'an image over the budget is kept');
   t.equal(img.content.length, 1);
-  t.match(img.content[0], { type: 'text', text: /image \(image\/png\) of 976\.6 KiB/ }, 'and replaced by a note with its type and size (decoded)');
+  t.match(
+    img.content[0],
+    { type: 'text', text: /image \(image\/png\) of 976\.6 KiB/ },
+    'and replaced by a note with its type and size (decoded)',
+  );
   t.equal(ic!.bytes, 1_000_000);
   const data = (await readAll(s, ic!.id, 0)).text;
-  t.ok(Buffer.from(data, 'base64').equals(Buffer.from(Array.from({ length: 1_000_000 }, (_, i) => (i * 31 + 7) & 0xff))), 'its bytes read back');
-  const tiny = await s.call('results/image', { bytes: 1_000 }) as Result;
+  t.ok(
+    Buffer.from(data, 'base64').equals(Buffer.from(Array.from({ length: 1_000_000 }, (_, i) => (i * 31 + 7) & 0xff))),
+    'its bytes read back',
+  );
+  const tiny = (await s.call('results/image', { bytes: 1_000 })) as Result;
   t.match(tiny.content[0], { type: 'image', mimeType: 'image/png' }, 'a small image stays');
 
   const huge = await rejection(s.call('results/image', { bytes: 50 * 1024 * 1024 }, { timeoutMs: 120_000 }));
   t.match(huge, { code: 'ALBEDO_FRAME_TOO_LARGE' }, '50 MB is over the 16 MiB frame cap: a clear error');
   t.match(await s.call('results/text', { chars: 10 }), { content: [{ text: bigText(10) }] }, 'and the session goes on');
 
-  const st = await s.call('results/structured', { kb: 200 }) as Result;
+  const st = (await s.call('results/structured', { kb: 200 })) as Result;
   t.equal(st.structuredContent, undefined, 'structured content over the budget is not in the result');
   const [sc] = cutsOf(st);
   t.match(sc, { what: 'structuredContent', mimeType: 'application/json' });
   t.match(st.content.at(-1), { type: 'text', text: /object with 2 keys \("rows", "total"/ }, 'a summary says what it was');
   t.same(JSON.parse((await readAll(s, sc!.id, 0)).text), bigStructure(200), 'and it reads back equal');
-  const fits = await s.call('results/structured', { kb: 10 }) as Result;
+  const fits = (await s.call('results/structured', { kb: 10 })) as Result;
   t.same(fits.structuredContent, bigStructure(10), 'structured content that fits is kept whole');
 
-  const err = await s.call('results/error', { chars: 150_000 }) as Result;
+  const err = (await s.call('results/error', { chars: 150_000 })) as Result;
   t.equal(err.isError, true);
-  t.equal(err.content[0]!.text, bigText(150_000), 'an error\'s first message is never cut');
+  t.equal(err.content[0]!.text, bigText(150_000), "an error's first message is never cut");
   t.equal(cutsOf(err).length, 1, 'the rest is');
 });
 
-t.test('budgets: the session, the server, the tool\'s hint', async (t) => {
+t.test("budgets: the session, the server, the tool's hint", async (t) => {
   const { albedo } = await setup(t);
   const tight = await albedo.sessions.open({ resultBudget: 1_000 });
-  const r = await tight.call('results/text', { chars: 20_000 }) as Result;
-  t.ok(r.content[0]!.text.length <= 4_000 && r.content[0]!.text.length > 3_000, `session budget 1,000 tokens: ${r.content[0]!.text.length} characters shown`);
-  const hinted = await (await albedo.sessions.open()).call('results/hinted', { chars: 20_000 }) as Result;
-  t.ok(hinted.content[0]!.text.length <= 5_000 && hinted.content[0]!.text.length > 4_000, 'the tool\'s maxResultSizeChars hint: 5,000');
+  const r = (await tight.call('results/text', { chars: 20_000 })) as Result;
+  t.ok(
+    r.content[0]!.text.length <= 4_000 && r.content[0]!.text.length > 3_000,
+    `session budget 1,000 tokens: ${r.content[0]!.text.length} characters shown`,
+  );
+  const hinted = (await (await albedo.sessions.open()).call('results/hinted', { chars: 20_000 })) as Result;
+  t.ok(hinted.content[0]!.text.length <= 5_000 && hinted.content[0]!.text.length > 4_000, "the tool's maxResultSizeChars hint: 5,000");
   t.match(await rejection(albedo.sessions.open({ resultBudget: 10 })), { code: 'ALBEDO_INVALID_ARGUMENT' });
 });
 
-t.test('a server\'s own resultBudget', async (t) => {
+t.test("a server's own resultBudget", async (t) => {
   const { albedo } = await setup(t, { resultBudget: 500 });
   const s = await albedo.sessions.open({ resultBudget: 100_000 });
-  const r = await s.call('results/text', { chars: 20_000 }) as Result;
+  const r = (await s.call('results/text', { chars: 20_000 })) as Result;
   t.ok(r.content[0]!.text.length <= 2_000, `the server says 500 tokens: ${r.content[0]!.text.length} characters shown`);
-  const other = await s.call('filesystem/list_allowed_directories', {}) as Result;
-  t.same(cutsOf(other), [], 'other servers keep the session\'s budget');
+  const other = (await s.call('filesystem/list_allowed_directories', {})) as Result;
+  t.same(cutsOf(other), [], "other servers keep the session's budget");
 });
 
 t.test('many small blocks: one cut, one part for the rest, never a note per block', async (t) => {
   const { albedo } = await setup(t);
   const s = await albedo.sessions.open({ resultBudget: 1_000 });
-  const r = await s.call('results/blocks', { n: 20_000, chars: 5 }) as Result;
+  const r = (await s.call('results/blocks', { n: 20_000, chars: 5 })) as Result;
   const text = r.content.map((b) => JSON.stringify(b)).join('');
   t.ok(text.length < 4_000 + 1_000, `what reaches the context stays within the budget and its notes: ${text.length} characters`);
   const cuts = cutsOf(r);
@@ -163,24 +179,38 @@ t.test('many small blocks: one cut, one part for the rest, never a note per bloc
   const kept = JSON.parse((await readAll(s, rest.id, 0)).text) as Array<{ text: string }>;
   const shownBlocks = r.content.filter((b) => !/^\[Albedo:/.test(b.text));
   const cutBlock = cuts.length === 2 ? [(await readAll(s, cuts[0]!.id, 0)).text] : [];
-  const all = [...shownBlocks.slice(0, shownBlocks.length - (cuts.length === 2 && cuts[0]!.shown > 0 ? 1 : 0)).map((b) => b.text), ...cutBlock, ...kept.map((b) => b.text)];
-  t.same(all, Array.from({ length: 20_000 }, (_, i) => bigText(5 + (i % 3))), 'every block is there, in order, shown or kept');
+  const all = [
+    ...shownBlocks.slice(0, shownBlocks.length - (cuts.length === 2 && cuts[0]!.shown > 0 ? 1 : 0)).map((b) => b.text),
+    ...cutBlock,
+    ...kept.map((b) => b.text),
+  ];
+  t.same(
+    all,
+    Array.from({ length: 20_000 }, (_, i) => bigText(5 + (i % 3))),
+    'every block is there, in order, shown or kept',
+  );
 });
 
-t.test('prompts are budgeted too; the server\'s budget wins over a tool\'s hint; pages follow the cut\'s budget', async (t) => {
+t.test("prompts are budgeted too; the server's budget wins over a tool's hint; pages follow the cut's budget", async (t) => {
   const { albedo } = await setup(t, { resultBudget: 500 });
   const s = await albedo.sessions.open();
-  const p = await s.call(s.allTools().find((x) => /get_prompt/.test(x.name) && x.description.includes('"results"'))!.name, { name: 'long', arguments: { chars: '50000' } }) as any;
+  const p = (await s.call(s.allTools().find((x) => /get_prompt/.test(x.name) && x.description.includes('"results"'))!.name, {
+    name: 'long',
+    arguments: { chars: '50000' },
+  })) as any;
   const cut = cutsOf(p)[0]!;
   t.match(cut, { what: 'text', total: 50_000 });
   t.ok(p.messages[0].content.text.length <= 2_000, 'the prompt message is cut');
   t.match(p.messages.at(-1), { role: 'user', content: { type: 'text', text: new RegExp(cut.id) } }, 'with a note');
   t.equal(p.messages[0].content.text + (await readAll(s, cut.id, cut.shown)).text, bigText(50_000));
 
-  const hinted = await s.call('results/hinted', { chars: 20_000 }) as Result;
-  t.ok(hinted.content[0]!.text.length <= 2_000, `the user's 500 tokens beat the tool's 5,000-character hint: ${hinted.content[0]!.text.length}`);
+  const hinted = (await s.call('results/hinted', { chars: 20_000 })) as Result;
+  t.ok(
+    hinted.content[0]!.text.length <= 2_000,
+    `the user's 500 tokens beat the tool's 5,000-character hint: ${hinted.content[0]!.text.length}`,
+  );
   const hc = cutsOf(hinted)[0]!;
-  const page = await s.call('mcp_read_result', { id: hc.id, offset: hc.shown }) as Result;
+  const page = (await s.call('mcp_read_result', { id: hc.id, offset: hc.shown })) as Result;
   t.ok(page.content[0]!.text.length <= 2_000, `a page is the cut's budget, not the session's: ${page.content[0]!.text.length}`);
   t.throws(() => s.readResult(hc.id, 0, Number.NaN), { code: 'ALBEDO_INVALID_ARGUMENT' });
   t.throws(() => s.readResult(hc.id, 0, 1.5), { code: 'ALBEDO_INVALID_ARGUMENT' });

@@ -17,7 +17,12 @@ import { sessionHome, toolOf } from '../fixtures/session-home.ts';
 t.setTimeout(180_000);
 t.teardown(closeCatalogueStores);
 
-interface Child { id: string; tools: string[]; generation: number; loaded: string[] }
+interface Child {
+  id: string;
+  tools: string[];
+  generation: number;
+  loaded: string[];
+}
 
 /** Runs the child until it has printed its session, then SIGKILLs it; resolves with what it printed. */
 async function openAndKill(home: string, owner: string, extra: string[] = []): Promise<Child> {
@@ -42,7 +47,7 @@ function recordKeys(home: string): string[] {
   }
 }
 
-t.test('a killed instance\'s session comes back under the same stable owner', async (t) => {
+t.test("a killed instance's session comes back under the same stable owner", async (t) => {
   const tag = newTag();
   const h = sessionHome(t, tag);
   h.write({ sdk: h.stdio(fixture('sdk-server.ts')) });
@@ -54,12 +59,23 @@ t.test('a killed instance\'s session comes back under the same stable owner', as
   t.equal(restored.length, 1, 'the session was restored');
   const s = restored[0];
   t.equal(s.id, before.id, 'under its id');
-  t.same(s.tools().map((x) => x.name), before.tools, 'with the same tools');
+  t.same(
+    s.tools().map((x) => x.name),
+    before.tools,
+    'with the same tools',
+  );
   t.equal(s.generation, before.generation, 'and generation: nothing changed for the model');
-  t.same(albedo.sessions.list().map((x) => x.id), [before.id], 'it is listed');
+  t.same(
+    albedo.sessions.list().map((x) => x.id),
+    [before.id],
+    'it is listed',
+  );
   t.equal(text(await s.call(toolOf(s, 'sdk', 'echo'), { text: 'again' })), 'again', 'its server was dialled again');
   await s.close();
-  t.notOk(recordKeys(h.dir).some((k) => k.startsWith('daemon-test\n') && !k.endsWith('~ledger')), 'closing it removed its record');
+  t.notOk(
+    recordKeys(h.dir).some((k) => k.startsWith('daemon-test\n') && !k.endsWith('~ledger')),
+    'closing it removed its record',
+  );
 });
 
 t.test('a killed instance with the default owner: its records are pruned, never restored', async (t) => {
@@ -68,12 +84,15 @@ t.test('a killed instance with the default owner: its records are pruned, never 
   h.write({ sdk: h.stdio(fixture('sdk-server.ts')) });
   await openAndKill(h.dir, '');
   t.same(await waitNoLeftovers(tag), []);
-  t.ok(recordKeys(h.dir).some((k) => k.startsWith('pid:')), 'the killed process left its record');
+  t.ok(
+    recordKeys(h.dir).some((k) => k.startsWith('pid:')),
+    'the killed process left its record',
+  );
 
   const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
   t.same(await albedo.sessions.restored(), [], 'another owner restores nothing');
-  await until(() => !recordKeys(h.dir).some((k) => !k.startsWith(`pid:${process.pid}:`)), 30_000, 'the dead owner\'s rows to be pruned');
-  t.pass('the dead owner\'s records and ledger were pruned');
+  await until(() => !recordKeys(h.dir).some((k) => !k.startsWith(`pid:${process.pid}:`)), 30_000, "the dead owner's rows to be pruned");
+  t.pass("the dead owner's records and ledger were pruned");
 });
 
 t.test('a restored deferred session keeps what it had loaded: its tools do not shrink within the generation', async (t) => {
@@ -87,8 +106,19 @@ t.test('a restored deferred session keeps what it had loaded: its tools do not s
   const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1, owner: 'daemon-deferred' });
   const [s] = await albedo.sessions.restored();
   t.equal(s!.generation, before.generation);
-  t.same(s!.tools().map((x) => x.name), before.tools, 'the same tools, loaded ones included');
+  t.same(
+    s!.tools().map((x) => x.name),
+    before.tools,
+    'the same tools, loaded ones included',
+  );
   t.same(s!.loaded(), before.loaded);
   s!.search('echo the text back');
-  t.same(s!.tools().map((x) => x.name).slice(0, before.tools.length), before.tools, 'and it grows from there');
+  t.same(
+    s!
+      .tools()
+      .map((x) => x.name)
+      .slice(0, before.tools.length),
+    before.tools,
+    'and it grows from there',
+  );
 });

@@ -39,11 +39,18 @@ t.test('an edit that retires a connection under steady direct calls: none is cut
   // Two callers whose 300 ms calls always overlap: the old connection never has a moment without a call in flight.
   const loop = async (delayMs: number): Promise<void> => {
     await new Promise((r) => setTimeout(r, delayMs));
-    while (!stop) await s.call('sdk/sleep', { ms: 300 }).then(() => done++, (err) => failures.push(err));
+    while (!stop)
+      await s.call('sdk/sleep', { ms: 300 }).then(
+        () => done++,
+        (err) => failures.push(err),
+      );
   };
   const loops = [loop(0), loop(150)];
   // However the test ends, the callers stop.
-  t.teardown(async () => { stop = true; await Promise.all(loops); });
+  t.teardown(async () => {
+    stop = true;
+    await Promise.all(loops);
+  });
   await until(() => done >= 4, 30_000, 'calls to flow');
   const oldId = log.find((c) => c.method === 'connection/open')!.id;
   // A new fingerprint, the same tools: the reload swaps in a new connection and retires the old one.
@@ -66,11 +73,16 @@ t.test('an event comes after the snapshot it explains', async (t) => {
   const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
   const s = await albedo.sessions.open();
   const seen: Array<{ event: SessionEvent; generation: number; late: boolean; pending: boolean }> = [];
-  s.on((event) => seen.push({
-    event, generation: s.generation, late: s.tools().some((x) => x.description.includes('tool "late_tool"')), pending: s.status()[0]!.pending,
-  }));
+  s.on((event) =>
+    seen.push({
+      event,
+      generation: s.generation,
+      late: s.tools().some((x) => x.description.includes('tool "late_tool"')),
+      pending: s.status()[0]!.pending,
+    }),
+  );
   await s.call('sdk/add_tool', {});
-  await until(() => s.status()[0]!.pending, 30_000, 'the list_changed to be pending on the owner\'s side too');
+  await until(() => s.status()[0]!.pending, 30_000, "the list_changed to be pending on the owner's side too");
   await s.activity('turn_end');
   await until(() => seen.some((x) => x.event.type === 'refreshed'), 30_000, 'refreshed');
   const r = seen.find((x) => x.event.type === 'refreshed')!;
@@ -87,20 +99,39 @@ t.test('a session record the composer cannot use is dropped, and the composer ke
   const env = open({ path: path.join(h.dir, 'store'), compression: false, maxDbs: 16 });
   t.teardown(() => env.close());
   const db = env.openDB<unknown, string>({ name: 'mcp_sessions' });
-  const bad = { v: 1, owner: 'races', id: 'bad', options: {}, generation: 1, digest: 'x', shown: [], connections: [['sdk', null]], savedAt: 0 };
+  const bad = {
+    v: 1,
+    owner: 'races',
+    id: 'bad',
+    options: {},
+    generation: 1,
+    digest: 'x',
+    shown: [],
+    connections: [['sdk', null]],
+    savedAt: 0,
+  };
   await db.put('races\nbad', bad);
   const restarted = new Promise<void>((resolve) => {
-    const off = albedo.kernel.on('kernel', 'service/restarted', (e) => { if (e.service === 'composer') { off(); resolve(); } });
+    const off = albedo.kernel.on('kernel', 'service/restarted', (e) => {
+      if (e.service === 'composer') {
+        off();
+        resolve();
+      }
+    });
   });
   albedo.faults.crash('composer');
   await restarted;
   await s.activity('submit');
   t.equal(text(await s.call('sdk/echo', { text: 'still' })), 'still', 'the session was restored and works');
   await until(() => db.get('races\nbad') === undefined, 10_000, 'the bad row to go');
-  t.same(albedo.kernel.slots('composer').map((x) => x.state), ['ready'], 'the composer is up');
+  t.same(
+    albedo.kernel.slots('composer').map((x) => x.state),
+    ['ready'],
+    'the composer is up',
+  );
 });
 
-t.test('a timeout Node\'s timers cannot hold, or arguments too deep to cross threads, are refused, not cut short', async (t) => {
+t.test("a timeout Node's timers cannot hold, or arguments too deep to cross threads, are refused, not cut short", async (t) => {
   const tag = newTag();
   const h = sessionHome(t, tag);
   h.write({ sdk: h.stdio(fixture('sdk-server.ts')) });

@@ -20,7 +20,11 @@ t.teardown(closeCatalogueStores);
 
 const NAME_RULE = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;
 
-const serversOf = (s: AlbedoSession): string[] => s.status().filter((x) => x.advertised).map((x) => x.name);
+const serversOf = (s: AlbedoSession): string[] =>
+  s
+    .status()
+    .filter((x) => x.advertised)
+    .map((x) => x.name);
 
 function recorder(s: AlbedoSession): SessionEvent[] {
   const events: SessionEvent[] = [];
@@ -40,12 +44,24 @@ t.test('open: provider-safe names, calls by name and by server/tool, renamed pro
   const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
   const s = await albedo.sessions.open();
   t.same(albedo.sessions.list(), [s], 'listed');
-  t.same(s.status().map((x) => [x.name, x.state]), [['sdk', 'ready'], ['sdk1', 'ready'], ['everything', 'ready'], ['odd', 'ready']]);
+  t.same(
+    s.status().map((x) => [x.name, x.state]),
+    [
+      ['sdk', 'ready'],
+      ['sdk1', 'ready'],
+      ['everything', 'ready'],
+      ['odd', 'ready'],
+    ],
+  );
   const tools = s.tools();
   t.ok(tools.length > 10, `${tools.length} tools advertised`);
-  t.same(tools.filter((x) => !NAME_RULE.test(x.name)).map((x) => x.name), [], 'every name matches the providers\' rule');
+  t.same(
+    tools.filter((x) => !NAME_RULE.test(x.name)).map((x) => x.name),
+    [],
+    "every name matches the providers' rule",
+  );
   t.equal(new Set(tools.map((x) => x.name)).size, tools.length, 'names are unique');
-  t.match(s.context(), /Fixture server for Albedo tests/, 'the context carries the servers\' instructions');
+  t.match(s.context(), /Fixture server for Albedo tests/, "the context carries the servers' instructions");
 
   t.equal(text(await s.call(toolOf(s, 'sdk', 'echo'), { text: 'by name' })), 'by name', 'a call by advertised name');
   t.match(await s.call('sdk/add', { a: 2, b: 3 }), { structuredContent: { sum: 5 } }, 'a call by server/tool');
@@ -108,9 +124,19 @@ t.test('a new Albedo advertises from the saved catalogues before any server answ
   const a2 = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
   const s2 = await a2.sessions.open();
   t.equal(answered(), 1, 'the new slow server has not answered anything yet');
-  t.same(s2.tools().map((x) => x.name), names, 'the same tools under the same names, from LMDB');
-  t.ok(s2.tools().some((x) => x.name === toolOf(s2, 'slow', 'echo')), "the slow server's tool is advertised");
-  t.match(s2.status().find((x) => x.name === 'slow'), { state: 'advertised', advertised: true });
+  t.same(
+    s2.tools().map((x) => x.name),
+    names,
+    'the same tools under the same names, from LMDB',
+  );
+  t.ok(
+    s2.tools().some((x) => x.name === toolOf(s2, 'slow', 'echo')),
+    "the slow server's tool is advertised",
+  );
+  t.match(
+    s2.status().find((x) => x.name === 'slow'),
+    { state: 'advertised', advertised: true },
+  );
   t.match(s2.context(), /Slow to start/, 'its instructions come from the saved catalogue');
   t.equal(text(await s2.call('slow/echo', { text: 'first' })), 'first', 'a call that came first waited for the background dial');
   t.equal(answered(), 2);
@@ -145,13 +171,20 @@ t.test('hand edits reach open sessions; a broken edit keeps the previous composi
   // A valid file whose new server cannot be resolved: the triggered reload fails and keeps the composition.
   const before = events.length;
   h.write({
-    sdk: h.stdio(fixture('sdk-server.ts')), odd: h.stdio(fixture('odd-names-server.ts')),
+    sdk: h.stdio(fixture('sdk-server.ts')),
+    odd: h.stdio(fixture('odd-names-server.ts')),
     bad: h.stdio(fixture('sdk-server.ts'), [], { TOKEN: { env: 'ALBEDO_TEST_SURELY_UNSET_VARIABLE' } }),
   });
-  await until(() => events.slice(before).some((e) => e.type === 'warning' && e.code === 'ALBEDO_INVALID_CONFIG'),
-    30_000, 'the failed reload');
+  await until(
+    () => events.slice(before).some((e) => e.type === 'warning' && e.code === 'ALBEDO_INVALID_CONFIG'),
+    30_000,
+    'the failed reload',
+  );
   t.equal(JSON.stringify(s.tools()), tools, 'the failed reload kept the composition');
-  t.same(s.status().map((x) => x.name), ['sdk', 'odd']);
+  t.same(
+    s.status().map((x) => x.name),
+    ['sdk', 'odd'],
+  );
   const e = await rejection(s.reload());
   t.match(e, { code: 'ALBEDO_INVALID_CONFIG', outcome: 'not_run', data: { issues: [{ server: 'bad', reason: 'missing_env' }] } });
   t.equal(text(await s.call('sdk/echo', { text: 'still' })), 'still', 'the session keeps serving');
@@ -166,7 +199,11 @@ t.test('a missing environment variable fails the preparation, naming the server'
   });
   const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
   const e = await rejection(albedo.sessions.open());
-  t.match(e, { code: 'ALBEDO_INVALID_CONFIG', outcome: 'not_run', data: { issues: [{ server: 'needs-env', path: ['env', 'API_KEY'], reason: 'missing_env' }] } });
+  t.match(e, {
+    code: 'ALBEDO_INVALID_CONFIG',
+    outcome: 'not_run',
+    data: { issues: [{ server: 'needs-env', path: ['env', 'API_KEY'], reason: 'missing_env' }] },
+  });
   t.notOk(JSON.stringify(e.data).includes(tag), 'no secret value in the error');
   t.same(albedo.sessions.list(), [], 'no session');
   t.same(await waitNoLeftovers(tag), [], 'nothing was started');
@@ -183,7 +220,10 @@ t.test('close during a reload: nothing the reload opened outlives the session', 
   for (const offset of [0, 1, 3, 10, 'immediate'] as const) {
     const s = await albedo.sessions.open();
     h.write({ a: h.stdio(fixture('sdk-server.ts')), [`b${String(offset)}`]: h.stdio(fixture('sdk1-server.ts')) });
-    const reloaded = s.reload().then(() => 'swapped', (e: { code?: string }) => e.code ?? 'failed');
+    const reloaded = s.reload().then(
+      () => 'swapped',
+      (e: { code?: string }) => e.code ?? 'failed',
+    );
     if (offset === 'immediate') await new Promise((r) => setImmediate(r));
     else for (let i = 0; i < offset; i++) await Promise.resolve();
     await s.close();

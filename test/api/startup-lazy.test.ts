@@ -23,11 +23,17 @@ if (log) registerHooks({ load(url, context, next) { appendFileSync(log, who + ' 
 `)}`;
 
 /** HTTP (undici, the HTTP links, SSE) and OAuth (its services, jose, oauth4webapi): what only an HTTP server needs. */
-const HTTP_OAUTH = /^(node_modules\/(undici|jose|oauth4webapi)\/|services\/oauth\/|services\/transport\/(http-link|http-legacy|http-util|sse-reader)\.ts$)/;
+const HTTP_OAUTH =
+  /^(node_modules\/(undici|jose|oauth4webapi)\/|services\/oauth\/|services\/transport\/(http-link|http-legacy|http-util|sse-reader)\.ts$)/;
 /** The era cache's store: only a connection with a state directory needs it. */
 const LMDB = /^node_modules\/(lmdb|msgpackr)\//;
 
-interface Run { text: string; workers: number; main: string[]; worker: string[] }
+interface Run {
+  text: string;
+  workers: number;
+  main: string[];
+  worker: string[];
+}
 
 /** Runs createAlbedo + connect + echo in a process of its own and returns what each thread loaded (files of the repository). */
 function run(t: { teardown(fn: () => unknown): void }, home: string | null): Run {
@@ -36,7 +42,9 @@ function run(t: { teardown(fn: () => unknown): void }, home: string | null): Run
   const log = path.join(dir, 'loaded.txt');
   const driver = path.join(dir, 'driver.mjs');
   const server = { command: NODE, args: [fixture('sdk-server.ts')], env: { ALBEDO_TEST_TAG: tag } };
-  writeFileSync(driver, `
+  writeFileSync(
+    driver,
+    `
     const { createAlbedo } = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'index.ts')).href)});
     const a = await createAlbedo({ home: ${JSON.stringify(home)} });
     const c = await a.connect(${JSON.stringify(server)});
@@ -44,8 +52,13 @@ function run(t: { teardown(fn: () => unknown): void }, home: string | null): Run
     const workers = a.kernel.slots('transport').length;
     await a.close();
     console.log(JSON.stringify({ text: r.content[0].text, workers }));
-  `);
-  const r = spawnSync(NODE, ['--import', PRELOAD, driver], { env: { ...process.env, ALBEDO_LOAD_LOG: log }, encoding: 'utf8', timeout: 90_000 });
+  `,
+  );
+  const r = spawnSync(NODE, ['--import', PRELOAD, driver], {
+    env: { ...process.env, ALBEDO_LOAD_LOG: log },
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
   t.teardown(async () => {
     const left = await waitNoLeftovers(tag);
     if (left.length) throw new Error(`leftover processes: ${left.join(', ')}`);
@@ -56,12 +69,16 @@ function run(t: { teardown(fn: () => unknown): void }, home: string | null): Run
     [`${pathToFileURL(realpathSync(path.join(ROOT, 'node_modules'))).href}/`, 'node_modules/'],
     [pathToFileURL(ROOT).href.replace(/\/?$/, '/'), ''],
   ];
-  const files = (who: string): string[] => readFileSync(log, 'utf8').trim().split('\n').flatMap((l) => {
-    if (!l.startsWith(`${who} `)) return [];
-    const url = l.slice(who.length + 1);
-    const hit = prefixes.find(([p]) => url.startsWith(p));
-    return hit ? [hit[1] + decodeURIComponent(url.slice(hit[0].length))] : [];
-  });
+  const files = (who: string): string[] =>
+    readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .flatMap((l) => {
+        if (!l.startsWith(`${who} `)) return [];
+        const url = l.slice(who.length + 1);
+        const hit = prefixes.find(([p]) => url.startsWith(p));
+        return hit ? [hit[1] + decodeURIComponent(url.slice(hit[0].length))] : [];
+      });
   return { ...JSON.parse(r.stdout.trim().split('\n').pop()!), main: files('main'), worker: files('worker') };
 }
 
@@ -70,16 +87,39 @@ t.test('without a state directory: no HTTP, OAuth or LMDB in either thread, and 
   t.equal(r.text, 'lazy', 'the call was answered');
   t.ok(r.main.includes('api/albedo.ts'), 'the log sees the main thread');
   t.ok(r.worker.includes('services/transport/connection.ts'), 'the log sees the transport worker');
-  t.same(r.main.filter((f) => HTTP_OAUTH.test(f)), [], 'the main thread loads no HTTP or OAuth module');
-  t.same(r.worker.filter((f) => HTTP_OAUTH.test(f)), [], 'the transport worker loads no HTTP or OAuth module');
-  t.same(r.worker.filter((f) => LMDB.test(f)), [], 'the transport worker loads no LMDB');
-  t.same(r.main.filter((f) => LMDB.test(f)), [], 'the main thread loads no LMDB');
+  t.same(
+    r.main.filter((f) => HTTP_OAUTH.test(f)),
+    [],
+    'the main thread loads no HTTP or OAuth module',
+  );
+  t.same(
+    r.worker.filter((f) => HTTP_OAUTH.test(f)),
+    [],
+    'the transport worker loads no HTTP or OAuth module',
+  );
+  t.same(
+    r.worker.filter((f) => LMDB.test(f)),
+    [],
+    'the transport worker loads no LMDB',
+  );
+  t.same(
+    r.main.filter((f) => LMDB.test(f)),
+    [],
+    'the main thread loads no LMDB',
+  );
   t.equal(r.workers, 1, 'one connection started one transport worker of the two');
 });
 
 t.test('with a state directory the era cache brings LMDB to the transport worker, and still no HTTP or OAuth', async (t) => {
   const r = run(t, tempHome(t));
   t.equal(r.text, 'lazy');
-  t.ok(r.worker.some((f) => f.startsWith('node_modules/lmdb/')), 'the era cache is used');
-  t.same([...r.main, ...r.worker].filter((f) => HTTP_OAUTH.test(f)), [], 'no HTTP or OAuth module in either thread');
+  t.ok(
+    r.worker.some((f) => f.startsWith('node_modules/lmdb/')),
+    'the era cache is used',
+  );
+  t.same(
+    [...r.main, ...r.worker].filter((f) => HTTP_OAUTH.test(f)),
+    [],
+    'no HTTP or OAuth module in either thread',
+  );
 });

@@ -27,63 +27,100 @@ function files(dir: string): string[] {
   return out;
 }
 
-interface Import { spec: string; dynamic: boolean; typeOnly: boolean }
+interface Import {
+  spec: string;
+  dynamic: boolean;
+  typeOnly: boolean;
+}
 
 /** Relative specifiers of `import … from`, `export … from`, `import type … from` and `import('…')`. */
 export function importsOf(text: string): Import[] {
   const out: Import[] = [];
-  const re = /(?:^|\n)\s*(import|export)(\s+type\b)?[^'"\n;]*?(?:from\s*)?['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
-  for (let m; (m = re.exec(text)); ) {
+  const re =
+    /(?:^|\n)\s*(import|export)(\s+type\b)?(?:\{[^}]*\}|[^'"\n;{])*?(?:from\s*)?['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g;
+  for (let m; (m = re.exec(text));) {
     if (m[4]) out.push({ spec: m[4], dynamic: true, typeOnly: false });
     else out.push({ spec: m[3]!, dynamic: false, typeOnly: !!m[2] });
   }
   return out;
 }
 
-t.test('bin/ files other than commands/probe.ts and commands/daemon.ts import nothing of api/, services/, kernel/ or daemon/', async (t) => {
-  const wrong: string[] = [];
-  let checked = 0;
-  for (const file of files(path.join(ROOT, 'bin'))) {
-    const rel = path.relative(ROOT, file).split(path.sep).join('/');
-    for (const imp of importsOf(readFileSync(file, 'utf8'))) {
-      const target = path.relative(ROOT, path.resolve(path.dirname(file), imp.spec)).split(path.sep).join('/');
-      checked++;
-      const top = target.split('/')[0]!;
-      if (!LOADS_KERNEL.has(rel) && KERNEL_SIDE.includes(top)) wrong.push(`${rel} imports ${imp.spec}`);
-      // protocol/ holds zod schemas: only its types are cheap enough for the CLI.
-      if (!LOADS_KERNEL.has(rel) && top === 'protocol' && !imp.typeOnly && !CHEAP_PROTOCOL.has(target)) wrong.push(`${rel} loads ${imp.spec} at run time`);
-      if (LOADS_KERNEL.has(target) && (rel !== 'bin/main.ts' || !imp.dynamic)) wrong.push(`${rel} imports ${imp.spec} ${imp.dynamic ? '' : 'statically'}`);
+t.test(
+  'bin/ files other than commands/probe.ts and commands/daemon.ts import nothing of api/, services/, kernel/ or daemon/',
+  async (t) => {
+    const wrong: string[] = [];
+    let checked = 0;
+    for (const file of files(path.join(ROOT, 'bin'))) {
+      const rel = path.relative(ROOT, file).split(path.sep).join('/');
+      for (const imp of importsOf(readFileSync(file, 'utf8'))) {
+        const target = path
+          .relative(ROOT, path.resolve(path.dirname(file), imp.spec))
+          .split(path.sep)
+          .join('/');
+        checked++;
+        const top = target.split('/')[0]!;
+        if (!LOADS_KERNEL.has(rel) && KERNEL_SIDE.includes(top)) wrong.push(`${rel} imports ${imp.spec}`);
+        // protocol/ holds zod schemas: only its types are cheap enough for the CLI.
+        if (!LOADS_KERNEL.has(rel) && top === 'protocol' && !imp.typeOnly && !CHEAP_PROTOCOL.has(target))
+          wrong.push(`${rel} loads ${imp.spec} at run time`);
+        if (LOADS_KERNEL.has(target) && (rel !== 'bin/main.ts' || !imp.dynamic))
+          wrong.push(`${rel} imports ${imp.spec} ${imp.dynamic ? '' : 'statically'}`);
+      }
     }
-  }
-  t.ok(checked > 20, `${checked} imports checked`);
-  t.same(wrong, [], 'none');
-  for (const cheap of CHEAP_PROTOCOL) {
-    t.notMatch(readFileSync(path.join(ROOT, cheap), 'utf8'), /from '(zod|\.[^']*)'/, `${cheap} imports neither zod nor another module of ours`);
-  }
-});
+    t.ok(checked > 20, `${checked} imports checked`);
+    t.same(wrong, [], 'none');
+    for (const cheap of CHEAP_PROTOCOL) {
+      t.notMatch(
+        readFileSync(path.join(ROOT, cheap), 'utf8'),
+        /from '(zod|\.[^']*)'/,
+        `${cheap} imports neither zod nor another module of ours`,
+      );
+    }
+  },
+);
 
 t.test('the checker sees static, type-only and dynamic imports', async (t) => {
-  t.same(importsOf(`import { x } from '../../api/albedo.ts';\nimport type { Y } from '../daemon/y.ts';\nawait import('./commands/probe.ts');`), [
-    { spec: '../../api/albedo.ts', dynamic: false, typeOnly: false },
-    { spec: '../daemon/y.ts', dynamic: false, typeOnly: true },
-    { spec: './commands/probe.ts', dynamic: true, typeOnly: false },
-  ]);
+  t.same(
+    importsOf(`import { x } from '../../api/albedo.ts';\nimport type { Y } from '../daemon/y.ts';\nawait import('./commands/probe.ts');`),
+    [
+      { spec: '../../api/albedo.ts', dynamic: false, typeOnly: false },
+      { spec: '../daemon/y.ts', dynamic: false, typeOnly: true },
+      { spec: './commands/probe.ts', dynamic: true, typeOnly: false },
+    ],
+  );
 });
 
-t.test('albedo mcp list against a running daemon loads no module of api/, services/, kernel/, daemon/ or protocol/ (but the cheap ones)', async (t) => {
-  const home = tempHome(t);
-  const tag = newTag();
-  const d = await startDaemon(t, home, { tag });
-  t.equal((await d.call('PUT', `/v1/mcp/servers/sdk`, { body: sdkServer() })).status, 201);
-  const log = path.join(home, 'loaded.txt');
-  const run = (args: string[]) => spawnSync(NODE, ['--import', fixture('load-log.ts'), BIN, ...args], {
-    env: { ...process.env, ALBEDO_HOME: home, ALBEDO_LOAD_LOG: log }, encoding: 'utf8', timeout: 60_000,
-  });
-  const r = run(['mcp', 'list', '--json']);
-  t.equal(r.status, 0, r.stderr);
-  t.same(JSON.parse(r.stdout).map((s: { name: string }) => s.name), ['sdk'], 'it did list the servers');
-  const loaded = readFileSync(log, 'utf8').trim().split('\n').filter((u) => u.startsWith(`file://${ROOT}`));
-  const rel = loaded.map((u) => decodeURIComponent(u.slice(`file://${ROOT}`.length)));
-  t.ok(rel.includes('bin/client/client.ts'), 'the log sees the CLI\'s own modules');
-  t.same(rel.filter((f) => [...KERNEL_SIDE, 'protocol'].includes(f.split('/')[0]!) && !CHEAP_PROTOCOL.has(f)), [], 'none of the kernel\'s side');
-});
+t.test(
+  'albedo mcp list against a running daemon loads no module of api/, services/, kernel/, daemon/ or protocol/ (but the cheap ones)',
+  async (t) => {
+    const home = tempHome(t);
+    const tag = newTag();
+    const d = await startDaemon(t, home, { tag });
+    t.equal((await d.call('PUT', `/v1/mcp/servers/sdk`, { body: sdkServer() })).status, 201);
+    const log = path.join(home, 'loaded.txt');
+    const run = (args: string[]) =>
+      spawnSync(NODE, ['--import', fixture('load-log.ts'), BIN, ...args], {
+        env: { ...process.env, ALBEDO_HOME: home, ALBEDO_LOAD_LOG: log },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+    const r = run(['mcp', 'list', '--json']);
+    t.equal(r.status, 0, r.stderr);
+    t.same(
+      JSON.parse(r.stdout).map((s: { name: string }) => s.name),
+      ['sdk'],
+      'it did list the servers',
+    );
+    const loaded = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .filter((u) => u.startsWith(`file://${ROOT}`));
+    const rel = loaded.map((u) => decodeURIComponent(u.slice(`file://${ROOT}`.length)));
+    t.ok(rel.includes('bin/client/client.ts'), "the log sees the CLI's own modules");
+    t.same(
+      rel.filter((f) => [...KERNEL_SIDE, 'protocol'].includes(f.split('/')[0]!) && !CHEAP_PROTOCOL.has(f)),
+      [],
+      "none of the kernel's side",
+    );
+  },
+);

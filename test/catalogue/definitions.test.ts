@@ -1,7 +1,13 @@
 import t, { type Test } from 'tap';
 import { albedoFor, newTag, server, fixture, EVERYTHING } from '../helpers.ts';
 import {
-  catalogueDefinitions, filterTools, resolveCall, serverDefinitions, MAX_PROMPT_ENUM, type Definitions, type ServerCatalogue,
+  catalogueDefinitions,
+  filterTools,
+  resolveCall,
+  serverDefinitions,
+  MAX_PROMPT_ENUM,
+  type Definitions,
+  type ServerCatalogue,
 } from '../../services/catalogue/definitions.ts';
 import { MAX_DESCRIPTION, MAX_LISTED, boundText } from '../../services/catalogue/definitions-text.ts';
 import { NAME_RULE, nameOf, sha256, type Digest } from '../../services/catalogue/names.ts';
@@ -11,9 +17,10 @@ import type { Connection } from '../../api/connection.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 
 /** The trivial normaliser: an object schema with type "object" passes as is, anything else is refused. */
-const trivial: Normalise = (schema) => (schema !== null && typeof schema === 'object' && (schema as { type?: unknown }).type === 'object'
-  ? { ok: true, schema: schema as Record<string, unknown>, notes: [] }
-  : { ok: false, reason: 'the root is not an object schema' });
+const trivial: Normalise = (schema) =>
+  schema !== null && typeof schema === 'object' && (schema as { type?: unknown }).type === 'object'
+    ? { ok: true, schema: schema as Record<string, unknown>, notes: [] }
+    : { ok: false, reason: 'the root is not an object schema' };
 
 // Real catalogues: server-everything, the SDK 2.x and 1.x fixtures, and a paged 1.x server with tools only.
 const tag = newTag();
@@ -48,9 +55,13 @@ t.test('real catalogues: names, routes back to the raw tool, pseudo-operations e
     const routedTools = [...d.routes.values()].flatMap((r) => (r.kind === 'tool' ? [r.tool] : []));
     t.same(routedTools.sort(), c.tools.map((x) => x.name).sort(), `${s}: every raw tool routed exactly once`);
     const kinds = [...d.routes.values()].map((r) => r.kind);
-    t.equal(kinds.includes('read_resource'), c.resources.length + c.resourceTemplates.length > 0, `${s}: read_resource iff resources or templates`);
+    t.equal(
+      kinds.includes('read_resource'),
+      c.resources.length + c.resourceTemplates.length > 0,
+      `${s}: read_resource iff resources or templates`,
+    );
     t.equal(kinds.includes('get_prompt'), c.prompts.length > 0, `${s}: get_prompt iff prompts`);
-    for (const [name, r] of d.routes) t.equal(name, nameOf(r), 'the identity\'s own name');
+    for (const [name, r] of d.routes) t.equal(name, nameOf(r), "the identity's own name");
   }
   const paged = serverDefinitions({ server: 'paged', catalogue: cat('paged') }, { normalise: trivial });
   t.equal(paged.tools.length, 250, 'a tools-only server gets no pseudo-operations');
@@ -70,7 +81,11 @@ t.test('calls through the routes reach the raw tool, resource and prompt', async
   t.equal((await conns.everything!.readResource(uri)).contents[0]!.uri, uri);
   const prompt = byKind('get_prompt');
   const props = prompt.inputSchema.properties as Record<string, { enum?: string[]; properties?: Record<string, unknown> }>;
-  t.same(props.name!.enum, conns.everything!.catalogue.prompts.map((p) => p.name), 'prompt names as an enum');
+  t.same(
+    props.name!.enum,
+    conns.everything!.catalogue.prompts.map((p) => p.name),
+    'prompt names as an enum',
+  );
   t.ok(props.arguments!.properties?.city, 'the declared arguments are named properties (test/catalogue/prompt-args.test.ts covers them)');
   t.match(prompt.description, /- args-prompt\(city, state\?\)/, 'prompts listed with their arguments, optional ones marked');
   t.ok((await conns.everything!.getPrompt('args-prompt', { city: 'Oslo' })).messages.length > 0);
@@ -96,7 +111,12 @@ t.test('enabledTools is an allow-list, disabledTools removes, both exact; pseudo
 t.test('descriptions are bounded with the cut marked, and the listings say how many more there are', async (t) => {
   const c = cat('sdk');
   c.tools[0]!.description = 'w'.repeat(5_000);
-  c.resources = Array.from({ length: 300 }, (_, i) => ({ ...c.resources[0]!, uri: `fixture://r/${i}`, name: `r${i}`, description: 'x'.repeat(300) }));
+  c.resources = Array.from({ length: 300 }, (_, i) => ({
+    ...c.resources[0]!,
+    uri: `fixture://r/${i}`,
+    name: `r${i}`,
+    description: 'x'.repeat(300),
+  }));
   c.prompts = Array.from({ length: MAX_PROMPT_ENUM + 1 }, (_, i) => ({ ...c.prompts[0]!, name: `p${i}` }));
   const d = serverDefinitions({ server: 'sdk', catalogue: c }, { normalise: trivial });
   checkShape(t, d);
@@ -130,7 +150,9 @@ t.test('a refused schema leaves the tool out with a warning naming it; the other
   checkShape(t, d);
   t.equal(d.tools.length, c.tools.length - 1 + 2);
   t.notOk([...d.routes.values()].some((r) => r.kind === 'tool' && r.tool === c.tools[0]!.name));
-  t.same(d.leftOut, [{ server: 'sdk1', operation: c.tools[0]!.name, kind: 'tool', reason: 'schema_refused', detail: 'the root is not an object schema' }]);
+  t.same(d.leftOut, [
+    { server: 'sdk1', operation: c.tools[0]!.name, kind: 'tool', reason: 'schema_refused', detail: 'the root is not an object schema' },
+  ]);
   t.equal(d.warnings.length, 1);
   t.ok(d.warnings[0]!.includes('"sdk1"') && d.warnings[0]!.includes(JSON.stringify(c.tools[0]!.name)), 'the warning names server and tool');
   // Our own schemas go through the normaliser too, with the profile.
@@ -143,9 +165,12 @@ t.test('a refused schema leaves the tool out with a warning naming it; the other
   };
   const p = serverDefinitions({ server: 'sdk1', catalogue: cat('sdk1') }, { normalise: picky, profile: 'openai' });
   t.ok(seen.length > 0 && seen.every((x) => x === 'openai'));
-  t.notOk([...p.routes.values()].some((r) => r.kind === 'read_resource'), 'a refused read_resource is left out');
+  t.notOk(
+    [...p.routes.values()].some((r) => r.kind === 'read_resource'),
+    'a refused read_resource is left out',
+  );
   t.match(p.leftOut, [{ kind: 'read_resource', reason: 'schema_refused' }]);
-  t.equal(p.notes.length, p.tools.length, 'the normaliser\'s notes are kept, one per note');
+  t.equal(p.notes.length, p.tools.length, "the normaliser's notes are kept, one per note");
 });
 
 t.test('a server listing one tool twice: the first is advertised, the second warned about', async (t) => {
@@ -169,11 +194,24 @@ t.test('a session over all servers: names unique, each the same as the server al
 
 t.test('a forced collision across two servers is resolved and both route correctly', async (t) => {
   // "a-b" and "a.b" both sanitise to a_b; the digest makes their echo names collide outright.
-  const ids = [{ server: 'a-b', kind: 'tool' as const, tool: 'echo' }, { server: 'a.b', kind: 'tool' as const, tool: 'echo' }];
+  const ids = [
+    { server: 'a-b', kind: 'tool' as const, tool: 'echo' },
+    { server: 'a.b', kind: 'tool' as const, tool: 'echo' },
+  ];
   const seen = new Set<string>();
-  for (const id of ids) nameOf(id, (d) => { seen.add(Buffer.from(d).toString('hex')); return sha256(d); });
+  for (const id of ids)
+    nameOf(id, (d) => {
+      seen.add(Buffer.from(d).toString('hex'));
+      return sha256(d);
+    });
   const digest: Digest = (d) => (seen.has(Buffer.from(d).toString('hex')) ? new Uint8Array(32) : sha256(d));
-  const d = catalogueDefinitions([{ server: 'a.b', catalogue: cat('sdk') }, { server: 'a-b', catalogue: cat('sdk') }], { normalise: trivial, digest });
+  const d = catalogueDefinitions(
+    [
+      { server: 'a.b', catalogue: cat('sdk') },
+      { server: 'a-b', catalogue: cat('sdk') },
+    ],
+    { normalise: trivial, digest },
+  );
   checkShape(t, d);
   const echoes = [...d.routes].filter(([, r]) => r.kind === 'tool' && r.tool === 'echo');
   t.equal(echoes.length, 2);
@@ -189,18 +227,25 @@ t.test('resolveCall: advertised names, server/tool with / and _ in names, never 
     { name: 'read_resource', inputSchema: { type: 'object' } },
   );
   const servers = ['docs', 'mcp.example.com/mcp', 'mcp.example.com'];
-  const d = catalogueDefinitions([
-    { server: 'docs', catalogue: c },
-    { server: 'mcp.example.com/mcp', catalogue: { ...cat('sdk1'), tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } },
-    { server: 'mcp.example.com', catalogue: { ...cat('paged'), tools: [{ name: 'mcp/echo', inputSchema: { type: 'object' } }] } },
-  ], { normalise: trivial });
+  const d = catalogueDefinitions(
+    [
+      { server: 'docs', catalogue: c },
+      { server: 'mcp.example.com/mcp', catalogue: { ...cat('sdk1'), tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } },
+      { server: 'mcp.example.com', catalogue: { ...cat('paged'), tools: [{ name: 'mcp/echo', inputSchema: { type: 'object' } }] } },
+    ],
+    { normalise: trivial },
+  );
   checkShape(t, d);
   const tool = (name: string) => resolveCall(d.routes, name, servers).route;
   t.same(tool('docs/fs/read'), { server: 'docs', kind: 'tool', tool: 'fs/read' }, 'split at the first / only');
   t.same(tool('docs/a_b'), { server: 'docs', kind: 'tool', tool: 'a_b' });
   t.same(tool('docs/read_resource'), { server: 'docs', kind: 'tool', tool: 'read_resource' }, 'the tool, not the pseudo-operation');
   // Two splits each name a routed tool (server mcp.example.com's mcp/echo, server mcp.example.com/mcp's echo): refused, naming both.
-  t.throws(() => tool('mcp.example.com/mcp/echo'), { code: 'ALBEDO_NOT_FOUND', data: { ambiguous: true } }, 'two splits naming a routed tool');
+  t.throws(
+    () => tool('mcp.example.com/mcp/echo'),
+    { code: 'ALBEDO_NOT_FOUND', data: { ambiguous: true } },
+    'two splits naming a routed tool',
+  );
   const adv = nameOf({ server: 'docs', kind: 'tool', tool: 'a_b' });
   t.same(resolveCall(d.routes, adv, servers), { name: adv, route: { server: 'docs', kind: 'tool', tool: 'a_b' } });
   const e1 = t.throws(() => resolveCall(d.routes, 'docs/nope', servers)) as AlbedoError;

@@ -24,7 +24,9 @@ type Ajv = { compile(s: unknown): ((v: unknown) => boolean) & { errors?: unknown
 const ajv = new (createRequire(import.meta.url)('ajv/dist/2020') as new (o: object) => Ajv)({ strict: false, validateFormats: false });
 const KEY = /^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/;
 const FIXTURE = new URL('../fixtures/prompt-args-server.ts', import.meta.url).pathname;
-const define = (o: S, k: string, v: unknown): void => { Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true }); };
+const define = (o: S, k: string, v: unknown): void => {
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+};
 
 const tag = newTag();
 const albedo = await albedoFor(t, tag);
@@ -41,7 +43,11 @@ async function defsFor(entries: ServerCatalogue[], profile: string): Promise<Def
 }
 
 /** The server's get_prompt definition and route under `profile`; fails the test when it is not advertised. */
-async function getPrompt(t: Test, entry: ServerCatalogue, profile: string): Promise<{ tool: ModelTool; route: RouteEntry; d: Definitions }> {
+async function getPrompt(
+  t: Test,
+  entry: ServerCatalogue,
+  profile: string,
+): Promise<{ tool: ModelTool; route: RouteEntry; d: Definitions }> {
   const d = await defsFor([entry], profile);
   const tool = d.tools.find((x) => d.routes.get(x.name)!.kind === 'get_prompt');
   if (!tool) throw new Error(`${profile}: get_prompt is not advertised: ${d.warnings.join('; ')}`);
@@ -81,8 +87,16 @@ function modelCall(t: Test, tool: ModelTool, route: RouteEntry, prompt: string, 
   const call = { name: prompt, arguments: args };
   const valid = ajv.compile(tool.inputSchema);
   // Null-prototype copies: ajv reads a property as `data[key]`, which would find Object.prototype's `constructor`.
-  const bare = (v: unknown): unknown => (v && typeof v === 'object' && !Array.isArray(v)
-    ? Object.entries(v).reduce((o, [k, x]) => { define(o, k, bare(x)); return o; }, Object.create(null) as S) : v);
+  const bare = (v: unknown): unknown =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.entries(v).reduce(
+          (o, [k, x]) => {
+            define(o, k, bare(x));
+            return o;
+          },
+          Object.create(null) as S,
+        )
+      : v;
   t.ok(valid(bare(call)), `the model's call is valid under the schema ${JSON.stringify(valid.errors ?? '').slice(0, 300)}`);
   return JSON.stringify(call);
 }
@@ -94,38 +108,64 @@ function opFor(route: RouteEntry, json: string): { method: 'prompts/get'; name: 
   return op as { method: 'prompts/get'; name: string; arguments: Record<string, string> };
 }
 
-const textOf = (r: { messages: Array<{ content: unknown }> }): string => r.messages.map((m) => (m.content as { text?: string }).text ?? '').join('\n');
-const declaredNames = (prompts: Prompt[]): Set<string> => new Set(prompts.flatMap((p) => (p.arguments ?? []).map((a) => a.name)).filter((n) => n));
+const textOf = (r: { messages: Array<{ content: unknown }> }): string =>
+  r.messages.map((m) => (m.content as { text?: string }).text ?? '').join('\n');
+const declaredNames = (prompts: Prompt[]): Set<string> =>
+  new Set(prompts.flatMap((p) => (p.arguments ?? []).map((a) => a.name)).filter((n) => n));
 
-t.test("every profile: server-everything's get_prompt passes the profile's rules and offers each argument its prompts declare", async (t) => {
-  const declared = declaredNames(conns.everything!.catalogue.prompts);
-  t.ok(declared.has('city') && declared.size >= 4, 'server-everything has prompts with arguments');
-  for (const profile of PROFILES) {
-    const { tool, route } = await getPrompt(t, entryOf('everything'), profile);
-    const map = offered(tool, route);
-    t.same([...map.keys()].sort(), [...declared].sort(), `${profile}: every declared argument is offered, under one property each`);
-    const props = (tool.inputSchema.properties as S).arguments.properties as S;
-    for (const key of map.values()) t.match(props[key], { type: profile === 'openai-strict' ? ['string', 'null'] : 'string' });
-    t.match(props[map.get('city')!].description, /args-prompt/, `${profile}: a property says which prompt takes it`);
-  }
-});
-
-t.test("every profile: a call made as the model would make it reaches server-everything's prompts/get with the arguments applied", async (t) => {
-  const cases: Array<[string, Array<[string, string]>, string[]]> = [
-    ['args-prompt', [['city', 'Tromsø'], ['state', 'Troms']], ['Tromsø', 'Troms']],
-    ['args-prompt', [['city', 'Bergen']], ['Bergen']],
-    ['completable-prompt', [['department', 'Engineering'], ['name', 'Alice']], ['Alice', 'Engineering']],
-  ];
-  for (const profile of PROFILES) {
-    const { tool, route } = await getPrompt(t, entryOf('everything'), profile);
-    for (const [prompt, given, expected] of cases) {
-      const op = opFor(route, modelCall(t, tool, route, prompt, given));
-      t.same(op, { method: 'prompts/get', name: prompt, arguments: Object.fromEntries(given) }, `${profile}: server names, strings only, nulls dropped`);
-      const text = textOf(await conns.everything!.getPrompt(op.name, op.arguments));
-      for (const e of expected) t.ok(text.includes(e), `${profile}: ${prompt} came back with ${e} applied`);
+t.test(
+  "every profile: server-everything's get_prompt passes the profile's rules and offers each argument its prompts declare",
+  async (t) => {
+    const declared = declaredNames(conns.everything!.catalogue.prompts);
+    t.ok(declared.has('city') && declared.size >= 4, 'server-everything has prompts with arguments');
+    for (const profile of PROFILES) {
+      const { tool, route } = await getPrompt(t, entryOf('everything'), profile);
+      const map = offered(tool, route);
+      t.same([...map.keys()].sort(), [...declared].sort(), `${profile}: every declared argument is offered, under one property each`);
+      const props = (tool.inputSchema.properties as S).arguments.properties as S;
+      for (const key of map.values()) t.match(props[key], { type: profile === 'openai-strict' ? ['string', 'null'] : 'string' });
+      t.match(props[map.get('city')!].description, /args-prompt/, `${profile}: a property says which prompt takes it`);
     }
-  }
-});
+  },
+);
+
+t.test(
+  "every profile: a call made as the model would make it reaches server-everything's prompts/get with the arguments applied",
+  async (t) => {
+    const cases: Array<[string, Array<[string, string]>, string[]]> = [
+      [
+        'args-prompt',
+        [
+          ['city', 'Tromsø'],
+          ['state', 'Troms'],
+        ],
+        ['Tromsø', 'Troms'],
+      ],
+      ['args-prompt', [['city', 'Bergen']], ['Bergen']],
+      [
+        'completable-prompt',
+        [
+          ['department', 'Engineering'],
+          ['name', 'Alice'],
+        ],
+        ['Alice', 'Engineering'],
+      ],
+    ];
+    for (const profile of PROFILES) {
+      const { tool, route } = await getPrompt(t, entryOf('everything'), profile);
+      for (const [prompt, given, expected] of cases) {
+        const op = opFor(route, modelCall(t, tool, route, prompt, given));
+        t.same(
+          op,
+          { method: 'prompts/get', name: prompt, arguments: Object.fromEntries(given) },
+          `${profile}: server names, strings only, nulls dropped`,
+        );
+        const text = textOf(await conns.everything!.getPrompt(op.name, op.arguments));
+        for (const e of expected) t.ok(text.includes(e), `${profile}: ${prompt} came back with ${e} applied`);
+      }
+    }
+  },
+);
 
 t.test('hostile argument names: valid and bounded in every profile, each mapped back to its own server name, end to end', async (t) => {
   const names = HOSTILE.filter((n) => n);
@@ -143,13 +183,20 @@ t.test('hostile argument names: valid and bounded in every profile, each mapped 
     // Every hostile name at once, each with its own value: exactly these reach the server, under the server's names.
     const given = names.map((n, i): [string, string] => [n, `v${i}`]);
     const op = opFor(route, modelCall(t, tool, route, 'echo', given));
-    t.same(Object.entries(op.arguments).sort(), [...given].sort(), `${profile}: the operation carries the server's names (own keys, __proto__ included)`);
+    t.same(
+      Object.entries(op.arguments).sort(),
+      [...given].sort(),
+      `${profile}: the operation carries the server's names (own keys, __proto__ included)`,
+    );
     const own = Object.hasOwn(op.arguments, '__proto__') && Object.getPrototypeOf(op.arguments) === Object.prototype;
     t.ok(own, `${profile}: __proto__ is data, not a prototype`);
     const echoed = JSON.parse(textOf(await conns.hostile!.getPrompt(op.name, op.arguments))) as Array<[string, string]>;
     t.same(echoed.sort(), [...given].sort(), `${profile}: the server received exactly those arguments`);
     // Two of them (one renamed, one kept): only those reach the server (in strict mode the model's nulls for the rest are dropped).
-    const few: Array<[string, string]> = [['a.b', 'dot'], ['a_b', 'underscore']];
+    const few: Array<[string, string]> = [
+      ['a.b', 'dot'],
+      ['a_b', 'underscore'],
+    ];
     const fewOp = opFor(route, modelCall(t, tool, route, 'other', few));
     t.same(Object.entries(fewOp.arguments), few, `${profile}: exactly the arguments given, under the server's names`);
   }
@@ -160,31 +207,53 @@ t.test('hostile argument names: valid and bounded in every profile, each mapped 
   t.same([...again.routes], [...first.routes], 'and the same routes and plans');
 });
 
-t.test('10,000 declared arguments: at most MAX_PROMPT_ARGS offered, the required first, the cut said; extra properties where kept', async (t) => {
-  const names = HOSTILE.filter((n) => n);
-  const cut = names.length + 10_000 - MAX_PROMPT_ARGS;
-  for (const profile of PROFILES) {
-    const { tool, route } = await getPrompt(t, entryOf('many'), profile);
-    const map = offered(tool, route);
-    const fillers = Array.from({ length: MAX_PROMPT_ARGS - names.length }, (_, k) => `f${k}`);
-    t.same([...map.keys()], [...names, ...fillers], `${profile}: the ${MAX_PROMPT_ARGS} offered are the required ones, then the first declared`);
-    const argSchema = (tool.inputSchema.properties as S).arguments;
-    t.ok(argSchema.description.includes(String(cut)), `${profile}: the description says how many are not listed`);
-    const rich = profile === 'openai' || profile === 'anthropic' || profile === 'bedrock';
-    t.equal(argSchema.additionalProperties?.type === 'string', rich, `${profile}: extra string properties allowed exactly where the profile keeps them`);
-    if (!rich) continue;
-    const op = opFor(route, modelCall(t, tool, route, 'echo', [['a-b', 'x']], { f9999: 'last' }));
-    const echoed = JSON.parse(textOf(await conns.many!.getPrompt(op.name, op.arguments))) as Array<[string, string]>;
-    t.same(echoed.sort(), [['a-b', 'x'], ['f9999', 'last']], `${profile}: an unlisted argument given by its exact name reaches the server`);
-  }
-});
+t.test(
+  '10,000 declared arguments: at most MAX_PROMPT_ARGS offered, the required first, the cut said; extra properties where kept',
+  async (t) => {
+    const names = HOSTILE.filter((n) => n);
+    const cut = names.length + 10_000 - MAX_PROMPT_ARGS;
+    for (const profile of PROFILES) {
+      const { tool, route } = await getPrompt(t, entryOf('many'), profile);
+      const map = offered(tool, route);
+      const fillers = Array.from({ length: MAX_PROMPT_ARGS - names.length }, (_, k) => `f${k}`);
+      t.same(
+        [...map.keys()],
+        [...names, ...fillers],
+        `${profile}: the ${MAX_PROMPT_ARGS} offered are the required ones, then the first declared`,
+      );
+      const argSchema = (tool.inputSchema.properties as S).arguments;
+      t.ok(argSchema.description.includes(String(cut)), `${profile}: the description says how many are not listed`);
+      const rich = profile === 'openai' || profile === 'anthropic' || profile === 'bedrock';
+      t.equal(
+        argSchema.additionalProperties?.type === 'string',
+        rich,
+        `${profile}: extra string properties allowed exactly where the profile keeps them`,
+      );
+      if (!rich) continue;
+      const op = opFor(route, modelCall(t, tool, route, 'echo', [['a-b', 'x']], { f9999: 'last' }));
+      const echoed = JSON.parse(textOf(await conns.many!.getPrompt(op.name, op.arguments))) as Array<[string, string]>;
+      t.same(
+        echoed.sort(),
+        [
+          ['a-b', 'x'],
+          ['f9999', 'last'],
+        ],
+        `${profile}: an unlisted argument given by its exact name reaches the server`,
+      );
+    }
+  },
+);
 
 t.test('10,000 arguments with 2,000-character and non-Latin names: bounded, distinct, mapped back, deterministic', async (t) => {
   const long = (i: number): string => `${'ä'.repeat(1_990)}${String(i).padStart(10, '0')}`;
   const prompts: Prompt[] = [
     {
       name: 'p',
-      arguments: Array.from({ length: 10_000 }, (_, i) => ({ name: i % 2 ? long(i) : `名前${i}`, description: 'd'.repeat(5_000), required: i < 70 })),
+      arguments: Array.from({ length: 10_000 }, (_, i) => ({
+        name: i % 2 ? long(i) : `名前${i}`,
+        description: 'd'.repeat(5_000),
+        required: i < 70,
+      })),
     },
   ];
   const catalogue: Catalogue = { tools: [], resources: [], resourceTemplates: [], prompts };
@@ -208,7 +277,11 @@ t.test('openai-strict: nulls for the properties a prompt does not take are dropp
   const json = modelCall(t, tool, route, 'args-prompt', [['city', 'Oslo']]);
   t.ok(Object.values(JSON.parse(json).arguments).includes(null), 'the model gave nulls for the others');
   t.same(opFor(route, json).arguments, { city: 'Oslo' });
-  t.same(opFor(route, JSON.stringify({ name: 'simple-prompt', arguments: null })), { method: 'prompts/get', name: 'simple-prompt', arguments: {} });
+  t.same(opFor(route, JSON.stringify({ name: 'simple-prompt', arguments: null })), {
+    method: 'prompts/get',
+    name: 'simple-prompt',
+    arguments: {},
+  });
   const city = offered(tool, route).get('city')!;
   for (const bad of [
     { name: 'args-prompt', arguments: { [city]: 7 } },
@@ -229,9 +302,14 @@ t.test('openai-strict: nulls for the properties a prompt does not take are dropp
 
 t.test("composePlans: one plan then the other, as one (the normaliser's over ours)", async (t) => {
   const outer: ArgPlan = {
-    props: { x: { from: 'y', dropNull: true }, arguments: { dropNull: true, plan: { props: { k: { dropNull: true }, m: { from: 'n' } } } } },
+    props: {
+      x: { from: 'y', dropNull: true },
+      arguments: { dropNull: true, plan: { props: { k: { dropNull: true }, m: { from: 'n' } } } },
+    },
   };
-  const inner: ArgPlan = { props: { y: { from: 'server-y' }, arguments: { plan: { props: { k: { from: 'K!' }, j: { from: 'J!' }, n: { from: 'N!' } } } } } };
+  const inner: ArgPlan = {
+    props: { y: { from: 'server-y' }, arguments: { plan: { props: { k: { from: 'K!' }, j: { from: 'J!' }, n: { from: 'N!' } } } } },
+  };
   const inputs: unknown[] = [
     { x: 1, arguments: { k: 'a', j: 'b', m: 'c', z: 'd' } },
     { x: null, arguments: { k: null, j: null } },
@@ -239,7 +317,8 @@ t.test("composePlans: one plan then the other, as one (the normaliser's over our
     { y: 2, arguments: 'raw' },
   ];
   const both = composePlans(outer, inner);
-  for (const input of inputs) t.same(restoreArguments(input, both), restoreArguments(restoreArguments(input, outer), inner), JSON.stringify(input));
+  for (const input of inputs)
+    t.same(restoreArguments(input, both), restoreArguments(restoreArguments(input, outer), inner), JSON.stringify(input));
   t.equal(composePlans(undefined, inner), inner);
   t.equal(composePlans(outer, undefined), outer);
   t.equal(composePlans(undefined, { props: {} }), undefined);

@@ -25,8 +25,19 @@ const isObj = (v: unknown): v is S => typeof v === 'object' && v !== null && !Ar
 /** Albedo's bounds (docs/architecture.md "Schemas and profiles"). */
 export const LIMITS = { depth: 10, propertiesPerObject: 100, properties: 1_000, enum: 1_000, description: 1_024, bytes: 64 * 1024 };
 
-const ONE = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems',
-  'additionalItems'];
+const ONE = [
+  'items',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'additionalItems',
+];
 const LIST = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
 const MAP = ['properties', 'patternProperties', 'dependentSchemas', '$defs', 'definitions'];
 
@@ -35,9 +46,11 @@ export function visit(schema: unknown, fn: (node: S, path: string, depth: number
   if (!isObj(schema)) return;
   fn(schema, path, depth);
   for (const k of ONE) if (isObj(schema[k])) visit(schema[k], fn, `${path}/${k}`, depth + 1);
-  for (const k of LIST) if (Array.isArray(schema[k])) (schema[k] as unknown[]).forEach((m, i) => visit(m, fn, `${path}/${k}/${i}`, depth + 1));
+  for (const k of LIST)
+    if (Array.isArray(schema[k])) (schema[k] as unknown[]).forEach((m, i) => visit(m, fn, `${path}/${k}/${i}`, depth + 1));
   if (Array.isArray(schema.items)) schema.items.forEach((m, i) => visit(m, fn, `${path}/items/${i}`, depth + 1));
-  for (const k of MAP) if (isObj(schema[k])) for (const [n, m] of Object.entries(schema[k] as S)) visit(m, fn, `${path}/${k}/${n}`, depth + 1);
+  for (const k of MAP)
+    if (isObj(schema[k])) for (const [n, m] of Object.entries(schema[k] as S)) visit(m, fn, `${path}/${k}/${n}`, depth + 1);
 }
 
 const typesOf = (n: S): unknown[] => (typeof n.type === 'string' ? [n.type] : Array.isArray(n.type) ? n.type : []);
@@ -93,8 +106,26 @@ export function checkOpenAI(schema: unknown, { strict = false } = {}): string[] 
   const v = checkBounds(schema);
   if (!isObj(schema)) return v;
   v.push(...rootRules(schema, ['oneOf', 'anyOf', 'allOf', 'enum', 'not']), ...metaSchema(schema));
-  const STRICT_KEYS = new Set(['type', 'description', 'enum', 'const', 'properties', 'required', 'additionalProperties', 'items', 'anyOf',
-    'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems']);
+  const STRICT_KEYS = new Set([
+    'type',
+    'description',
+    'enum',
+    'const',
+    'properties',
+    'required',
+    'additionalProperties',
+    'items',
+    'anyOf',
+    'pattern',
+    'format',
+    'minimum',
+    'maximum',
+    'exclusiveMinimum',
+    'exclusiveMaximum',
+    'multipleOf',
+    'minItems',
+    'maxItems',
+  ]);
   const FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
   let props = 0;
   let enums = 0;
@@ -140,7 +171,11 @@ export function checkAnthropic(schema: unknown): string[] {
       if (!/^[a-zA-Z0-9_.-]{1,64}$/.test(k)) v.push(`${p}/properties: key ${JSON.stringify(k)} breaks ^[a-zA-Z0-9_.-]{1,64}$`);
     }
     if (typeof n.pattern === 'string') {
-      try { new RegExp(n.pattern, 'u'); } catch { v.push(`${p}/pattern: not a regular expression`); }
+      try {
+        new RegExp(n.pattern, 'u');
+      } catch {
+        v.push(`${p}/pattern: not a regular expression`);
+      }
     }
   });
   return v;
@@ -161,12 +196,17 @@ export function checkGemini(schema: unknown): string[] {
   const KEYS = new Set(['type', 'format', 'description', 'nullable', 'enum', 'items', 'properties', 'required', 'minItems', 'maxItems']);
   const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object']);
   const FORMATS: Record<string, Set<string>> = {
-    string: new Set(['enum', 'date-time']), number: new Set(['float', 'double']), integer: new Set(['int32', 'int64']),
+    string: new Set(['enum', 'date-time']),
+    number: new Set(['float', 'double']),
+    integer: new Set(['int32', 'int64']),
   };
   visit(schema, (n, p, d) => {
     for (const k of Object.keys(n)) if (!KEYS.has(k)) v.push(`${p}: unknown field ${k}`);
     const t = n.type;
-    if (typeof t !== 'string' || !TYPES.has(t)) { v.push(`${p}: type must be one of ${[...TYPES].join(', ')}`); return; }
+    if (typeof t !== 'string' || !TYPES.has(t)) {
+      v.push(`${p}: type must be one of ${[...TYPES].join(', ')}`);
+      return;
+    }
     if ('nullable' in n && typeof n.nullable !== 'boolean') v.push(`${p}: nullable must be a boolean`);
     if ('description' in n && typeof n.description !== 'string') v.push(`${p}: description must be a string`);
     const strings = Array.isArray(n.enum) && n.enum.length > 0 && n.enum.every((x) => typeof x === 'string');
@@ -180,7 +220,8 @@ export function checkGemini(schema: unknown): string[] {
     if (t === 'object') {
       const keys = isObj(n.properties) ? Object.keys(n.properties) : [];
       if (d > 0 && !keys.length) v.push(`${p}: properties should be non-empty for OBJECT type`);
-      for (const k of keys) if (!/^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/.test(k)) v.push(`${p}/properties: parameter name ${JSON.stringify(k)} is not allowed`);
+      for (const k of keys)
+        if (!/^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/.test(k)) v.push(`${p}/properties: parameter name ${JSON.stringify(k)} is not allowed`);
       const req = n.required;
       const fine = Array.isArray(req) && req.every((r) => typeof r === 'string' && keys.includes(r)) && new Set(req).size === req.length;
       if ('required' in n && !fine) v.push(`${p}: required must name declared properties, once each`);
@@ -197,7 +238,8 @@ export function checkGemini(schema: unknown): string[] {
 export function checkBedrock(schema: unknown): string[] {
   const v = checkAnthropic(schema);
   if (!isObj(schema)) return v;
-  for (const k of Object.keys(schema)) if (!['type', 'properties', 'required'].includes(k)) v.push(`/: ${k} is not supported at the top level (Nova)`);
+  for (const k of Object.keys(schema))
+    if (!['type', 'properties', 'required'].includes(k)) v.push(`/: ${k} is not supported at the top level (Nova)`);
   return [...new Set(v)];
 }
 

@@ -11,7 +11,12 @@ import { rejection } from '../helpers.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 
 const schema = (title: string): Record<string, unknown> => ({ type: 'object', title, properties: { q: { type: 'string' } } });
-const [a, b, c, d] = ['a', 'b', 'c', 'd'].map(schema) as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
+const [a, b, c, d] = ['a', 'b', 'c', 'd'].map(schema) as [
+  Record<string, unknown>,
+  Record<string, unknown>,
+  Record<string, unknown>,
+  Record<string, unknown>,
+];
 
 /** A batch normaliser that records what it was sent and answers when told to. */
 function controlled() {
@@ -77,7 +82,11 @@ t.test('a batch that rejects keeps nothing, and its error reaches every pass tha
   t.equal(await rejection(second), lost, 'so does the pass that waited for one of its schemas');
   t.notOk(cache.has([a], 'portable'));
   t.notOk(cache.has([b], 'portable'));
-  t.match(cache.lookup(a, 'portable'), { ok: false, code: 'not_prepared' }, 'lookup refuses it: never sent unchecked, never a kept refusal');
+  t.match(
+    cache.lookup(a, 'portable'),
+    { ok: false, code: 'not_prepared' },
+    'lookup refuses it: never sent unchecked, never a kept refusal',
+  );
   t.ok(cache.has([d], 'portable'), 'the batch that succeeded is kept');
 
   const retry = cache.warm([a, b, d], 'portable');
@@ -93,7 +102,11 @@ t.test('a batch answering the wrong number of results is an error, and nothing o
   const e = await rejection(short.warm([a, b], 'portable'));
   t.equal(e.code, 'ALBEDO_INVALID_RESPONSE');
   t.notOk(short.has([a], 'portable'));
-  const thrown = new SchemaCache({ batch: () => { throw new Error('sync throw'); } });
+  const thrown = new SchemaCache({
+    batch: () => {
+      throw new Error('sync throw');
+    },
+  });
   await t.rejects(thrown.warm([a], 'portable'), { message: 'sync throw' }, 'a batch that throws at once rejects the pass as well');
   t.notOk(thrown.has([a], 'portable'));
 });

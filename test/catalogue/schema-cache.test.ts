@@ -11,7 +11,15 @@ import { normalise, restoreArguments } from '../../services/catalogue/schema/nor
 
 const catalogue = (tools: Catalogue['tools']): Catalogue => ({ tools, resources: [], resourceTemplates: [], prompts: [] });
 const odd = { type: 'object', properties: { 'my-arg': { type: 'string' }, 'filter.id': { type: 'string' } }, required: ['my-arg'] };
-const entries: ServerCatalogue[] = [{ server: 'odd', catalogue: catalogue([{ name: 'lookup', inputSchema: odd }, { name: 'plain', inputSchema: { type: 'object' } }]) }];
+const entries: ServerCatalogue[] = [
+  {
+    server: 'odd',
+    catalogue: catalogue([
+      { name: 'lookup', inputSchema: odd },
+      { name: 'plain', inputSchema: { type: 'object' } },
+    ]),
+  },
+];
 
 t.test('the real normaliser through one async pass: renamed properties, and the plan on the route', async (t) => {
   const lookup = await prepareNormaliser((s, p) => normalise(s, p as never), definitionSchemas(entries), 'portable');
@@ -23,12 +31,18 @@ t.test('the real normaliser through one async pass: renamed properties, and the 
   t.match(route, { server: 'odd', kind: 'tool', tool: 'lookup', args: { props: { my_arg: { from: 'my-arg' } } } });
   t.same(restoreArguments({ my_arg: 'a', filter_id: 'b' }, route.args), { 'my-arg': 'a', 'filter.id': 'b' });
   t.notOk('args' in defs.routes.get(defs.tools[1]!.name)!, 'a schema with nothing renamed carries no plan');
-  t.ok(defs.notes.some((n) => n.includes('property_renamed')), "the normaliser's notes are kept");
+  t.ok(
+    defs.notes.some((n) => n.includes('property_renamed')),
+    "the normaliser's notes are kept",
+  );
 });
 
 t.test('each schema is normalised once per profile; concurrent passes share; unprepared schemas are refused', async (t) => {
   let calls = 0;
-  const counting = async (s: unknown, p: string): Promise<NormaliseResult> => { calls++; return normalise(s, p as never); };
+  const counting = async (s: unknown, p: string): Promise<NormaliseResult> => {
+    calls++;
+    return normalise(s, p as never);
+  };
   const cache = new SchemaCache(counting);
   const schemas = definitionSchemas(entries);
   t.notOk(cache.has(schemas, 'portable'));
@@ -44,7 +58,10 @@ t.test('each schema is normalised once per profile; concurrent passes share; unp
   t.ok(answer.ok && Object.isFrozen(answer.schema), 'answers are frozen: sessions share them');
   const missing = cache.lookup({ type: 'object', properties: { x: { type: 'string' } } }, 'portable');
   t.match(missing, { ok: false, code: 'not_prepared' });
-  const other: ServerCatalogue = { server: 'new', catalogue: catalogue([{ name: 'x', inputSchema: { type: 'object', properties: { x: { type: 'number' } } } }]) };
+  const other: ServerCatalogue = {
+    server: 'new',
+    catalogue: catalogue([{ name: 'x', inputSchema: { type: 'object', properties: { x: { type: 'number' } } } }]),
+  };
   const defs = catalogueDefinitions([...entries, other], { normalise: cache.lookup });
   t.equal(defs.tools.length, 2, 'the unprepared tool is left out');
   t.match(defs.leftOut, [{ server: 'new', operation: 'x', reason: 'schema_refused' }]);

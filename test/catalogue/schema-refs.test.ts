@@ -51,7 +51,11 @@ t.test('a network $ref and a file $ref are never fetched, in any profile', async
       t.notOk(text.includes(MARKER), `${p}: nothing from the server`);
       if (passwd) t.notOk(text.includes('root:'), `${p}: nothing from /etc/passwd`);
       t.equal(r.notes.filter((n) => n.startsWith('ref_external ')).length, 4, `${p}: each external reference noted`);
-      t.equal(r.schema.properties && (r.schema.properties as Record<string, unknown>).keep !== undefined, true, `${p}: the rest of the schema stays`);
+      t.equal(
+        r.schema.properties && (r.schema.properties as Record<string, unknown>).keep !== undefined,
+        true,
+        `${p}: the rest of the schema stays`,
+      );
     } else {
       t.equal(r.code, 'strict_unsupported', `${p}: strict mode cannot say "any value" for the cut references`);
     }
@@ -59,24 +63,29 @@ t.test('a network $ref and a file $ref are never fetched, in any profile', async
   t.equal(hits(), 0, 'the loopback server received no request');
 });
 
-t.test('the conformance suite\'s lookup_user (json-schema-ref-no-deref): the local $ref is inlined, the canary is not fetched', async (t) => {
-  const { url, hits } = await canary(t);
-  const tool = JSON.parse(readFileSync(fixture('schemas/conformance.json'), 'utf8')).tools.find((x: { name: string }) => x.name === 'lookup_user');
-  const schema = JSON.parse(JSON.stringify(tool.inputSchema).replace('{{CANARY}}', `${url}/canary/profile-schema.json`));
-  for (const p of PROFILES) {
-    const r = await normalise(schema, p);
-    if (p === 'openai-strict') {
-      t.equal(!r.ok && r.code, 'strict_unsupported', 'strict mode cannot say "any value" for the cut canary');
-      continue;
+t.test(
+  "the conformance suite's lookup_user (json-schema-ref-no-deref): the local $ref is inlined, the canary is not fetched",
+  async (t) => {
+    const { url, hits } = await canary(t);
+    const tool = JSON.parse(readFileSync(fixture('schemas/conformance.json'), 'utf8')).tools.find(
+      (x: { name: string }) => x.name === 'lookup_user',
+    );
+    const schema = JSON.parse(JSON.stringify(tool.inputSchema).replace('{{CANARY}}', `${url}/canary/profile-schema.json`));
+    for (const p of PROFILES) {
+      const r = await normalise(schema, p);
+      if (p === 'openai-strict') {
+        t.equal(!r.ok && r.code, 'strict_unsupported', 'strict mode cannot say "any value" for the cut canary');
+        continue;
+      }
+      t.ok(r.ok, `${p}: accepted`);
+      if (!r.ok) continue;
+      const props = r.schema.properties as Record<string, Record<string, unknown>>;
+      t.equal(props.id.type, 'string', `${p}: #/$defs/userId inlined`);
+      t.notOk(JSON.stringify(r.schema).includes(MARKER), `${p}: the canary's schema is not in the output`);
     }
-    t.ok(r.ok, `${p}: accepted`);
-    if (!r.ok) continue;
-    const props = r.schema.properties as Record<string, Record<string, unknown>>;
-    t.equal(props.id.type, 'string', `${p}: #/$defs/userId inlined`);
-    t.notOk(JSON.stringify(r.schema).includes(MARKER), `${p}: the canary's schema is not in the output`);
-  }
-  t.equal(hits(), 0, 'the canary URL was never requested');
-});
+    t.equal(hits(), 0, 'the canary URL was never requested');
+  },
+);
 
 t.test('the ref-parser options alone (no sanitising in front) resolve no external reference', async (t) => {
   const { url, hits } = await canary(t);

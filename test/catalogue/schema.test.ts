@@ -8,7 +8,15 @@ import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 import path from 'node:path';
 import { albedoFor, newTag, server, fixture, EVERYTHING, ROOT } from '../helpers.ts';
-import { normalise, normaliseAll, restoreArguments, PROFILES, BOUNDS, type NormaliseResult, type Profile } from '../../services/catalogue/schema/normalise.ts';
+import {
+  normalise,
+  normaliseAll,
+  restoreArguments,
+  PROFILES,
+  BOUNDS,
+  type NormaliseResult,
+  type Profile,
+} from '../../services/catalogue/schema/normalise.ts';
 import { CUT_MARK } from '../../services/catalogue/schema/profiles.ts';
 import { CHECKERS, checkPortable, visit } from './provider-rules.ts';
 
@@ -18,8 +26,15 @@ const HARD: Record<string, unknown> = load('hard.json').cases;
 const CONFORMANCE: Array<{ name: string; inputSchema: unknown }> = load('conformance.json').tools;
 const EVERYTHING_DUMP: Array<{ name: string; inputSchema: unknown }> = load('everything.json').tools;
 /** Refusals a valid outcome may carry; `internal` (a bug) never is. */
-const REFUSALS = new Set(['not_object', 'accepts_nothing', 'root_not_object', 'too_many_properties', 'required_unsupported', 'strict_unsupported',
-  'too_large']);
+const REFUSALS = new Set([
+  'not_object',
+  'accepts_nothing',
+  'root_not_object',
+  'too_many_properties',
+  'required_unsupported',
+  'strict_unsupported',
+  'too_large',
+]);
 const RICH: Profile[] = ['openai', 'anthropic', 'bedrock'];
 const SUBSET: Profile[] = ['portable', 'gemini'];
 
@@ -71,18 +86,21 @@ t.test('the real corpus: server-everything and the SDK fixtures, live, in every 
   t.ok(count >= 6 * 30, `${count} tool × profile outputs checked`);
 });
 
-t.test('the conformance suite\'s json-schema-2020-12 tool, as the installed package defines it', async (t) => {
+t.test("the conformance suite's json-schema-2020-12 tool, as the installed package defines it", async (t) => {
   const dist = readFileSync(path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js'), 'utf8');
   const start = dist.indexOf('const ir=`json_schema_2020_12_tool`,');
   const end = dist.indexOf(';function sr(', start);
-  t.ok(start > 0 && end > start, 'the tool\'s schema literal is found in the conformance package');
+  t.ok(start > 0 && end > start, "the tool's schema literal is found in the conformance package");
   const installed = vm.runInNewContext(`${dist.slice(start, end)};or`);
-  t.same(JSON.parse(JSON.stringify(installed)), CONFORMANCE[0].inputSchema, 'the fixture is the package\'s schema');
+  t.same(JSON.parse(JSON.stringify(installed)), CONFORMANCE[0].inputSchema, "the fixture is the package's schema");
   for (const p of PROFILES) {
     const r = ok(await checked(t, CONFORMANCE[0].inputSchema, p, 'json_schema_2020_12_tool'));
     t.same(Object.keys(r.properties).sort(), ['address', 'contactMethod', 'email', 'name', 'phone'], `${p}: the parameters survive`);
     for (const k of ['allOf', 'anyOf', 'if', 'then', 'else', '$defs', '$schema']) t.notOk(k in r, `${p}: no root ${k}`);
-    t.ok([r.properties.address.type].flat().includes('object') && 'street' in r.properties.address.properties, `${p}: the $ref to $defs/address is inlined`);
+    t.ok(
+      [r.properties.address.type].flat().includes('object') && 'street' in r.properties.address.properties,
+      `${p}: the $ref to $defs/address is inlined`,
+    );
   }
   const echo = CONFORMANCE[1].inputSchema;
   for (const p of RICH) t.ok((await checked(t, echo, p, 'json_schema_echo')).ok, `${p}: the echo tool's free-form object is kept`);
@@ -93,7 +111,7 @@ t.test('the conformance suite\'s json-schema-2020-12 tool, as the installed pack
   }
 });
 
-t.test('hand-made hard cases pass every profile\'s rules, the same way twice', async (t) => {
+t.test("hand-made hard cases pass every profile's rules, the same way twice", async (t) => {
   for (const [name, schema] of Object.entries(HARD)) {
     for (const p of PROFILES) {
       const r = await checked(t, schema, p, name);
@@ -108,7 +126,8 @@ t.test('$ref cycles are cut where they recur, with a note; one level of the recu
     const s = ok(r);
     t.ok(hasNote(r, 'cycle_cut'), `${p}: noted`);
     t.equal(s.properties.head.properties.value.type, 'string', `${p}: the node's own fields are inlined`);
-    if (SUBSET.includes(p)) t.notOk('next' in s.properties.head.properties, `${p}: the optional recursive field is left out (no free-form objects)`);
+    if (SUBSET.includes(p))
+      t.notOk('next' in s.properties.head.properties, `${p}: the optional recursive field is left out (no free-form objects)`);
     else t.same(s.properties.head.properties.next.type, 'object', `${p}: the cut is a permissive object`);
   }
   const strict = await normalise(HARD.ref_cycle_list, 'openai-strict');
@@ -123,14 +142,25 @@ t.test('root combinators are merged or dropped; non-object roots are refused or 
   for (const p of PROFILES) {
     const one = ok(await normalise(HARD.one_of_root, p));
     t.same(Object.keys(one.properties).sort(), ['path', 'url'], `${p}: oneOf variants merged`);
-    t.notOk('oneOf' in one || (!p.startsWith('openai-strict') && 'required' in one), `${p}: no oneOf, nothing required that only one variant needs`);
+    t.notOk(
+      'oneOf' in one || (!p.startsWith('openai-strict') && 'required' in one),
+      `${p}: no oneOf, nothing required that only one variant needs`,
+    );
     const all = ok(await normalise(HARD.all_of_root, p));
     t.same(Object.keys(all.properties).sort(), ['a', 'b'], `${p}: allOf merged`);
     const req = ok(await normalise(HARD.any_of_root_required_only, p));
     t.notOk('anyOf' in req, `${p}: a constraint-only anyOf is dropped`);
   }
-  const refusals: Array<[unknown, string]> = [[{ type: 'string' }, 'root_not_object'], [[1, 2], 'not_object'], [null, 'not_object'], [false, 'accepts_nothing'],
-    ['text', 'not_object'], [42, 'not_object'], [undefined, 'not_object'], [{ type: ['array', 'null'] }, 'root_not_object']];
+  const refusals: Array<[unknown, string]> = [
+    [{ type: 'string' }, 'root_not_object'],
+    [[1, 2], 'not_object'],
+    [null, 'not_object'],
+    [false, 'accepts_nothing'],
+    ['text', 'not_object'],
+    [42, 'not_object'],
+    [undefined, 'not_object'],
+    [{ type: ['array', 'null'] }, 'root_not_object'],
+  ];
   for (const [schema, code] of refusals) {
     for (const p of PROFILES) {
       const r = await normalise(schema, p);
@@ -138,12 +168,20 @@ t.test('root combinators are merged or dropped; non-object roots are refused or 
     }
   }
   const roots = [
-    [true, 'true'], [{}, '{}'], [HARD.empty_object_root, 'type object'], [HARD.no_type_root, 'no type'], [HARD.nullable_root, 'object or null'],
+    [true, 'true'],
+    [{}, '{}'],
+    [HARD.empty_object_root, 'type object'],
+    [HARD.no_type_root, 'no type'],
+    [HARD.nullable_root, 'object or null'],
   ] as const;
   for (const [schema, label] of roots) {
     for (const p of PROFILES) t.equal(ok(await checked(t, schema, p, label)).type, 'object', `${label} (${p}) becomes an object root`);
   }
-  t.same(ok(await normalise({ type: 'object' }, 'gemini')), { type: 'object' }, 'gemini: no properties means a declaration without parameters');
+  t.same(
+    ok(await normalise({ type: 'object' }, 'gemini')),
+    { type: 'object' },
+    'gemini: no properties means a declaration without parameters',
+  );
   t.same(ok(await normalise({ type: 'object' }, 'portable')), { type: 'object', properties: {} });
   const bad = await normalise({ type: 'object' }, 'nope' as Profile);
   t.equal(!bad.ok && bad.code, 'invalid_profile');
@@ -157,7 +195,11 @@ t.test('const, type arrays, missing items, booleans, formats: rewritten where th
   t.same(g.properties.strings.enum, ['x', 'y'], 'repeated enum values once');
   t.equal(ok(await normalise(HARD.consts_and_enums, 'anthropic')).properties.kind.const, 'fixed', 'anthropic keeps const');
 
-  const types = { g: await shape('type_arrays', 'gemini'), p: await shape('type_arrays', 'portable'), a: await shape('type_arrays', 'anthropic') };
+  const types = {
+    g: await shape('type_arrays', 'gemini'),
+    p: await shape('type_arrays', 'portable'),
+    a: await shape('type_arrays', 'anthropic'),
+  };
   t.same(types.g.properties.nullable_string, { type: 'string', nullable: true }, 'gemini: ["string","null"] → string + nullable');
   t.same(types.p.properties.nullable_string, { type: 'string' }, 'portable: null is not offered');
   t.same(types.a.properties.nullable_string.type, ['string', 'null'], 'anthropic keeps the type array');
@@ -165,8 +207,10 @@ t.test('const, type arrays, missing items, booleans, formats: rewritten where th
   t.notOk('only_null' in types.g.properties, 'a null-only property cannot be said in the subset: left out');
 
   const items = {
-    o: await shape('missing_items', 'openai'), s: await shape('missing_items', 'openai-strict'),
-    g: await shape('missing_items', 'gemini'), a: await shape('missing_items', 'anthropic'),
+    o: await shape('missing_items', 'openai'),
+    s: await shape('missing_items', 'openai-strict'),
+    g: await shape('missing_items', 'gemini'),
+    a: await shape('missing_items', 'anthropic'),
   };
   t.same(items.o.properties.tags.items, {}, 'openai: arrays are given items');
   t.same(items.s.properties.tags.items.type, 'string', 'strict and gemini: strings assumed');
@@ -179,7 +223,10 @@ t.test('const, type arrays, missing items, booleans, formats: rewritten where th
   t.notOk('nothing' in bools.properties, '`false` (never valid) is left out');
   t.same(ok(await normalise(HARD.boolean_schemas, 'anthropic')).properties.nothing, { not: {} }, 'anthropic: `false` as {not:{}}');
 
-  const ext = { g: ok(await normalise(HARD.extensions_and_values, 'gemini')), a: ok(await normalise(HARD.extensions_and_values, 'anthropic')) };
+  const ext = {
+    g: ok(await normalise(HARD.extensions_and_values, 'gemini')),
+    a: ok(await normalise(HARD.extensions_and_values, 'anthropic')),
+  };
   t.equal(ext.g.properties.count.format, 'int64', 'gemini keeps its formats');
   t.notOk('format' in ext.g.properties.mail, 'gemini: an unsupported format goes into the description');
   t.match(ext.g.properties.mail.description, /email/);
@@ -187,7 +234,11 @@ t.test('const, type arrays, missing items, booleans, formats: rewritten where th
   t.notOk('$schema' in ext.a || '$id' in ext.a, 'no $schema/$id after inlining');
 
   const drafts = ok(await normalise(HARD.old_drafts, 'anthropic'));
-  t.same([drafts.properties.n.exclusiveMinimum, drafts.properties.n.minimum], [0, undefined], 'draft-04 boolean exclusiveMinimum rewritten');
+  t.same(
+    [drafts.properties.n.exclusiveMinimum, drafts.properties.n.minimum],
+    [0, undefined],
+    'draft-04 boolean exclusiveMinimum rewritten',
+  );
   t.same(drafts.properties.openapi.type, ['string', 'null'], 'OpenAPI nullable read');
   t.same(drafts.properties.pair.dependentRequired, { a: ['b'] }, 'draft-07 dependencies split');
 });
@@ -201,7 +252,9 @@ t.test('property names a provider rejects are renamed, and restoreArguments maps
     t.equal(names.length, 11, `${p}: no property lost`);
     t.equal(new Set(names).size, names.length, `${p}: renamed names are distinct`);
     t.ok(r.ok && r.args?.props && Object.values(r.args.props).some((x) => x.from === 'filter[id]'), `${p}: the plan knows filter[id]`);
-    const modelArgs = Object.fromEntries(names.map((n) => [n, n === 'nested' ? { [Object.keys(s.properties.nested.properties)[0]]: 1 } : `v-${n}`]));
+    const modelArgs = Object.fromEntries(
+      names.map((n) => [n, n === 'nested' ? { [Object.keys(s.properties.nested.properties)[0]]: 1 } : `v-${n}`]),
+    );
     const restored = restoreArguments(modelArgs, r.ok ? r.args : undefined) as S;
     t.same(Object.keys(restored).sort(), Object.keys((HARD.property_names as S).properties).sort(), `${p}: the server's names come back`);
     t.same(restored.nested, { 'deep key': 1 }, `${p}: nested renames come back`);
@@ -215,7 +268,9 @@ t.test('openai-strict: every property required, optional ones nullable, and thei
   const schema = {
     type: 'object',
     properties: {
-      q: { type: 'string' }, limit: { type: 'integer' }, sort: { type: 'string', enum: ['asc', 'desc'] },
+      q: { type: 'string' },
+      limit: { type: 'integer' },
+      sort: { type: 'string', enum: ['asc', 'desc'] },
       f: { type: 'object', properties: { a: { type: 'string' } } },
     },
     required: ['q'],
@@ -233,12 +288,35 @@ t.test('openai-strict: every property required, optional ones nullable, and thei
 });
 
 t.test('bounds: 10,000-value enums, 50-level nesting, 1 MB descriptions, property counts, size', async (t) => {
-  const bigEnum = { type: 'object', properties: { e: { type: 'string', enum: Array.from({ length: 10_000 }, (_, i) => `value-${i}`) } }, required: ['e'] };
+  const bigEnum = {
+    type: 'object',
+    properties: { e: { type: 'string', enum: Array.from({ length: 10_000 }, (_, i) => `value-${i}`) } },
+    required: ['e'],
+  };
   let deep: S = { type: 'string' };
   for (let i = 0; i < 50; i++) deep = { type: 'object', properties: { child: deep, leaf: { type: 'integer' } }, required: ['leaf'] };
-  const bigDesc = { type: 'object', description: 'r'.repeat(1_000_000), properties: { a: { type: 'string', description: 'd'.repeat(1_000_000) } } };
-  const many = { type: 'object', properties: props(300, (i) => `p${i}`, () => ({ type: 'string' })), required: ['p299', 'p250'] };
-  const wide = { type: 'object', properties: props(100, (i) => `p${i}`, () => ({ type: 'string', description: 'w'.repeat(1_000) })) };
+  const bigDesc = {
+    type: 'object',
+    description: 'r'.repeat(1_000_000),
+    properties: { a: { type: 'string', description: 'd'.repeat(1_000_000) } },
+  };
+  const many = {
+    type: 'object',
+    properties: props(
+      300,
+      (i) => `p${i}`,
+      () => ({ type: 'string' }),
+    ),
+    required: ['p299', 'p250'],
+  };
+  const wide = {
+    type: 'object',
+    properties: props(
+      100,
+      (i) => `p${i}`,
+      () => ({ type: 'string', description: 'w'.repeat(1_000) }),
+    ),
+  };
   for (const p of PROFILES) {
     const e = await checked(t, bigEnum, p, '10,000-value enum');
     t.notOk('enum' in ok(e).properties.e, `${p}: the enum is dropped…`);
@@ -256,10 +334,25 @@ t.test('bounds: 10,000-value enums, 50-level nesting, 1 MB descriptions, propert
     t.ok(hasNote(w, 'size_fitted'), `${p}: shaped again to fit ${BOUNDS.maxBytes} bytes`);
   }
   const names150 = Array.from({ length: 150 }, (_, i) => `r${i}`);
-  const required = { type: 'object', properties: props(150, (i) => names150[i], () => ({ type: 'string' })), required: names150 };
+  const required = {
+    type: 'object',
+    properties: props(
+      150,
+      (i) => names150[i],
+      () => ({ type: 'string' }),
+    ),
+    required: names150,
+  };
   const tooMany = await normalise(required, 'portable');
   t.equal(!tooMany.ok && tooMany.code, 'too_many_properties', 'more required properties than the bound: refused, not cut');
-  const huge = { type: 'object', properties: props(100, (i) => `${String(i).padStart(3, '0')}${'n'.repeat(700)}`, () => ({ type: 'string' })) };
+  const huge = {
+    type: 'object',
+    properties: props(
+      100,
+      (i) => `${String(i).padStart(3, '0')}${'n'.repeat(700)}`,
+      () => ({ type: 'string' }),
+    ),
+  };
   const big = await normalise({ ...huge, required: Object.keys(huge.properties) }, 'openai');
   t.equal(!big.ok && big.code, 'too_large', 'names that cannot be cut keep it over 64 KiB: refused');
   let fan: S = { type: 'string' };
@@ -269,7 +362,14 @@ t.test('bounds: 10,000-value enums, 50-level nesting, 1 MB descriptions, propert
   }
   fan = { type: 'object', properties: { root: { $ref: '#/$defs/d0' } }, $defs: defs };
   for (const p of PROFILES) await checked(t, fan, p, '$ref fan-out of 2^30 paths');
-  const noisy = { type: 'object', properties: props(100, (i) => `${'[k]'.repeat(30_000)}${i}`, () => ({ type: 'string', 'x-a': 1, minLength: -1 })) };
+  const noisy = {
+    type: 'object',
+    properties: props(
+      100,
+      (i) => `${'[k]'.repeat(30_000)}${i}`,
+      () => ({ type: 'string', 'x-a': 1, minLength: -1 }),
+    ),
+  };
   for (const p of PROFILES) {
     const r = await normalise(noisy, p);
     const bounded = r.ok ? r.notes.length <= 61 && r.notes.every((n) => n.length < 1_000) : r.reason.length < 1_000;
@@ -289,12 +389,17 @@ t.test('5,000 tools normalise, each accepted or refused with a reason, each outp
   let accepted = 0;
   const bad: string[] = [];
   results.forEach((r, i) => {
-    if (!r.ok) { if (!REFUSALS.has(r.code)) bad.push(`${i}: ${r.code}`); return; }
+    if (!r.ok) {
+      if (!REFUSALS.has(r.code)) bad.push(`${i}: ${r.code}`);
+      return;
+    }
     accepted++;
     const v = checkPortable(r.schema);
     if (v.length) bad.push(`${i}: ${v[0]}`);
     let extra = false;
-    visit(r.schema, (n) => { if (n.properties && Object.hasOwn(n.properties as object, `extra_${i}`)) extra = true; });
+    visit(r.schema, (n) => {
+      if (n.properties && Object.hasOwn(n.properties as object, `extra_${i}`)) extra = true;
+    });
     if (!extra) bad.push(`${i}: its own property is missing`);
   });
   t.same(bad, [], 'every output passes; every refusal has a known code');

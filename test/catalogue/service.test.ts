@@ -48,13 +48,20 @@ const row = (over: Partial<SavedCatalogue> = {}): SavedCatalogue => ({
   ...over,
 });
 
-interface Started { k: Kernel; faults: Faults; storePath: string }
+interface Started {
+  k: Kernel;
+  faults: Faults;
+  storePath: string;
+}
 
 function start(t: Test, options: S = {}, over: Partial<ServiceSpec> = {}, storePath = path.join(tempHome(t), 'store')): Started {
   const k = new Kernel();
   k.start({
-    name: 'catalogue', module: MODULE, options: { storePath, ...options },
-    restart: { intensity: 5, periodMs: 60_000, backoffMs: 20, maxBackoffMs: 200 }, ...over,
+    name: 'catalogue',
+    module: MODULE,
+    options: { storePath, ...options },
+    restart: { intensity: 5, periodMs: 60_000, backoffMs: 20, maxBackoffMs: 200 },
+    ...over,
   });
   t.teardown(() => k.stop(5_000));
   return { k, faults: new Faults(k), storePath };
@@ -80,13 +87,19 @@ async function pooledRunning(k: Kernel, schemas: unknown[], opts: { signal?: Abo
 
 t.test('saved rows: a round trip, in order, by fingerprint only; an equal discovery writes nothing', async (t) => {
   const { k } = start(t);
-  t.same(await k.call('catalogue', 'catalogue/current', { servers: [{ server: 'docs', fingerprint: 'fp1' }] }), [null], 'nothing saved yet');
+  t.same(
+    await k.call('catalogue', 'catalogue/current', { servers: [{ server: 'docs', fingerprint: 'fp1' }] }),
+    [null],
+    'nothing saved yet',
+  );
   t.same(await k.call('catalogue', 'catalogue/put', { row: row() }), { changed: true });
   t.same(await k.call('catalogue', 'catalogue/put', { row: row({ server: 'web', fingerprint: 'fw' }) }), { changed: true });
   const got = await k.call('catalogue', 'catalogue/current', {
     servers: [
-      { server: 'web', fingerprint: 'fw' }, { server: 'docs', fingerprint: 'other' },
-      { server: 'docs', fingerprint: 'fp1' }, { server: 'none', fingerprint: 'x' },
+      { server: 'web', fingerprint: 'fw' },
+      { server: 'docs', fingerprint: 'other' },
+      { server: 'docs', fingerprint: 'fp1' },
+      { server: 'none', fingerprint: 'x' },
     ],
   });
   t.equal(got.length, 4);
@@ -95,7 +108,11 @@ t.test('saved rows: a round trip, in order, by fingerprint only; an equal discov
   t.same(got[2], row(), 'the row comes back as it was put');
   t.equal(got[3], null);
   t.same(await k.call('catalogue', 'catalogue/put', { row: row({ savedAt: 2 }) }), { changed: false }, 'the same discovery again');
-  t.equal((await k.call('catalogue', 'catalogue/current', { servers: [{ server: 'docs', fingerprint: 'fp1' }] }))[0]?.savedAt, 1, 'and nothing was written');
+  t.equal(
+    (await k.call('catalogue', 'catalogue/current', { servers: [{ server: 'docs', fingerprint: 'fp1' }] }))[0]?.savedAt,
+    1,
+    'and nothing was written',
+  );
   t.same(await k.call('catalogue', 'catalogue/put', { row: row({ savedAt: 3, instructions: 'changed' }) }), { changed: true });
   t.same(await k.call('catalogue', 'catalogue/remove', { server: 'docs' }), {});
   t.same(await k.call('catalogue', 'catalogue/remove', { server: 'docs' }), {}, 'removing what is gone is not an error');
@@ -126,7 +143,11 @@ t.test('bad input is refused with ALBEDO_INVALID_ARGUMENT and changes nothing', 
   }
   const e = await rejection(K.call('catalogue', 'catalogue/put', { row: { ...row(), fingerprint: 7 } }));
   t.same(e.data, { path: ['row', 'fingerprint'] }, 'the error names the field');
-  t.same(await k.call('catalogue', 'catalogue/current', { servers: [{ server: 'docs', fingerprint: 'fp1' }] }), [row()], 'the saved row is untouched');
+  t.same(
+    await k.call('catalogue', 'catalogue/current', { servers: [{ server: 'docs', fingerprint: 'fp1' }] }),
+    [row()],
+    'the saved row is untouched',
+  );
   t.same(await k.call('catalogue', 'catalogue/profiles', {}), [...PROFILES]);
 });
 
@@ -136,7 +157,11 @@ t.test('a batch is answered as the in-thread normaliser answers it, in every pro
   for (const profile of PROFILES) {
     const want = await normaliseAll(CORPUS, profile);
     t.same(await small.k.call('catalogue', 'catalogue/normalise', { schemas: CORPUS, profile }), want, `${profile}: in the service thread`);
-    t.same(await pooled.k.call('catalogue', 'catalogue/normalise', { schemas: CORPUS, profile }), want, `${profile}: on the pool, in chunks, in order`);
+    t.same(
+      await pooled.k.call('catalogue', 'catalogue/normalise', { schemas: CORPUS, profile }),
+      want,
+      `${profile}: on the pool, in chunks, in order`,
+    );
   }
   t.match(await stats(small.k), { inThread: PROFILES.length, pooled: 0, pool: null }, 'small batches never made a pool');
   t.match(await stats(pooled.k), { inThread: 0, pooled: PROFILES.length, pool: { threads: Number } });
@@ -169,50 +194,65 @@ t.test('a 5,000-schema batch leaves the service answering: a call sent after it 
   const { k } = start(t);
   const schemas = varied(5_000);
   const order: string[] = [];
-  const big = k.call('catalogue', 'catalogue/normalise', { schemas, profile: 'portable' }, { timeoutMs: 120_000 })
-    .then((r) => { order.push('normalise'); return r; });
-  const current = k.call('catalogue', 'catalogue/current', { servers: [{ server: 'docs', fingerprint: 'fp1' }] })
-    .then((r) => { order.push('current'); return r; });
+  const big = k.call('catalogue', 'catalogue/normalise', { schemas, profile: 'portable' }, { timeoutMs: 120_000 }).then((r) => {
+    order.push('normalise');
+    return r;
+  });
+  const current = k.call('catalogue', 'catalogue/current', { servers: [{ server: 'docs', fingerprint: 'fp1' }] }).then((r) => {
+    order.push('current');
+    return r;
+  });
   const [answers] = await Promise.all([big, current]);
   t.same(order, ['current', 'normalise']);
   t.equal(answers.length, 5_000);
   t.same(answers, await normaliseAll(schemas, 'portable'), 'the pool answered as the in-thread normaliser does');
 });
 
-t.test('a crash mid-normalise: the call is lost (unknown outcome), the pool threads die with the worker, the next call works, rows stay', async (t) => {
-  const { k, faults } = start(t, { pool: { chunk: 50 } });
-  await k.call('catalogue', 'catalogue/put', { row: row() });
-  const restarted: unknown[] = [];
-  k.on('kernel', 'service/restarted', (e) => restarted.push(e));
-  const { batch, running } = await pooledRunning(k, varied(20_000));
-  t.ok(running.running > 0, 'the batch is running on the pool');
-  faults.crash('catalogue');
-  const e = await rejection(batch);
-  t.equal(e.code, 'ALBEDO_SERVICE_LOST');
-  t.equal(e.outcome, 'unknown');
-  await until(() => restarted.length === 1, 15_000, 'the restart');
-  if (LINUX) {
-    const gone = [running.tid!, ...running.pool!.tids];
-    await until(() => gone.every((tid) => !alive(tid)), 10_000, 'the old worker and its pool threads to end');
-    t.pass(`threads ${gone.join(', ')} (the worker and its pool) are gone`);
-  }
-  const after = await stats(k);
-  t.equal(after.pool, null, 'the new incarnation has made no pool yet');
-  t.same(await k.call('catalogue', 'catalogue/current', { servers: [{ server: 'docs', fingerprint: 'fp1' }] }), [row()], 'the saved row is still there (LMDB)');
-  const again = varied(POOL_THRESHOLD + 1);
-  const answers = await k.call('catalogue', 'catalogue/normalise', { schemas: again, profile: 'gemini' });
-  t.same(answers, await normaliseAll(again, 'gemini'), 'large batches work again');
-});
+t.test(
+  'a crash mid-normalise: the call is lost (unknown outcome), the pool threads die with the worker, the next call works, rows stay',
+  async (t) => {
+    const { k, faults } = start(t, { pool: { chunk: 50 } });
+    await k.call('catalogue', 'catalogue/put', { row: row() });
+    const restarted: unknown[] = [];
+    k.on('kernel', 'service/restarted', (e) => restarted.push(e));
+    const { batch, running } = await pooledRunning(k, varied(20_000));
+    t.ok(running.running > 0, 'the batch is running on the pool');
+    faults.crash('catalogue');
+    const e = await rejection(batch);
+    t.equal(e.code, 'ALBEDO_SERVICE_LOST');
+    t.equal(e.outcome, 'unknown');
+    await until(() => restarted.length === 1, 15_000, 'the restart');
+    if (LINUX) {
+      const gone = [running.tid!, ...running.pool!.tids];
+      await until(() => gone.every((tid) => !alive(tid)), 10_000, 'the old worker and its pool threads to end');
+      t.pass(`threads ${gone.join(', ')} (the worker and its pool) are gone`);
+    }
+    const after = await stats(k);
+    t.equal(after.pool, null, 'the new incarnation has made no pool yet');
+    t.same(
+      await k.call('catalogue', 'catalogue/current', { servers: [{ server: 'docs', fingerprint: 'fp1' }] }),
+      [row()],
+      'the saved row is still there (LMDB)',
+    );
+    const again = varied(POOL_THRESHOLD + 1);
+    const answers = await k.call('catalogue', 'catalogue/normalise', { schemas: again, profile: 'gemini' });
+    t.same(answers, await normaliseAll(again, 'gemini'), 'large batches work again');
+  },
+);
 
-t.test('a hung worker is terminated by the heartbeat, and its pool threads with it', { skip: !LINUX && 'thread ids are read from /proc' }, async (t) => {
-  const { k, faults } = start(t, { pool: { chunk: 50 } }, { heartbeat: { intervalMs: 200, timeoutMs: 2_000 } });
-  const { batch, running } = await pooledRunning(k, varied(20_000));
-  faults.hang('catalogue');
-  t.equal((await rejection(batch)).code, 'ALBEDO_SERVICE_LOST');
-  const gone = [running.tid!, ...running.pool!.tids];
-  await until(() => gone.every((tid) => !alive(tid)), 15_000, 'the terminated worker and its pool threads to end');
-  t.pass('none survives the terminate');
-});
+t.test(
+  'a hung worker is terminated by the heartbeat, and its pool threads with it',
+  { skip: !LINUX && 'thread ids are read from /proc' },
+  async (t) => {
+    const { k, faults } = start(t, { pool: { chunk: 50 } }, { heartbeat: { intervalMs: 200, timeoutMs: 2_000 } });
+    const { batch, running } = await pooledRunning(k, varied(20_000));
+    faults.hang('catalogue');
+    t.equal((await rejection(batch)).code, 'ALBEDO_SERVICE_LOST');
+    const gone = [running.tid!, ...running.pool!.tids];
+    await until(() => gone.every((tid) => !alive(tid)), 15_000, 'the terminated worker and its pool threads to end');
+    t.pass('none survives the terminate');
+  },
+);
 
 t.test('pool threads end when idle, and at stop', { skip: !LINUX && 'thread ids are read from /proc' }, async (t) => {
   const idle = start(t, { pool: { threshold: 0, idleTimeoutMs: 100 } });
@@ -243,34 +283,45 @@ t.test('a caller that gives up stops its chunks: queued ones are dropped, the po
   t.equal(s.running, 0, 'no chunk of it is left running or queued');
   t.ok(s.cancelled > 0, `${s.cancelled} of its chunks were dropped or stopped, not run to the end`);
   const next = varied(POOL_THRESHOLD + 1);
-  t.same(await k.call('catalogue', 'catalogue/normalise', { schemas: next, profile: 'portable' }), await normaliseAll(next, 'portable'), 'the next batch runs');
+  t.same(
+    await k.call('catalogue', 'catalogue/normalise', { schemas: next, profile: 'portable' }),
+    await normaliseAll(next, 'portable'),
+    'the next batch runs',
+  );
 });
 
-t.test('a schema cache over the service: one batch per pass; a pass the crash loses keeps nothing and rejects, the next one works', async (t) => {
-  const { k, faults } = start(t, { pool: { chunk: 50 } });
-  let calls = 0;
-  const cache = new SchemaCache({
-    batch: (schemas, profile) => {
-      calls++;
-      return k.call('catalogue', 'catalogue/normalise', { schemas, profile }, { timeoutMs: 120_000 });
-    },
-  });
-  await cache.warm([...CORPUS, ...CORPUS], 'openai');
-  t.equal(calls, 1, 'one call for the whole pass, equal schemas sent once');
-  const want = await normaliseAll(CORPUS, 'openai');
-  t.same(CORPUS.map((s) => cache.lookup(s, 'openai')), want, 'the answers are the in-thread normaliser\'s');
+t.test(
+  'a schema cache over the service: one batch per pass; a pass the crash loses keeps nothing and rejects, the next one works',
+  async (t) => {
+    const { k, faults } = start(t, { pool: { chunk: 50 } });
+    let calls = 0;
+    const cache = new SchemaCache({
+      batch: (schemas, profile) => {
+        calls++;
+        return k.call('catalogue', 'catalogue/normalise', { schemas, profile }, { timeoutMs: 120_000 });
+      },
+    });
+    await cache.warm([...CORPUS, ...CORPUS], 'openai');
+    t.equal(calls, 1, 'one call for the whole pass, equal schemas sent once');
+    const want = await normaliseAll(CORPUS, 'openai');
+    t.same(
+      CORPUS.map((s) => cache.lookup(s, 'openai')),
+      want,
+      "the answers are the in-thread normaliser's",
+    );
 
-  const big = varied(5_000);
-  const warming = cache.warm(big, 'portable');
-  warming.catch(() => {});
-  const end = Date.now() + 30_000;
-  while ((await stats(k)).running === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
-  faults.crash('catalogue');
-  const e = await rejection(warming);
-  t.equal(e.code, 'ALBEDO_SERVICE_LOST', 'the pass rejects with the lost call');
-  t.notOk(cache.has([big[0]], 'portable'), 'nothing of the lost batch is kept');
-  t.match(cache.lookup(big[0], 'portable'), { ok: false, code: 'not_prepared' });
-  await cache.warm(big, 'portable');
-  t.ok(cache.has(big, 'portable'), 'the next pass (after the restart) sends them again');
-  t.same(cache.lookup(big[4_321], 'portable'), (await normaliseAll([big[4_321]], 'portable'))[0]);
-});
+    const big = varied(5_000);
+    const warming = cache.warm(big, 'portable');
+    warming.catch(() => {});
+    const end = Date.now() + 30_000;
+    while ((await stats(k)).running === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    faults.crash('catalogue');
+    const e = await rejection(warming);
+    t.equal(e.code, 'ALBEDO_SERVICE_LOST', 'the pass rejects with the lost call');
+    t.notOk(cache.has([big[0]], 'portable'), 'nothing of the lost batch is kept');
+    t.match(cache.lookup(big[0], 'portable'), { ok: false, code: 'not_prepared' });
+    await cache.warm(big, 'portable');
+    t.ok(cache.has(big, 'portable'), 'the next pass (after the restart) sends them again');
+    t.same(cache.lookup(big[4_321], 'portable'), (await normaliseAll([big[4_321]], 'portable'))[0]);
+  },
+);

@@ -26,11 +26,22 @@ t.test('a row is found for its fingerprint only; an equal discovery writes nothi
   const s = new CatalogueStore(store);
   t.equal(s.get('docs'), undefined);
   t.equal(await s.put(row()), true, 'the first discovery is saved');
-  t.same(s.current('docs', 'fp1')?.catalogue.tools.map((x) => x.name), ['search']);
+  t.same(
+    s.current('docs', 'fp1')?.catalogue.tools.map((x) => x.name),
+    ['search'],
+  );
   t.equal(s.current('docs', 'fp2'), undefined, 'another fingerprint (config or secret changed) finds nothing');
   t.equal(await s.put(row({ savedAt: 2 })), false, 'the same discovery again changes nothing');
   t.equal(s.get('docs')?.savedAt, 1);
-  const changed = row({ catalogue: { ...row().catalogue, tools: [{ name: 'search', inputSchema: { type: 'object' } }, { name: 'fetch', inputSchema: { type: 'object' } }] } });
+  const changed = row({
+    catalogue: {
+      ...row().catalogue,
+      tools: [
+        { name: 'search', inputSchema: { type: 'object' } },
+        { name: 'fetch', inputSchema: { type: 'object' } },
+      ],
+    },
+  });
   t.equal(await s.put(changed), true, 'a different discovery is saved');
   t.equal(await s.put(row({ fingerprint: 'fp2' })), true, 'a new fingerprint is saved even with the same lists');
   t.same(s.servers(), ['docs']);
@@ -40,7 +51,10 @@ t.test('a row is found for its fingerprint only; an equal discovery writes nothi
 
 t.test('rows are shared with another process, and live beside the era cache', async (t) => {
   const store = path.join(tempHome(t), 'store');
-  t.teardown(async () => { await closeCatalogueStores(); await closeEraCaches(); });
+  t.teardown(async () => {
+    await closeCatalogueStores();
+    await closeEraCaches();
+  });
   const era = new EraCache(store);
   await era.put('fp1', { era: 'legacy', protocolVersion: '2025-06-18', at: 1 });
   const s = new CatalogueStore(store);
@@ -65,7 +79,9 @@ t.test('a row of another shape is ignored, not trusted', async (t) => {
   const { open } = await import('lmdb');
   const root = open({ path: store, compression: false, maxDbs: 16 });
   await root.openDB({ name: 'mcp_catalogues', compression: true }).put('old', { v: 0, server: 'old', fingerprint: 'x' });
-  await root.openDB({ name: 'mcp_catalogues', compression: true }).put('broken', { v: 1, server: 'broken', fingerprint: 'x', catalogue: { tools: 'no' } });
+  await root
+    .openDB({ name: 'mcp_catalogues', compression: true })
+    .put('broken', { v: 1, server: 'broken', fingerprint: 'x', catalogue: { tools: 'no' } });
   const s = new CatalogueStore(store);
   t.equal(s.get('old'), undefined);
   t.equal(s.get('broken'), undefined);

@@ -36,10 +36,21 @@ t.test('every unambiguous form calls; ambiguous and unknown names are refused wi
 
   const table = await piped(e, ['tools']);
   t.equal(table.code, 0, table.stderr);
-  const rows = table.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s{2,}/));
+  const rows = table.stdout
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(/\s{2,}/));
   t.equal(rows.length, tools.length, 'a row per definition');
-  t.same(rows.filter((r) => !r[1]), [], 'every row has its FROM');
-  t.same(rows.map((r) => r[1]), tools.map((x) => (x.server === null ? 'albedo' : `${x.server}/${x.tool}`)));
+  t.same(
+    rows.filter((r) => !r[1]),
+    [],
+    'every row has its FROM',
+  );
+  t.same(
+    rows.map((r) => r[1]),
+    tools.map((x) => (x.server === null ? 'albedo' : `${x.server}/${x.tool}`)),
+  );
   t.ok(rows.some((r) => r[1] === 'everything/read_resource') && rows.some((r) => r[1] === 'everything/get_prompt'));
 
   const ok = async (name: string, args: unknown, expect: RegExp, what: string) => {
@@ -58,7 +69,8 @@ t.test('every unambiguous form calls; ambiguous and unknown names are refused wi
   const ambiguous = await piped(e, ['call', 'echo', '--args', '{"message":"x"}']);
   t.equal(ambiguous.code, 4, 'ambiguous: not found');
   t.equal(errorCode(ambiguous.stderr), 'ALBEDO_NOT_FOUND');
-  for (const s of ['everything/echo', 'twin/echo', 'sdk/echo', named('everything', 'echo').name]) t.match(ambiguous.stderr, s, `lists ${s}`);
+  for (const s of ['everything/echo', 'twin/echo', 'sdk/echo', named('everything', 'echo').name])
+    t.match(ambiguous.stderr, s, `lists ${s}`);
 
   const typo = await piped(e, ['call', 'ecoh', '--args', '{"message":"x"}']);
   t.equal(typo.code, 4);
@@ -81,11 +93,19 @@ t.test('every unambiguous form calls; ambiguous and unknown names are refused wi
   t.same(amb.body.error.data.candidates.sort(), ['everything', 'twin', 'sdk'].map((s) => named(s, 'echo').name).sort());
   const near = await d.call('POST', calls, { body: { name: 'everything/get-summ', arguments: {} } });
   t.equal(near.status, 404);
-  t.match(near.body.error.data, { name: 'everything/get-summ', server: 'everything', tool: 'get-summ', suggestions: [named('everything', 'get-sum').name] });
+  t.match(near.body.error.data, {
+    name: 'everything/get-summ',
+    server: 'everything',
+    tool: 'get-summ',
+    suggestions: [named('everything', 'get-sum').name],
+  });
   const far = await d.call('POST', calls, { body: { name: 'zzzzzzzz', arguments: {} } });
   t.same(far.body.error.data.suggestions, [], 'nothing near: no suggestion');
   const listing = await d.call('GET', `/v1/sessions/${open.body.id}/tools`);
-  t.match(listing.body.tools.find((x: any) => x.name === named('twin', 'get_prompt').name), { server: 'twin', tool: 'get_prompt', kind: 'get_prompt' });
+  t.match(
+    listing.body.tools.find((x: any) => x.name === named('twin', 'get_prompt').name),
+    { server: 'twin', tool: 'get_prompt', kind: 'get_prompt' },
+  );
   await d.call('DELETE', `/v1/sessions/${open.body.id}`);
   t.same((await d.call('GET', '/v1/sessions')).body.sessions, [], 'no session left behind');
 });

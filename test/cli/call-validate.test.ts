@@ -17,7 +17,7 @@ import { errorCode, piped } from './cli-harness.ts';
 
 t.setTimeout(300_000);
 
-t.test('albedo call checks --args against the tool\'s schema before anything is sent', async (t) => {
+t.test("albedo call checks --args against the tool's schema before anything is sent", async (t) => {
   const e = { home: tempHome(t), tag: newTag() };
   const logDir = mkdtempSync(path.join(tmpdir(), 'albedo-calls-'));
   t.teardown(() => rmSync(logDir, { recursive: true, force: true }));
@@ -26,7 +26,13 @@ t.test('albedo call checks --args against the tool\'s schema before anything is 
   writeFileSync(path.join(e.home, 'extensions.json'), JSON.stringify({ mcp: { servers } }));
   await startDaemon(t, e.home, { tag: e.tag });
   const received = (): Array<{ name: string; arguments: Record<string, unknown> }> =>
-    existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+    existsSync(log)
+      ? readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+      : [];
   const call = (name: string, args: string) => piped(e, ['call', name, '--args', args]);
 
   const refused = async (name: string, args: string, field: RegExp, what: string) => {
@@ -40,19 +46,34 @@ t.test('albedo call checks --args against the tool\'s schema before anything is 
   };
   await refused('checked/record', '{}', /message is required/, 'a missing required argument');
   await refused('checked/record', '{"message":"m","count":"2"}', /count must be an integer/, 'a wrong type');
-  await refused('checked/record', '{"message":"m","options":{"mode":"quick"}}', /options\.mode must be one of "fast", "slow"/, 'a nested enum');
+  await refused(
+    'checked/record',
+    '{"message":"m","options":{"mode":"quick"}}',
+    /options\.mode must be one of "fast", "slow"/,
+    'a nested enum',
+  );
   await refused('checked/pair2020', '{"a":"1"}', /b is required/, 'a 2020-12 keyword draft-07 lacks');
   t.same(received(), [], 'none of them reached the server');
 
-  const echo = await refused('everything/echo', '{}', /message is required/, 'server-everything\'s echo without its message');
-  t.notMatch(echo.stderr, /-32602/, 'the server\'s own refusal never came');
+  const echo = await refused('everything/echo', '{}', /message is required/, "server-everything's echo without its message");
+  t.notMatch(echo.stderr, /-32602/, "the server's own refusal never came");
 
   const bad = await call('checked/record', '{"message": "m",\n "count": 2,,}');
   t.equal(bad.code, 2);
-  t.match(bad.stderr, /--args is not valid JSON: .* at line 2, column 13: .*"count": 2, <-- here ,}/, 'where the JSON breaks, with an excerpt');
+  t.match(
+    bad.stderr,
+    /--args is not valid JSON: .* at line 2, column 13: .*"count": 2, <-- here ,}/,
+    'where the JSON breaks, with an excerpt',
+  );
   const cut = await call('checked/record', '{"message": 3');
   t.match(cut.stderr, /line 1, column 14/);
-  for (const [args, what] of [['[1,2]', 'an array'], ['42', 'a number'], ['"text"', 'a string'], ['null', 'null'], ['true', 'true or false']]) {
+  for (const [args, what] of [
+    ['[1,2]', 'an array'],
+    ['42', 'a number'],
+    ['"text"', 'a string'],
+    ['null', 'null'],
+    ['true', 'true or false'],
+  ]) {
     const r = await call('checked/record', args);
     t.equal(r.code, 2, args);
     t.match(r.stderr, new RegExp(`must be a JSON object .*not ${what}$`, 'm'), `${args}: ${what}`);
@@ -69,6 +90,10 @@ t.test('albedo call checks --args against the tool\'s schema before anything is 
   await sent('checked/draft04', '{}', 'a draft-04 schema is not checked');
   await sent('checked/remote_ref', '{}', 'a schema with a remote $ref is not checked');
   await sent('checked/risky_pattern', '{}', 'a schema with a risky pattern is not checked');
-  t.same(received().map((c) => c.name), ['record', 'pair2020', 'draft04', 'remote_ref', 'risky_pattern'], 'exactly those reached the server');
+  t.same(
+    received().map((c) => c.name),
+    ['record', 'pair2020', 'draft04', 'remote_ref', 'risky_pattern'],
+    'exactly those reached the server',
+  );
   t.same(received()[0]!.arguments, { message: 'm', count: 2 });
 });

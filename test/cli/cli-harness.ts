@@ -49,9 +49,11 @@ export function term(e: CliEnv, args: string[], answers: Array<[RegExp, string]>
       next++;
     }
   });
-  return new Promise((resolve) => p.onExit(({ exitCode }) => {
-    resolve({ code: exitCode, screen: screen.replace(/\r\n/g, '\n').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '') });
-  }));
+  return new Promise((resolve) =>
+    p.onExit(({ exitCode }) => {
+      resolve({ code: exitCode, screen: screen.replace(/\r\n/g, '\n').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '') });
+    }),
+  );
 }
 
 /** `--json` output in a terminal: the whole screen must be the one JSON document (nothing else was printed). */
@@ -70,8 +72,12 @@ export function piped(e: CliEnv, args: string[]): Promise<PipeRun> {
   const child = spawn(NODE, [BIN, ...args], { cwd: e.cwd ?? ROOT, env: envOf(e), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   return new Promise((resolve) => child.once('close', (code) => resolve({ code: code ?? -1, stdout, stderr })));
 }
 

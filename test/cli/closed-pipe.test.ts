@@ -11,7 +11,9 @@ t.test('help written to a pipe whose reader is gone', async (t) => {
   // Closed before the command writes (it takes far longer to start than this takes to run).
   child.stdout.destroy();
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
   t.equal(code, 0, stderr);
   t.notMatch(stderr, /EPIPE|Unhandled|at /, 'no stack trace');

@@ -45,7 +45,7 @@ const REFUSED: Array<[string, RegExp]> = [
 const ACCEPTED: Array<[string, string[]]> = [
   ["srv '*.ts' \"?\" '[ab]' '{a,b}'", ['srv', '*.ts', '?', '[ab]', '{a,b}']],
   ['srv \\*.ts a\\?b \\[x\\] \\{y\\}', ['srv', '*.ts', 'a?b', '[x]', '{y}']],
-  ["srv '~/data' \"~\" \\~ a~b --home=~", ['srv', '~/data', '~', '~', 'a~b', '--home=~']],
+  ['srv \'~/data\' "~" \\~ a~b --home=~', ['srv', '~/data', '~', '~', 'a~b', '--home=~']],
   ["srv '`id`' '$(x)' \"\\$(x)\" \\`", ['srv', '`id`', '$(x)', '$(x)', '`']],
   ["'FOO=bar' srv X=1", ['FOO=bar', 'srv', 'X=1']],
   ["srv 'it''s' \"say \\\"hi\\\"\" plain\\ word '/srv/my docs'", ['srv', 'its', 'say "hi"', 'plain word', '/srv/my docs']],

@@ -85,5 +85,12 @@ t.test('a daemon that cannot start: exit 3, one line naming why', async (t) => {
   t.equal(r.code, 3, r.stderr);
   t.equal(r.stdout, '', 'nothing on stdout');
   t.equal(errorCode(r.stderr), 'ALBEDO_DAEMON_UNREACHABLE');
-  t.equal(r.stderr.trim().split('\n').filter((l) => l.startsWith('albedo: ALBEDO_')).length, 1, 'one error line');
+  t.equal(
+    r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('albedo: ALBEDO_')).length,
+    1,
+    'one error line',
+  );
 });

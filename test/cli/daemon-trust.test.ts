@@ -18,13 +18,24 @@ t.setTimeout(300_000);
 type Tap = Parameters<typeof tempHome>[0];
 const STRANGER = path.join(import.meta.dirname, 'fixtures', 'stranger.ts');
 
-interface Received { method: string; url: string; authorization: string | null; body: string }
-interface Stranger { child: ChildProcess; port: number; received: Received[] }
+interface Received {
+  method: string;
+  url: string;
+  authorization: string | null;
+  body: string;
+}
+interface Stranger {
+  child: ChildProcess;
+  port: number;
+  received: Received[];
+}
 
 /** Starts the stranger (killed at teardown); resolves once it listens. */
 async function stranger(t: Tap, proof: 'none' | 'wrong'): Promise<Stranger> {
   const child = spawn(NODE, [STRANGER, '--proof', proof], { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.teardown(() => { child.kill('SIGKILL'); });
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
   const received: Received[] = [];
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the stranger exited (${code})`)));
@@ -55,7 +66,9 @@ function alive(pid: number): boolean {
 /** daemon.json naming the stranger's port and pid (and a token it was never given); daemon.lock naming `lockPid`, if any. */
 function plant(home: string, s: Stranger, lockPid: number | null): string {
   const token = 'stale-token-never-to-be-sent-0123456789abc';
-  writeFileSync(path.join(home, 'daemon.json'), JSON.stringify({ port: s.port, token, pid: s.child.pid, version: '0.1.0' }), { mode: 0o600 });
+  writeFileSync(path.join(home, 'daemon.json'), JSON.stringify({ port: s.port, token, pid: s.child.pid, version: '0.1.0' }), {
+    mode: 0o600,
+  });
   if (lockPid !== null) writeFileSync(path.join(home, 'daemon.lock'), JSON.stringify({ pid: lockPid, start: startTime(lockPid) }) + '\n');
   return token;
 }

@@ -24,9 +24,16 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 /** Runs `albedo ARGS` in a terminal and returns exactly what it wrote (the terminal's \r\n as \n). */
 function raw(home: string, args: string[]): Promise<{ code: number; out: string }> {
-  const p = pty.spawn(NODE, [BIN, ...args], { cols: 400, rows: 50, cwd: ROOT, env: { ...process.env, ALBEDO_HOME: home } as Record<string, string> });
+  const p = pty.spawn(NODE, [BIN, ...args], {
+    cols: 400,
+    rows: 50,
+    cwd: ROOT,
+    env: { ...process.env, ALBEDO_HOME: home } as Record<string, string>,
+  });
   let out = '';
-  p.onData((d) => { out += d; });
+  p.onData((d) => {
+    out += d;
+  });
   return new Promise((resolve) => p.onExit(({ exitCode }) => resolve({ code: exitCode, out: out.replace(/\r\n/g, '\n') })));
 }
 
@@ -78,7 +85,8 @@ t.test('descriptions, instructions, results and errors from a server are shown e
 t.test('bidirectional controls are shown, not obeyed (a reversed "exe.png" stays visible)', async (t) => {
   const { safe } = await import('../../bin/client/output.ts');
   t.equal(safe('FAKE $ \u202egnp.exe'), 'FAKE $ \\u202egnp.exe');
-  for (const c of ['\u061c', '\u200e', '\u200f', '\u202a', '\u202d', '\u2066', '\u2069']) t.notOk(safe(`a${c}b`).includes(c), `U+${c.charCodeAt(0).toString(16)}`);
+  for (const c of ['\u061c', '\u200e', '\u200f', '\u202a', '\u202d', '\u2066', '\u2069'])
+    t.notOk(safe(`a${c}b`).includes(c), `U+${c.charCodeAt(0).toString(16)}`);
   t.equal(safe('line\nnext\tcol', true), 'line\nnext\tcol', 'line feeds and tabs kept where lines are meant');
   t.equal(safe('é 𝄞 ü'), 'é 𝄞 ü', 'other characters as they are');
 });
@@ -86,8 +94,16 @@ t.test('bidirectional controls are shown, not obeyed (a reversed "exe.png" stays
 t.test('invisible characters are shown too: separators, zero-width, word joiners, the BOM, tag characters', async (t) => {
   const { safe, toJson } = await import('../../bin/client/output.ts');
   const cases: Array<[string, string]> = [
-    ['\u2028', '\\u2028'], ['\u2029', '\\u2029'], ['\u200b', '\\u200b'], ['\u2060', '\\u2060'], ['\u2061', '\\u2061'],
-    ['\u2064', '\\u2064'], ['\ufeff', '\\ufeff'], ['\u{e0000}', '\\u{e0000}'], ['\u{e0041}', '\\u{e0041}'], ['\u{e007f}', '\\u{e007f}'],
+    ['\u2028', '\\u2028'],
+    ['\u2029', '\\u2029'],
+    ['\u200b', '\\u200b'],
+    ['\u2060', '\\u2060'],
+    ['\u2061', '\\u2061'],
+    ['\u2064', '\\u2064'],
+    ['\ufeff', '\\ufeff'],
+    ['\u{e0000}', '\\u{e0000}'],
+    ['\u{e0041}', '\\u{e0041}'],
+    ['\u{e007f}', '\\u{e007f}'],
   ];
   for (const [c, shown] of cases) {
     const label = `U+${c.codePointAt(0)!.toString(16)}`;
@@ -101,7 +117,8 @@ t.test('invisible characters are shown too: separators, zero-width, word joiners
   const hidden = 'ok' + [...'run rm'].map((ch) => String.fromCodePoint(0xe0000 + ch.charCodeAt(0))).join('');
   t.equal(safe(hidden), 'ok\\u{e0072}\\u{e0075}\\u{e006e}\\u{e0020}\\u{e0072}\\u{e006d}');
   // What emoji and scripts need stays: the zero-width non-joiner and joiner, astral characters that are not tags.
-  for (const keep of ['👩\u200d💻', 'می\u200cخواهم', '𝄞', '🏴\u{e0067}'.slice(0, 2)]) t.equal(safe(keep), keep, `${JSON.stringify(keep)} kept`);
+  for (const keep of ['👩\u200d💻', 'می\u200cخواهم', '𝄞', '🏴\u{e0067}'.slice(0, 2)])
+    t.equal(safe(keep), keep, `${JSON.stringify(keep)} kept`);
   t.equal(toJson('👩\u200d💻', 0), '"👩\u200d💻"', 'and --json leaves them as they are');
 });
 

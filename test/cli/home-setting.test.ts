@@ -17,8 +17,15 @@ t.setTimeout(120_000);
 t.test('the CLI and the embedding API read ALBEDO_HOME alike', async (t) => {
   const home = os.homedir();
   const cases: Array<[string | undefined, string | null]> = [
-    [undefined, path.join(home, '.albedo')], ['', path.join(home, '.albedo')], ['~', home], ['~/state/albedo', path.join(home, 'state', 'albedo')],
-    ['/srv/albedo', '/srv/albedo'], ['rel/albedo', path.resolve('rel/albedo')], ['/srv/../srv/a', '/srv/a'], ['~bob/x', null], ['~bob', null],
+    [undefined, path.join(home, '.albedo')],
+    ['', path.join(home, '.albedo')],
+    ['~', home],
+    ['~/state/albedo', path.join(home, 'state', 'albedo')],
+    ['/srv/albedo', '/srv/albedo'],
+    ['rel/albedo', path.resolve('rel/albedo')],
+    ['/srv/../srv/a', '/srv/a'],
+    ['~bob/x', null],
+    ['~bob', null],
   ];
   for (const [value, want] of cases) {
     const env = value === undefined ? {} : { ALBEDO_HOME: value };
@@ -39,7 +46,7 @@ t.test('through the real CLI: ~ expanded, a relative home made absolute, ~name r
 
   const tilde = await run('~/h', ['daemon', 'status', '--json']);
   t.equal(tilde.code, 3, `no daemon runs there: ${tilde.stderr}`);
-  t.equal(JSON.parse(tilde.stdout).home, path.join(dir, 'h'), 'the user\'s home, not a directory named ~');
+  t.equal(JSON.parse(tilde.stdout).home, path.join(dir, 'h'), "the user's home, not a directory named ~");
   const relative = await run('rel', ['daemon', 'status', '--json']);
   t.equal(JSON.parse(relative.stdout).home, path.join(dir, 'rel'), 'taken from the current directory');
 

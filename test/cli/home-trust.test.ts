@@ -48,7 +48,9 @@ server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: 
 /** A daemon of someone else's: proves it holds TOKEN, answers 201 to anything else, and records every request. */
 async function impostor(t: Tap): Promise<{ pid: number; port: number; received: string[] }> {
   const child = spawn(NODE, ['--input-type=module', '-e', IMPOSTOR, TOKEN], { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.teardown(() => { child.kill('SIGKILL'); });
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
   const received: string[] = [];
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the impostor exited (${code})`)));
@@ -69,7 +71,9 @@ function startTime(pid: number): string {
 
 /** daemon.json and daemon.lock in `home` naming the impostor (this process, alive): what the old CLI believed. */
 function plant(home: string, s: { pid: number; port: number }): void {
-  writeFileSync(path.join(home, 'daemon.json'), JSON.stringify({ port: s.port, token: TOKEN, pid: s.pid, version: '0.1.0' }), { mode: 0o600 });
+  writeFileSync(path.join(home, 'daemon.json'), JSON.stringify({ port: s.port, token: TOKEN, pid: s.pid, version: '0.1.0' }), {
+    mode: 0o600,
+  });
   writeFileSync(path.join(home, 'daemon.lock'), JSON.stringify({ pid: s.pid, start: startTime(s.pid) }) + '\n', { mode: 0o600 });
 }
 
@@ -84,26 +88,30 @@ function alive(pid: number): boolean {
 
 const root = process.getuid?.() === 0;
 
-t.test('a home of another user\'s is refused before daemon.json is read: its daemon gets nothing', { skip: !root && 'needs root to chown' }, async (t) => {
-  const home = tempHome(t);
-  const s = await impostor(t);
-  plant(home, s);
-  chownSync(home, NOBODY, NOBODY);
-  chmodSync(home, 0o700);
-  const e = { home, tag: newTag() };
+t.test(
+  "a home of another user's is refused before daemon.json is read: its daemon gets nothing",
+  { skip: !root && 'needs root to chown' },
+  async (t) => {
+    const home = tempHome(t);
+    const s = await impostor(t);
+    plant(home, s);
+    chownSync(home, NOBODY, NOBODY);
+    chmodSync(home, 0o700);
+    const e = { home, tag: newTag() };
 
-  const add = await piped(e, ['mcp', 'add', 'x', '--env', 'API_KEY=topsecret-value', '--', '/bin/true']);
-  t.equal(add.code, 7, add.stderr);
-  t.equal(errorCode(add.stderr), 'ALBEDO_HOME_UNSAFE');
-  t.equal(add.stdout, '');
-  const status = await piped(e, ['daemon', 'status', '--json']);
-  t.equal(status.code, 7, 'daemon status refuses it too');
-  t.equal(errorCode(status.stderr), 'ALBEDO_HOME_UNSAFE');
-  const stop = await piped(e, ['daemon', 'stop', '--json']);
-  t.equal(stop.code, 7, 'and daemon stop');
-  t.ok(alive(s.pid), 'which signalled nobody');
-  t.same(s.received, [], 'the impostor was sent nothing, not even the health question');
-});
+    const add = await piped(e, ['mcp', 'add', 'x', '--env', 'API_KEY=topsecret-value', '--', '/bin/true']);
+    t.equal(add.code, 7, add.stderr);
+    t.equal(errorCode(add.stderr), 'ALBEDO_HOME_UNSAFE');
+    t.equal(add.stdout, '');
+    const status = await piped(e, ['daemon', 'status', '--json']);
+    t.equal(status.code, 7, 'daemon status refuses it too');
+    t.equal(errorCode(status.stderr), 'ALBEDO_HOME_UNSAFE');
+    const stop = await piped(e, ['daemon', 'stop', '--json']);
+    t.equal(stop.code, 7, 'and daemon stop');
+    t.ok(alive(s.pid), 'which signalled nobody');
+    t.same(s.received, [], 'the impostor was sent nothing, not even the health question');
+  },
+);
 
 t.test('a home whose parent others may write (not sticky) is refused too; nothing is made there', async (t) => {
   const base = tempHome(t);
@@ -129,37 +137,56 @@ t.test('a home whose parent others may write (not sticky) is refused too; nothin
   t.equal(errorCode(list.stderr), 'ALBEDO_HOME_UNSAFE');
 });
 
-t.test('albedo probe --url checks the home too: another user\'s creds.json is never read, its server is sent nothing', { skip: !root && 'needs root to chown' }, async (t) => {
-  // The server another user's planted token would be sent to: records every request's Authorization.
-  const seen: string[] = [];
-  const server = http.createServer((req, res) => {
-    seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
-    req.resume();
-    res.writeHead(401).end();
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+t.test(
+  "albedo probe --url checks the home too: another user's creds.json is never read, its server is sent nothing",
+  { skip: !root && 'needs root to chown' },
+  async (t) => {
+    // The server another user's planted token would be sent to: records every request's Authorization.
+    const seen: string[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+      req.resume();
+      res.writeHead(401).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 
-  const home = tempHome(t);
-  const now = Date.now();
-  writeFileSync(path.join(home, 'creds.json'), JSON.stringify({ mcp: { pwn: { oauth: {
-    url, state: 'signed_in', updatedAt: now,
-    tokens: { accessToken: 'ATTACKER-PLANTED-TOKEN', tokenType: 'Bearer', issuer: new URL(url).origin, obtainedAt: now },
-  } } } }), { mode: 0o644 });
-  chownSync(path.join(home, 'creds.json'), NOBODY, NOBODY);
-  chownSync(home, NOBODY, NOBODY);
-  chmodSync(home, 0o755);
-  const before = readFileSync(path.join(home, 'creds.json'), 'utf8');
+    const home = tempHome(t);
+    const now = Date.now();
+    writeFileSync(
+      path.join(home, 'creds.json'),
+      JSON.stringify({
+        mcp: {
+          pwn: {
+            oauth: {
+              url,
+              state: 'signed_in',
+              updatedAt: now,
+              tokens: { accessToken: 'ATTACKER-PLANTED-TOKEN', tokenType: 'Bearer', issuer: new URL(url).origin, obtainedAt: now },
+            },
+          },
+        },
+      }),
+      { mode: 0o644 },
+    );
+    chownSync(path.join(home, 'creds.json'), NOBODY, NOBODY);
+    chownSync(home, NOBODY, NOBODY);
+    chmodSync(home, 0o755);
+    const before = readFileSync(path.join(home, 'creds.json'), 'utf8');
 
-  const e = { home, tag: newTag(), env: { ALBEDO_NO_BROWSER: '1' } };
-  for (const args of [['probe', '--json', '--url', url, '--name', 'pwn'], ['probe', '--url', url, '--name', 'pwn', '--sign-out']]) {
-    const r = await piped(e, args);
-    t.equal(r.code, 7, `${args.join(' ')}: ${r.stderr}`);
-    t.ok(r.stderr.includes('ALBEDO_HOME_UNSAFE'), 'the home is refused');
-    t.equal(r.stdout, '');
-  }
-  t.same(seen, [], 'the server was sent nothing');
-  t.equal(readFileSync(path.join(home, 'creds.json'), 'utf8'), before, 'creds.json untouched');
-  t.same(readdirSync(home), ['creds.json'], 'nothing made in the home');
-});
+    const e = { home, tag: newTag(), env: { ALBEDO_NO_BROWSER: '1' } };
+    for (const args of [
+      ['probe', '--json', '--url', url, '--name', 'pwn'],
+      ['probe', '--url', url, '--name', 'pwn', '--sign-out'],
+    ]) {
+      const r = await piped(e, args);
+      t.equal(r.code, 7, `${args.join(' ')}: ${r.stderr}`);
+      t.ok(r.stderr.includes('ALBEDO_HOME_UNSAFE'), 'the home is refused');
+      t.equal(r.stdout, '');
+    }
+    t.same(seen, [], 'the server was sent nothing');
+    t.equal(readFileSync(path.join(home, 'creds.json'), 'utf8'), before, 'creds.json untouched');
+    t.same(readdirSync(home), ['creds.json'], 'nothing made in the home');
+  },
+);

@@ -17,7 +17,7 @@ import { daemonInfo, errorCode, piped } from './cli-harness.ts';
 
 t.setTimeout(300_000);
 
-t.test('hostile schemas neither crash nor hang the daemon, and a tool cannot take another server\'s name', async (t) => {
+t.test("hostile schemas neither crash nor hang the daemon, and a tool cannot take another server's name", async (t) => {
   const e = { home: tempHome(t), tag: newTag() };
   const logDir = mkdtempSync(path.join(tmpdir(), 'albedo-hostile-'));
   t.teardown(() => rmSync(logDir, { recursive: true, force: true }));
@@ -25,7 +25,14 @@ t.test('hostile schemas neither crash nor hang the daemon, and a tool cannot tak
   const servers = { hostile: entry(NODE, [fixture('hostile-schemas-server.ts'), log]), everything: entry(NODE, [EVERYTHING, 'stdio']) };
   writeFileSync(path.join(e.home, 'extensions.json'), JSON.stringify({ mcp: { servers } }));
   const d = await startDaemon(t, e.home, { tag: e.tag });
-  const received = (): string[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).name) : []);
+  const received = (): string[] =>
+    existsSync(log)
+      ? readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l).name)
+      : [];
   const call = (name: string, args: unknown) => piped(e, ['call', name, '--args', JSON.stringify(args)]);
 
   const reached = async (name: string, args: unknown, what: string) => {
@@ -47,7 +54,7 @@ t.test('hostile schemas neither crash nor hang the daemon, and a tool cannot tak
   t.equal(shadow.code, 4, `a name two definitions answer to: exit 4 (${shadow.stderr.trim()})`);
   t.equal(errorCode(shadow.stderr), 'ALBEDO_NOT_FOUND');
   t.match(shadow.stderr, /more than one tool/);
-  t.match(shadow.stderr, /everything\/echo/, 'everything\'s echo is a candidate');
+  t.match(shadow.stderr, /everything\/echo/, "everything's echo is a candidate");
   t.match(shadow.stderr, /hostile\/mcp_everything_echo/, 'and the tool that took its name');
   const echo = await call('everything/echo', { message: 'settled' });
   t.equal(echo.code, 0, 'server/tool settles it');

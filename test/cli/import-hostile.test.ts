@@ -56,8 +56,29 @@ t.test('files that are not config files are refused before they are read (exit 1
 });
 
 t.test('the CLI refuses the server names the daemon refuses (protocol/settings.ts), and no others', async (t) => {
-  const names = ['', '.', '..', '__proto__', 'constructor', 'prototype', 'a\x1bb', 'tab\there', 'nl\n', 'del\x7f', 'c1\x85',
-    'ok', 'a.b', '...', 'x/y', 'Proto', '__proto', 'constructors', 'naïve', '-x', ' '];
+  const names = [
+    '',
+    '.',
+    '..',
+    '__proto__',
+    'constructor',
+    'prototype',
+    'a\x1bb',
+    'tab\there',
+    'nl\n',
+    'del\x7f',
+    'c1\x85',
+    'ok',
+    'a.b',
+    '...',
+    'x/y',
+    'Proto',
+    '__proto',
+    'constructors',
+    'naïve',
+    '-x',
+    ' ',
+  ];
   for (const n of names) t.equal(serverNameProblem(n) !== undefined, settingsNameProblem(n) !== undefined, JSON.stringify(n));
 });
 
@@ -66,9 +87,12 @@ t.test('import skips names the daemon would refuse as invalid, and keeps an env 
   await startDaemon(t, e.home, { tag: e.tag });
   const file = path.join(e.home, 'claude_desktop_config.json');
   // Written as text: a JSON object literal in JS would make "__proto__" the prototype, not a key.
-  writeFileSync(file, '{"mcpServers":{"__proto__":{"command":"/bin/true"},"constructor":{"command":"/bin/true"},".":{"command":"/bin/true"},'
-    + '"..":{"command":"/bin/true"},"esc\\u001b]0;x\\u0007":{"command":"/bin/true"},'
-    + '"ok":{"command":"/bin/true","env":{"__proto__":"proto-secret","A":"secret-a"}}}}');
+  writeFileSync(
+    file,
+    '{"mcpServers":{"__proto__":{"command":"/bin/true"},"constructor":{"command":"/bin/true"},".":{"command":"/bin/true"},' +
+      '"..":{"command":"/bin/true"},"esc\\u001b]0;x\\u0007":{"command":"/bin/true"},' +
+      '"ok":{"command":"/bin/true","env":{"__proto__":"proto-secret","A":"secret-a"}}}}',
+  );
   const r = await piped(e, ['mcp', 'import', '--from', 'claude', file, '--json']);
   t.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);

@@ -19,12 +19,15 @@ t.test('import reasons name the field, not the API path', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'albedo-import-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'claude.json');
-  writeFileSync(file, JSON.stringify({
-    mcpServers: {
-      ftp: { url: 'ftp://example.com/mcp' },
-      nowhere: { command: NODE, args: ['-e', '1'], cwd: path.join(dir, 'missing') },
-    },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      mcpServers: {
+        ftp: { url: 'ftp://example.com/mcp' },
+        nowhere: { command: NODE, args: ['-e', '1'], cwd: path.join(dir, 'missing') },
+      },
+    }),
+  );
   const r = await piped(e, ['mcp', 'import', '--from', 'claude', file, '--yes']);
   t.equal(r.code, 1, 'a failed server: exit 1');
   t.match(r.stdout, /ALBEDO_INVALID_ARGUMENT: url "ftp:\/\/example\.com\/mcp" must be an http or https URL/);

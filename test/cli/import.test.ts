@@ -16,12 +16,14 @@ t.setTimeout(170_000);
 /** A fixture of test/fixtures/import/ with @NODE@, @FIXTURES@, @TAG@ and @HTTP_URL@ filled in, written to `to`. */
 function fill(name: string, to: string, vars: Record<string, string>): string {
   let text = readFileSync(fixture(path.join('import', name)), 'utf8');
-  for (const [k, v] of Object.entries({ NODE, FIXTURES: path.join(ROOT, 'test', 'fixtures'), ...vars })) text = text.replaceAll(`@${k}@`, v);
+  for (const [k, v] of Object.entries({ NODE, FIXTURES: path.join(ROOT, 'test', 'fixtures'), ...vars }))
+    text = text.replaceAll(`@${k}@`, v);
   mkdirSync(path.dirname(to), { recursive: true });
   writeFileSync(to, text);
   return to;
 }
-const ext = (home: string): string => (existsSync(path.join(home, 'extensions.json')) ? readFileSync(path.join(home, 'extensions.json'), 'utf8') : '');
+const ext = (home: string): string =>
+  existsSync(path.join(home, 'extensions.json')) ? readFileSync(path.join(home, 'extensions.json'), 'utf8') : '';
 const byName = (out: any): Record<string, any> => Object.fromEntries(out.servers.map((s: any) => [s.name, s]));
 
 t.test('Claude Desktop: the preview changes nothing; --yes adds what can start, literal env values stored as secrets', async (t) => {
@@ -53,7 +55,11 @@ t.test('Claude Desktop: the preview changes nothing; --yes adds what can start, 
   t.match(as.sdk, { outcome: 'added', check: { tried: true, result: 'connected' } });
   t.match(as.broken, { outcome: 'failed', error: { code: 'ALBEDO_SPAWN_FAILED' } });
   const servers = (await d.call('GET', '/v1/mcp/servers')).body.servers;
-  t.same(servers.map((s: any) => s.name), ['sdk'], 'what could start was added, the rest was not');
+  t.same(
+    servers.map((s: any) => s.name),
+    ['sdk'],
+    'what could start was added, the rest was not',
+  );
   t.same(servers[0].secrets.env.sort(), ['ALBEDO_TEST_TAG', 'API_KEY']);
   t.notOk(ext(e.home).includes('sk-live-claude-0123456789'), 'no secret value in extensions.json');
 
@@ -80,16 +86,20 @@ t.test('VS Code mcp.json: ${env:} named, ${input:} asked for on a terminal, what
   t.equal(noTerminal.code, 0, noTerminal.stderr);
   const nt = byName(JSON.parse(noTerminal.stdout));
   t.match(nt.docs, { outcome: 'skipped', reason: 'needs_input' }, 'an input cannot be asked for without a terminal');
-  t.match(nt.web, { outcome: 'added', check: { result: 'connected' } }, 'the daemon\'s WEB_TOKEN was sent as the bearer');
+  t.match(nt.web, { outcome: 'added', check: { result: 'connected' } }, "the daemon's WEB_TOKEN was sent as the bearer");
 
-  const typed = await term(e, ['mcp', 'import', '--from', 'vscode', file, '--yes', '--json'], [[/Docs API key \(api-key, for docs\): /, 'typed-api-key-42']]);
+  const typed = await term(
+    e,
+    ['mcp', 'import', '--from', 'vscode', file, '--yes', '--json'],
+    [[/Docs API key \(api-key, for docs\): /, 'typed-api-key-42']],
+  );
   t.equal(typed.code, 0, typed.screen);
   const json = JSON.parse(typed.screen.slice(typed.screen.indexOf('{')));
   t.match(byName(json).docs, { outcome: 'added', check: { result: 'connected' } });
   t.match(byName(json).web, { outcome: 'skipped', reason: 'exists' });
   t.notOk(typed.screen.includes('typed-api-key-42'), 'a password input is not echoed');
   t.notOk(ext(e.home).includes('typed-api-key-42'), 'nor written to extensions.json');
-  const docs = (await term(e, ['mcp', 'show', 'docs', '--json']));
+  const docs = await term(e, ['mcp', 'show', 'docs', '--json']);
   t.same(screenJson(docs).secrets.env.sort(), ['DOCS_API_KEY', 'DOCS_ROOT'], 'the typed value is a stored secret');
 });
 
@@ -104,7 +114,8 @@ t.test('Claude Code, Cursor, Gemini CLI and Codex files, VS Code with comments; 
 
   const cc = byName(await preview('claude-code', [fixture('import/claude-code.mcp.json')]));
   t.match(cc.api, {
-    outcome: 'would_add', entry: { url: 'https://mcp.example.com/mcp', bearerTokenEnvVar: 'API_TOKEN', headers: { 'X-Team': { env: 'TEAM' } } },
+    outcome: 'would_add',
+    entry: { url: 'https://mcp.example.com/mcp', bearerTokenEnvVar: 'API_TOKEN', headers: { 'X-Team': { env: 'TEAM' } } },
   });
   t.equal(cc.api.warnings.length, 1, 'the default of ${TEAM:-core} is not kept, and it says so');
   t.match(cc.local, { outcome: 'would_add', entry: { command: 'npx', args: ['-y', 'some-mcp-server'] }, secrets: ['env KEY'] });
@@ -114,28 +125,47 @@ t.test('Claude Code, Cursor, Gemini CLI and Codex files, VS Code with comments; 
   const ws = path.join(e.home, 'project');
   fill('cursor-mcp.json', path.join(ws, '.cursor', 'mcp.json'), {});
   const cu = await preview('cursor', [], ws);
-  t.equal(cu.file, path.join(ws, '.cursor', 'mcp.json'), 'the project\'s file by default');
+  t.equal(cu.file, path.join(ws, '.cursor', 'mcp.json'), "the project's file by default");
   const cus = byName(cu);
   t.match(cus.remote, { outcome: 'would_add', entry: { bearerTokenEnvVar: 'CURSOR_TOKEN' } });
-  t.match(cus.files, { outcome: 'would_add', entry: { args: ['-y', 'files-mcp', path.join(ws, 'src')], env: { LOG: { env: 'LOG_LEVEL' } } } });
+  t.match(cus.files, {
+    outcome: 'would_add',
+    entry: { args: ['-y', 'files-mcp', path.join(ws, 'src')], env: { LOG: { env: 'LOG_LEVEL' } } },
+  });
 
   const ge = byName(await preview('gemini', [fixture('import/gemini-settings.json')]));
   t.match(ge.stream, { outcome: 'would_add', type: 'http', entry: { callTimeoutMs: 5000 }, secrets: ['header Authorization'] });
   t.match(ge.sse, { outcome: 'skipped', reason: 'unsupported_transport' });
-  t.match(ge.tools, { outcome: 'would_add', entry: { env: { API_KEY: { env: 'MY_API_KEY' } }, enabledTools: ['search'], disabledTools: ['delete'] } });
+  t.match(ge.tools, {
+    outcome: 'would_add',
+    entry: { env: { API_KEY: { env: 'MY_API_KEY' } }, enabledTools: ['search'], disabledTools: ['delete'] },
+  });
 
   // Codex's config.toml: timeouts in seconds, env_vars and env_http_headers name variables, literals become secrets.
   const cx = byName(await preview('codex', [fixture('import/codex-config.toml')]));
   t.match(cx.files, {
-    outcome: 'would_add', type: 'stdio',
+    outcome: 'would_add',
+    type: 'stdio',
     entry: {
-      command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv/docs'], env: { LOG_LEVEL: { env: 'LOG_LEVEL' } },
-      startupTimeoutMs: 20_000, callTimeoutMs: 45_500, enabledTools: ['read_file', 'list_directory'],
+      command: 'npx',
+      args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv/docs'],
+      env: { LOG_LEVEL: { env: 'LOG_LEVEL' } },
+      startupTimeoutMs: 20_000,
+      callTimeoutMs: 45_500,
+      enabledTools: ['read_file', 'list_directory'],
     },
     secrets: ['env API_KEY'],
   });
   t.notOk(JSON.stringify(cx.files).includes('sk-literal-codex-key'), 'a secret value is never shown');
-  t.match(cx.remote, { outcome: 'would_add', entry: { url: 'https://mcp.example.com/mcp', bearerTokenEnvVar: 'REMOTE_TOKEN', headers: { 'X-Team': { env: 'TEAM_ID' } }, enabled: false } });
+  t.match(cx.remote, {
+    outcome: 'would_add',
+    entry: {
+      url: 'https://mcp.example.com/mcp',
+      bearerTokenEnvVar: 'REMOTE_TOKEN',
+      headers: { 'X-Team': { env: 'TEAM_ID' } },
+      enabled: false,
+    },
+  });
   t.match(cx.literal, { outcome: 'would_add', secrets: ['header X-Api-Key'] });
   writeFileSync(path.join(e.home, 'bad.toml'), '[mcp_servers.x\ncommand = 1');
   const badToml = await piped(e, ['mcp', 'import', '--from', 'codex', path.join(e.home, 'bad.toml')]);
@@ -145,7 +175,10 @@ t.test('Claude Code, Cursor, Gemini CLI and Codex files, VS Code with comments; 
   t.equal(missing.code, 4);
   t.equal(errorCode(missing.stderr), 'ALBEDO_NOT_FOUND');
   // VS Code's files may hold comments and trailing commas (JSONC); a file broken anyway is still refused.
-  writeFileSync(path.join(e.home, 'commented.json'), '{ "servers": { // a comment\n "c": { "command": "npx", "args": ["-y", "c-mcp"], }, /* more */ } }');
+  writeFileSync(
+    path.join(e.home, 'commented.json'),
+    '{ "servers": { // a comment\n "c": { "command": "npx", "args": ["-y", "c-mcp"], }, /* more */ } }',
+  );
   const commented = byName(await preview('vscode', [path.join(e.home, 'commented.json')]));
   t.match(commented.c, { outcome: 'would_add', entry: { command: 'npx', args: ['-y', 'c-mcp'] } }, 'comments and trailing commas are read');
   writeFileSync(path.join(e.home, 'broken.json'), '{ "servers": { // a comment\n "x": } }');

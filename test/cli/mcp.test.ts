@@ -15,7 +15,8 @@ t.setTimeout(170_000);
 type Tap = Parameters<typeof tempHome>[0];
 const SDK = fixture('sdk-server.ts');
 const TAGGED = ['--env', 'ALBEDO_TEST_TAG=${TEST_SERVER_TAG}'];
-const ext = (home: string): string => (existsSync(path.join(home, 'extensions.json')) ? readFileSync(path.join(home, 'extensions.json'), 'utf8') : '');
+const ext = (home: string): string =>
+  existsSync(path.join(home, 'extensions.json')) ? readFileSync(path.join(home, 'extensions.json'), 'utf8') : '';
 
 async function setup(t: Tap, env: Record<string, string> = {}): Promise<{ e: CliEnv; d: Daemon }> {
   const e = { home: tempHome(t), tag: newTag() };
@@ -58,7 +59,12 @@ t.test('add, list, show, edit, disable, enable, remove: --json shapes and exit c
 
   const edited = await term(e, ['mcp', 'edit', 'sdk', '--env', 'DOCS_TOKEN=typed-secret-2', '--call-timeout', '5000', '--json']);
   t.equal(edited.code, 0, edited.screen);
-  t.match(screenJson(edited), { saved: true, created: false, check: { tried: true, result: 'connected' }, server: { config: { callTimeoutMs: 5000 } } });
+  t.match(screenJson(edited), {
+    saved: true,
+    created: false,
+    check: { tried: true, result: 'connected' },
+    server: { config: { callTimeoutMs: 5000 } },
+  });
   t.notOk(ext(e.home).includes('typed-secret-2'));
 
   const kept = ext(e.home);
@@ -84,7 +90,12 @@ t.test('add, list, show, edit, disable, enable, remove: --json shapes and exit c
   t.equal(removed.code, 0);
   t.same(screenJson(removed), { removed: 'sdk' });
   t.same(screenJson(await term(e, ['mcp', 'list', '--json'])), []);
-  for (const args of [['mcp', 'remove', 'sdk'], ['mcp', 'show', 'sdk'], ['mcp', 'enable', 'sdk'], ['mcp', 'edit', 'sdk', '--call-timeout', '9']]) {
+  for (const args of [
+    ['mcp', 'remove', 'sdk'],
+    ['mcp', 'show', 'sdk'],
+    ['mcp', 'enable', 'sdk'],
+    ['mcp', 'edit', 'sdk', '--call-timeout', '9'],
+  ]) {
     const r = await term(e, args);
     t.equal(r.code, 4, `${args.join(' ')}: exit 4`);
     t.equal(errorCode(r.screen), 'ALBEDO_NOT_FOUND');
@@ -108,7 +119,7 @@ t.test('--command is split by shell quoting rules and no shell runs; a server th
   const before = ext(e.home);
   const spawnFail = await term(e, ['mcp', 'add', 'missing', '--command', "/nonexistent/mcp-server 'a b'"]);
   t.equal(spawnFail.code, 1);
-  t.equal(errorCode(spawnFail.screen), 'ALBEDO_SPAWN_FAILED', 'the strict save\'s code');
+  t.equal(errorCode(spawnFail.screen), 'ALBEDO_SPAWN_FAILED', "the strict save's code");
   const exits = await term(e, ['mcp', 'add', 'exits', '--', NODE, '-e', 'process.exit(3)']);
   t.equal(exits.code, 1);
   t.equal(errorCode(exits.screen), 'ALBEDO_SERVER_EXITED');
@@ -119,19 +130,46 @@ t.test('--command is split by shell quoting rules and no shell runs; a server th
   t.equal(ext(e.home), before, 'a dry run saves nothing');
 });
 
-t.test('http servers: header and bearer values are stored secrets, ${VAR} names the daemon\'s variable', async (t) => {
+t.test("http servers: header and bearer values are stored secrets, ${VAR} names the daemon's variable", async (t) => {
   const { e } = await setup(t, { WEB_TOKEN: 'tok-123' });
   const srv = await httpFixture(t, e.tag, fixture('sdk-http-server.ts'), ['--bearer', 'tok-123']);
-  const typed = await term(e, ['mcp', 'add', 'web', '--url', srv.url, '--header', 'Authorization: Bearer tok-123', '--header', 'X-Tenant: acme-7', '--json']);
+  const typed = await term(e, [
+    'mcp',
+    'add',
+    'web',
+    '--url',
+    srv.url,
+    '--header',
+    'Authorization: Bearer tok-123',
+    '--header',
+    'X-Tenant: acme-7',
+    '--json',
+  ]);
   t.equal(typed.code, 0, typed.screen);
-  t.match(screenJson(typed), { check: { result: 'connected' }, server: { secrets: { bearer: true, header: 'X-Tenant' } } },
-    'the server took the stored bearer');
-  const named = await term(e, ['mcp', 'add', 'web-env', '--url', srv.url, '--bearer-env', 'WEB_TOKEN', '--header', 'X-Tenant: ${WEB_TENANT_UNSET}',
-    '--dry-run']);
+  t.match(
+    screenJson(typed),
+    { check: { result: 'connected' }, server: { secrets: { bearer: true, header: 'X-Tenant' } } },
+    'the server took the stored bearer',
+  );
+  const named = await term(e, [
+    'mcp',
+    'add',
+    'web-env',
+    '--url',
+    srv.url,
+    '--bearer-env',
+    'WEB_TOKEN',
+    '--header',
+    'X-Tenant: ${WEB_TENANT_UNSET}',
+    '--dry-run',
+  ]);
   t.equal(named.code, 1, 'a named header variable the daemon lacks is refused');
   const byVar = await term(e, ['mcp', 'add', 'web-env', '--url', srv.url, '--bearer-env', 'WEB_TOKEN', '--json']);
   t.equal(byVar.code, 0, byVar.screen);
-  t.match(screenJson(byVar), { check: { result: 'connected' }, server: { config: { bearerTokenEnvVar: 'WEB_TOKEN' }, secrets: { bearer: false } } });
+  t.match(screenJson(byVar), {
+    check: { result: 'connected' },
+    server: { config: { bearerTokenEnvVar: 'WEB_TOKEN' }, secrets: { bearer: false } },
+  });
   const noToken = await term(e, ['mcp', 'add', 'web-none', '--url', srv.url, '--json']);
   t.equal(noToken.code, 0, 'a server that answers 401 is kept, needing a sign-in');
   t.match(screenJson(noToken), { saved: true, check: { tried: true, result: 'needs_sign_in' } });

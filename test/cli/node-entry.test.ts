@@ -35,22 +35,32 @@ const npmNode = process.env.npm_node_execpath;
 const npmCli = process.env.npm_execpath;
 const npmNodeStrips = npmNode ? run(npmNode, ['-p', 'Boolean(process.features.typescript)']).stdout.trim() === 'true' : true;
 
-t.test('the machine\'s older Node, as npm runs it, gets the same answer', { skip: npmNodeStrips && 'npm\'s Node strips types' }, async (t) => {
-  const r = run(npmNode!, ['bin/albedo.ts', '--version']);
-  t.equal(r.status, 1);
-  t.equal(codeOf(r.stderr), 'ALBEDO_NODE_TOO_OLD');
-});
+t.test(
+  "the machine's older Node, as npm runs it, gets the same answer",
+  { skip: npmNodeStrips && "npm's Node strips types" },
+  async (t) => {
+    const r = run(npmNode!, ['bin/albedo.ts', '--version']);
+    t.equal(r.status, 1);
+    t.equal(codeOf(r.stderr), 'ALBEDO_NODE_TOO_OLD');
+  },
+);
 
-t.test('npx albedo in the clone: quiet, and npm\'s hidden lockfile is valid', { skip: !npmNode || !npmCli ? 'not run under npm' : false }, async (t) => {
-  const npx = path.join(path.dirname(npmCli!), 'npx-cli.js');
-  const quiet = run(npmNode!, [npx, 'albedo', '--version']);
-  t.equal(quiet.status, 0);
-  t.match(quiet.stdout, /^\d+\.\d+\.\d+\n$/);
-  t.equal(quiet.stderr, '', 'nothing on stderr (no EBADENGINE blocks)');
-  // npm's verbose log says why it could not use node_modules/.package-lock.json; the npx cache's own
-  // tree (paths outside the clone, `../…`) always fails and is not ours to fix.
-  const verbose = run(npmNode!, [npx, '--loglevel', 'verbose', 'albedo', '--version']);
-  t.equal(verbose.status, 0);
-  const ours = verbose.stderr.split('\n').filter((l) => /shrinkwrap failed to load node_modules\/\.package-lock\.json (?!.*: \.\.\/)/.test(l));
-  t.same(ours, [], 'the clone\'s hidden lockfile loads (npm does not walk node_modules)');
-});
+t.test(
+  "npx albedo in the clone: quiet, and npm's hidden lockfile is valid",
+  { skip: !npmNode || !npmCli ? 'not run under npm' : false },
+  async (t) => {
+    const npx = path.join(path.dirname(npmCli!), 'npx-cli.js');
+    const quiet = run(npmNode!, [npx, 'albedo', '--version']);
+    t.equal(quiet.status, 0);
+    t.match(quiet.stdout, /^\d+\.\d+\.\d+\n$/);
+    t.equal(quiet.stderr, '', 'nothing on stderr (no EBADENGINE blocks)');
+    // npm's verbose log says why it could not use node_modules/.package-lock.json; the npx cache's own
+    // tree (paths outside the clone, `../…`) always fails and is not ours to fix.
+    const verbose = run(npmNode!, [npx, '--loglevel', 'verbose', 'albedo', '--version']);
+    t.equal(verbose.status, 0);
+    const ours = verbose.stderr
+      .split('\n')
+      .filter((l) => /shrinkwrap failed to load node_modules\/\.package-lock\.json (?!.*: \.\.\/)/.test(l));
+    t.same(ours, [], "the clone's hidden lockfile loads (npm does not walk node_modules)");
+  },
+);

@@ -23,7 +23,12 @@ const HEADER = 'key-from-env-77z';
 const PIPED_HEADER = 'key-from-stdin-12w';
 const SECRETS = [TOKEN, PIPED_TOKEN, HEADER, PIPED_HEADER];
 
-interface Run { code: number; stdout: string; stderr: string; argv: string[] }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  argv: string[];
+}
 
 /** `albedo ARGS` with pipes; `input` written to its stdin (then closed), `env` added to its environment. */
 function albedo(e: CliEnv, args: string[], o: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
@@ -32,27 +37,45 @@ function albedo(e: CliEnv, args: string[], o: { env?: Record<string, string>; in
   const child = spawn(NODE, argv, { cwd: path.dirname(BIN), env: { ...base, ALBEDO_HOME: e.home, TEST_SERVER_TAG: e.tag, ...o.env } });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   child.stdin.end(o.input ?? '');
   return new Promise((resolve) => child.once('close', (code) => resolve({ code: code ?? -1, stdout, stderr, argv })));
 }
 
 /** A recording proxy on 127.0.0.1 in front of `target`: every request's Authorization and X-Key headers. */
-async function recorder(t: Parameters<typeof tempHome>[0], target: string): Promise<{ url: string; seen: Array<{ auth?: string; key?: string }> }> {
+async function recorder(
+  t: Parameters<typeof tempHome>[0],
+  target: string,
+): Promise<{ url: string; seen: Array<{ auth?: string; key?: string }> }> {
   const to = new URL(target);
   const seen: Array<{ auth?: string; key?: string }> = [];
   const server = http.createServer((req, res) => {
     seen.push({ auth: req.headers.authorization, key: req.headers['x-key'] as string | undefined });
-    const up = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host } }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
+    const up = http.request(
+      { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...req.headers, host: to.host } },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
+    up.on('error', () => {
+      if (!res.headersSent) res.writeHead(502).end();
     });
-    up.on('error', () => { if (!res.headersSent) res.writeHead(502).end(); });
     req.pipe(up);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}${to.pathname}`, seen };
 }
 
@@ -68,22 +91,44 @@ t.test('--bearer-from and --header-from: from the environment or stdin, stored a
   const mcp = await httpFixture(t, e.tag, fixture('sdk-http-server.ts'), ['--bearer', TOKEN]);
   const rec = await recorder(t, mcp.url);
 
-  const fromEnv = await albedo(e, ['mcp', 'add', 'web', '--url', rec.url, '--bearer-from', 'MY_TOKEN', '--header-from', 'X-Key=MY_KEY', '--json'],
-    { env: { MY_TOKEN: TOKEN, MY_KEY: HEADER } });
+  const fromEnv = await albedo(
+    e,
+    ['mcp', 'add', 'web', '--url', rec.url, '--bearer-from', 'MY_TOKEN', '--header-from', 'X-Key=MY_KEY', '--json'],
+    { env: { MY_TOKEN: TOKEN, MY_KEY: HEADER } },
+  );
   t.equal(fromEnv.code, 0, fromEnv.stderr);
-  t.match(JSON.parse(fromEnv.stdout), { saved: true, check: { tried: true, result: 'connected' }, server: { secrets: { bearer: true, header: 'X-Key' } } });
-  t.notOk(SECRETS.some((s) => fromEnv.argv.join(' ').includes(s)), 'no value in the command\'s argument vector');
-  t.ok(rec.seen.some((h) => h.auth === `Bearer ${TOKEN}` && h.key === HEADER), 'the server was sent both');
+  t.match(JSON.parse(fromEnv.stdout), {
+    saved: true,
+    check: { tried: true, result: 'connected' },
+    server: { secrets: { bearer: true, header: 'X-Key' } },
+  });
+  t.notOk(
+    SECRETS.some((s) => fromEnv.argv.join(' ').includes(s)),
+    "no value in the command's argument vector",
+  );
+  t.ok(
+    rec.seen.some((h) => h.auth === `Bearer ${TOKEN}` && h.key === HEADER),
+    'the server was sent both',
+  );
   let f = files(e.home);
   t.match(f.creds, { mcp: { web: { secrets: { bearerToken: TOKEN, header: { name: 'X-Key', value: HEADER } } } } }, 'stored in creds.json');
-  t.notOk(SECRETS.some((s) => f.ext.includes(s)), 'never in extensions.json');
-  t.notOk(SECRETS.some((s) => fromEnv.stdout.includes(s) || fromEnv.stderr.includes(s)), 'nor printed');
+  t.notOk(
+    SECRETS.some((s) => f.ext.includes(s)),
+    'never in extensions.json',
+  );
+  t.notOk(
+    SECRETS.some((s) => fromEnv.stdout.includes(s) || fromEnv.stderr.includes(s)),
+    'nor printed',
+  );
 
   // A stdin-read header replaces the stored one; the stored token still gets the server to answer.
   rec.seen.length = 0;
   const headerIn = await albedo(e, ['mcp', 'edit', 'web', '--header-from', 'X-Key=-', '--json'], { input: `${PIPED_HEADER}\n` });
   t.equal(headerIn.code, 0, headerIn.stderr);
-  t.ok(rec.seen.some((h) => h.key === PIPED_HEADER), 'the header read from stdin was sent (its line break dropped)');
+  t.ok(
+    rec.seen.some((h) => h.key === PIPED_HEADER),
+    'the header read from stdin was sent (its line break dropped)',
+  );
   t.equal(files(e.home).creds.mcp.web.secrets.header.value, PIPED_HEADER);
 
   // A token from stdin: the server (which takes only TOKEN) refuses PIPED_TOKEN, so the strict save refuses and keeps TOKEN.
@@ -95,12 +140,18 @@ t.test('--bearer-from and --header-from: from the environment or stdin, stored a
   t.equal(rightIn.code, 0, rightIn.stderr);
   t.ok(rec.seen.some((h) => h.auth === `Bearer ${TOKEN}`));
   t.equal(files(e.home).creds.mcp.web2.secrets.bearerToken, TOKEN, 'a token read from stdin is stored');
-  t.notOk(SECRETS.some((s) => [...headerIn.argv, ...wrongIn.argv, ...rightIn.argv].join(' ').includes(s)), 'no value in any argument vector');
+  t.notOk(
+    SECRETS.some((s) => [...headerIn.argv, ...wrongIn.argv, ...rightIn.argv].join(' ').includes(s)),
+    'no value in any argument vector',
+  );
 
   // A variable that is not set: exit 2, nothing sent, nothing changed.
   f = files(e.home);
   rec.seen.length = 0;
-  for (const args of [['--bearer-from', 'NOT_SET_ANYWHERE_1'], ['--header-from', 'X-Key=NOT_SET_ANYWHERE_2']]) {
+  for (const args of [
+    ['--bearer-from', 'NOT_SET_ANYWHERE_1'],
+    ['--header-from', 'X-Key=NOT_SET_ANYWHERE_2'],
+  ]) {
     const missing = await albedo(e, ['mcp', 'add', 'web3', '--url', rec.url, ...args, '--json']);
     t.equal(missing.code, 2, `${args.join(' ')}: exit 2`);
     t.equal(errorCode(missing.stderr), 'ALBEDO_INVALID_ARGUMENT');
@@ -124,13 +175,18 @@ function environOf(pid: number): Record<string, string> {
 
 t.test('a daemon the command starts does not inherit the variables it read as secrets', async (t) => {
   const cases: Array<{ args: string[]; env: Record<string, string> }> = [
-    { args: ['--url', 'http://127.0.0.1:9/mcp', '--bearer-from', 'MY_TOKEN', '--header-from', 'X-Key=MY_KEY'], env: { MY_TOKEN: TOKEN, MY_KEY: HEADER } },
+    {
+      args: ['--url', 'http://127.0.0.1:9/mcp', '--bearer-from', 'MY_TOKEN', '--header-from', 'X-Key=MY_KEY'],
+      env: { MY_TOKEN: TOKEN, MY_KEY: HEADER },
+    },
     { args: ['--env', 'API_KEY', '--', NODE, '-e', '0'], env: { API_KEY: PIPED_TOKEN } },
   ];
   for (const c of cases) {
     const e: CliEnv = { home: tempHome(t), tag: newTag() };
     stopDaemonAtTeardown(t, e);
-    const r = await albedo(e, ['mcp', 'add', 'y', '--disabled', '--json', ...c.args], { env: { ...c.env, KEPT_PLAIN: 'kept-plain-value' } });
+    const r = await albedo(e, ['mcp', 'add', 'y', '--disabled', '--json', ...c.args], {
+      env: { ...c.env, KEPT_PLAIN: 'kept-plain-value' },
+    });
     t.equal(r.code, 0, r.stderr);
     const info = daemonInfo(e.home);
     t.ok(info, 'a daemon was started');
@@ -138,7 +194,10 @@ t.test('a daemon the command starts does not inherit the variables it read as se
     t.equal(env.KEPT_PLAIN, 'kept-plain-value', 'the rest of the environment is passed on');
     for (const [k, v] of Object.entries(c.env)) {
       t.notOk(k in env, `${k} is not in the daemon's environment`);
-      t.notOk(Object.values(env).some((x) => x.includes(v)), 'nor its value');
+      t.notOk(
+        Object.values(env).some((x) => x.includes(v)),
+        'nor its value',
+      );
     }
     t.ok(Object.values(files(e.home).creds.mcp.y.secrets).length > 0, 'the secret was stored all the same');
   }

@@ -22,7 +22,8 @@ const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u
 function probe(args: string[], serverArgs: string[] = []): { code: number | null; stdout: string; stderr: string; tag: string } {
   const tag = newTag();
   const r = spawnSync(NODE, [BIN, 'probe', '--env', `ALBEDO_TEST_TAG=${tag}`, ...args, '--', NODE, SERVER, ...serverArgs], {
-    encoding: 'utf8', timeout: 120_000,
+    encoding: 'utf8',
+    timeout: 120_000,
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, tag };
 }
@@ -37,7 +38,15 @@ t.test('the human output shows every word of the server escaped', async (t) => {
   const r = probe([]);
   t.equal(r.code, 0, r.stderr);
   clean(t, 'summary', r);
-  for (const shown of ['\\x1b]0;T0\\x07', '\\x1b]2;T2\\x1b\\', '\\x1b]52;c;cm0gLXJmIH4=\\x07', '\\x9b31m', '\\x0dX', '\\u202egnp.exe', '\\u2066']) {
+  for (const shown of [
+    '\\x1b]0;T0\\x07',
+    '\\x1b]2;T2\\x1b\\',
+    '\\x1b]52;c;cm0gLXJmIH4=\\x07',
+    '\\x9b31m',
+    '\\x0dX',
+    '\\u202egnp.exe',
+    '\\u2066',
+  ]) {
     t.ok(r.stdout.includes(shown), `spelled out: ${shown}`);
   }
   t.match(r.stdout, /^server {3}Title\\x1b/m, 'serverInfo');
@@ -65,11 +74,14 @@ t.test('--json: the exact values, through the encoder of the other commands', as
   t.equal(out.tools[0].name, `tool${EVIL}`);
   t.equal(out.tools[0].description, `desc${EVIL}end`);
   t.equal(out.prompts[0].name, `prompt${EVIL}`);
-  t.ok(out.warnings.some((w: string) => w.includes('repeated cursor')), 'the warning');
+  t.ok(
+    out.warnings.some((w: string) => w.includes('repeated cursor')),
+    'the warning',
+  );
   t.equal(out.result.content[0].text, `result${EVIL}`);
 });
 
-t.test('error lines: the stderr tail and a server\'s error message, escaped, one line', async (t) => {
+t.test("error lines: the stderr tail and a server's error message, escaped, one line", async (t) => {
   const exited = probe([], ['exit']);
   t.equal(exited.code, 1);
   clean(t, 'exit', exited);

@@ -29,7 +29,9 @@ function run(args: string[], onStderr?: (text: string) => void): Promise<{ code:
     const child = spawn(NODE, [BIN, 'probe', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       stderr += d;
       onStderr?.(stderr);
@@ -48,7 +50,12 @@ t.test('a probe that needs a sign-in exits 4 and says how', async (t) => {
 });
 
 t.test('--sign-in in a terminal: the pasted callback URL completes it', async (t) => {
-  const term = pty.spawn(NODE, [BIN, 'probe', '--url', stack.mcpUrl, '--name', 'cli', '--sign-in', '--json'], { cols: 400, rows: 40, cwd: ROOT, env });
+  const term = pty.spawn(NODE, [BIN, 'probe', '--url', stack.mcpUrl, '--name', 'cli', '--sign-in', '--json'], {
+    cols: 400,
+    rows: 40,
+    cwd: ROOT,
+    env,
+  });
   let out = '';
   let pasted = false;
   const exited = new Promise<number>((resolve) => term.onExit(({ exitCode }) => resolve(exitCode)));
@@ -64,7 +71,10 @@ t.test('--sign-in in a terminal: the pasted callback URL completes it', async (t
   t.equal(code, 0, `probe exited 0\n${out.slice(-2000)}`);
   t.ok(pasted, 'the URL was printed and the prompt shown');
   t.match(out, /signed in to cli as alice/);
-  const json = JSON.parse(out.slice(out.indexOf('{"era"')).split(/\r?\n/)[0]!) as { tools: Array<{ name: string }>; auth: { state: string; account: string } };
+  const json = JSON.parse(out.slice(out.indexOf('{"era"')).split(/\r?\n/)[0]!) as {
+    tools: Array<{ name: string }>;
+    auth: { state: string; account: string };
+  };
   t.same(json.tools.map((x) => x.name).sort(), ['admin', 'whoami']);
   t.equal(json.auth.state, 'signed_in');
   t.equal(statSync(path.join(home, 'creds.json')).mode & 0o777, 0o600, 'creds.json is 0600');

@@ -28,7 +28,8 @@ t.test('probe --json reports era and version for each real server', async (t) =>
     const out = JSON.parse(r.stdout);
     t.equal(out.era, era, `${name}: era`);
     t.equal(out.protocolVersion, version, `${name}: version`);
-    for (const k of ['serverInfo', 'capabilities', 'instructions', 'tools', 'resources', 'resourceTemplates', 'prompts']) t.ok(k in out, `${name}: has ${k}`);
+    for (const k of ['serverInfo', 'capabilities', 'instructions', 'tools', 'resources', 'resourceTemplates', 'prompts'])
+      t.ok(k in out, `${name}: has ${k}`);
     t.same(taggedPids(tag), [], `${name}: the child was reaped before exit`);
   }
 });
@@ -42,7 +43,9 @@ t.test('probe lists server-everything completely and --call/--read/--prompt retu
   t.match(JSON.stringify(out.result.content), /42/);
   const read = JSON.parse(probe(['--json', '--read', 'fixture://readme', '--', NODE, fixture('sdk-server.ts')]).stdout);
   t.equal(read.result.contents[0].text, 'hello from the fixture');
-  const prompt = JSON.parse(probe(['--json', '--prompt', 'greet', '--args', '{"name":"Ada"}', '--', NODE, fixture('sdk-server.ts')]).stdout);
+  const prompt = JSON.parse(
+    probe(['--json', '--prompt', 'greet', '--args', '{"name":"Ada"}', '--', NODE, fixture('sdk-server.ts')]).stdout,
+  );
   t.equal(prompt.result.messages[0].content.text, 'Hello, Ada!');
   const human = probe(['--', NODE, fixture('sdk1-server.ts')]);
   t.equal(human.code, 0);
@@ -102,7 +105,9 @@ t.test('Ctrl-C in a real terminal stops the probe and reaps the server', async (
     { cols: 120, rows: 30, cwd: ROOT, env: process.env as Record<string, string> },
   );
   let screen = '';
-  term.onData((d) => { screen += d; });
+  term.onData((d) => {
+    screen += d;
+  });
   const exit = new Promise<number>((resolve) => term.onExit((e) => resolve(e.exitCode)));
   await until(() => taggedPids(tag).length >= 1, 20_000, 'server to start');
   await new Promise((r) => setTimeout(r, 1_500));
@@ -151,8 +156,12 @@ function probeAsync(args: string[]): Promise<{ code: number | null; stdout: stri
     const child = spawn(NODE, [BIN, 'probe', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
@@ -169,9 +178,13 @@ async function everythingOverHttp(t: { teardown(fn: () => unknown): void }, tag:
     env: { ...process.env, PORT: String(port), ALBEDO_TEST_TAG: `${tag}-server` },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  t.teardown(() => { child.kill('SIGKILL'); });
+  t.teardown(() => {
+    child.kill('SIGKILL');
+  });
   let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+  });
   await until(() => /listening on port/.test(err), 15_000, 'server-everything to listen');
   return `http://127.0.0.1:${port}/mcp`;
 }

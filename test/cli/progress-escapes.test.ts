@@ -9,7 +9,14 @@ import { until } from '../helpers.ts';
 
 t.test('a name with terminal escapes and line breaks is shown, not obeyed', async (t) => {
   let written = '';
-  const stream = { isTTY: true, columns: 200, write(s: string) { written += s; return true; } } as unknown as NodeJS.WriteStream;
+  const stream = {
+    isTTY: true,
+    columns: 200,
+    write(s: string) {
+      written += s;
+      return true;
+    },
+  } as unknown as NodeJS.WriteStream;
   const p = startProgress('trying evil\x1b]0;owned\x07\x1b[2J\nname', { stream, delayMs: 0 });
   await until(() => written.includes('trying'), 10_000, 'the line to be drawn');
   p.stop();

@@ -8,7 +8,18 @@
 // is shown after the sign-in.
 import t, { type Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +46,11 @@ function openerStub(t: { teardown(fn: () => unknown): void }): { bin: string; ar
   return { bin, argv: () => (existsSync(got) ? readFileSync(got, 'utf8').trimEnd().split('\n') : null) };
 }
 
-interface Run { code: Promise<number | null>; out: () => string; child: ChildProcess }
+interface Run {
+  code: Promise<number | null>;
+  out: () => string;
+  child: ChildProcess;
+}
 
 /**
  * How a run ended, as a shell sees it: the exit code, or 128 + the signal's
@@ -51,8 +66,12 @@ function shellStatus(child: ChildProcess): Promise<number> {
 function run(args: string[], env: Record<string, string | undefined>): Run {
   const child = spawn(NODE, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
   return { code: new Promise((r) => child.on('exit', (c) => r(c))), out: () => out, child };
 }
 
@@ -73,7 +92,7 @@ function checkOpened(t: Test, argv: string[], url: string): string {
   t.equal(args.length, 1, 'one argument');
   t.match(args[0], /^file:\/\/\//, 'a file:// page');
   const page = fileURLToPath(args[0]!);
-  t.equal(statSync(page).mode & 0o777, 0o600, 'the page is the user\'s alone');
+  t.equal(statSync(page).mode & 0o777, 0o600, "the page is the user's alone");
   t.equal(statSync(path.dirname(page)).mode & 0o077, 0, 'in a directory no other user may enter');
   t.ok(readFileSync(page, 'utf8').includes(`url=${url.replace(/&/g, '&amp;')}"`), 'it sends the browser on to the URL');
   return page;
@@ -84,11 +103,15 @@ t.test('albedo mcp sign-in --open', async (t) => {
   const d = await startDaemon(t, home, { tag: newTag() });
   t.equal((await d.call('PUT', srv('secure'), { body: { url: stack.mcpUrl, oauth: { callbackPort: 0 } } })).status, 201);
   const stub = openerStub(t);
-  const r = run(['mcp', 'sign-in', 'secure', '--open'], { ALBEDO_HOME: home, ALBEDO_NO_BROWSER: '', PATH: `${stub.bin}:${process.env.PATH}` });
+  const r = run(['mcp', 'sign-in', 'secure', '--open'], {
+    ALBEDO_HOME: home,
+    ALBEDO_NO_BROWSER: '',
+    PATH: `${stub.bin}:${process.env.PATH}`,
+  });
   await until(() => !!urlIn(r.out()) && stub.argv() !== null, 60_000, 'the URL printed and the opener run');
   const url = urlIn(r.out())!;
   const page = checkOpened(t, stub.argv()!, url);
-  t.ok(page.startsWith(path.join(home, 'ui-open') + path.sep), 'in the home\'s ui-open directory');
+  t.ok(page.startsWith(path.join(home, 'ui-open') + path.sep), "in the home's ui-open directory");
   await browserStandIn(url);
   t.equal(await r.code, 0, r.out());
   t.match(r.out(), /signed in to secure as alice/, 'the account signed in to is shown');
@@ -98,7 +121,11 @@ t.test('albedo mcp sign-in --open', async (t) => {
 t.test('albedo probe --sign-in', async (t) => {
   const home = tempHome(t);
   const stub = openerStub(t);
-  const r = run(['probe', '--url', stack.mcpUrl, '--name', 'cli', '--sign-in'], { ALBEDO_HOME: home, ALBEDO_NO_BROWSER: '', PATH: `${stub.bin}:${process.env.PATH}` });
+  const r = run(['probe', '--url', stack.mcpUrl, '--name', 'cli', '--sign-in'], {
+    ALBEDO_HOME: home,
+    ALBEDO_NO_BROWSER: '',
+    PATH: `${stub.bin}:${process.env.PATH}`,
+  });
   await until(() => !!urlIn(r.out()) && stub.argv() !== null, 60_000, 'the URL printed and the opener run');
   const url = urlIn(r.out())!;
   const page = checkOpened(t, stub.argv()!, url);
@@ -112,9 +139,16 @@ t.test('albedo mcp sign-in --open killed while it waits (SIGTERM, SIGHUP): the p
   const home = tempHome(t);
   const d = await startDaemon(t, home, { tag: newTag() });
   t.equal((await d.call('PUT', srv('secure'), { body: { url: stack.mcpUrl, oauth: { callbackPort: 0 } } })).status, 201);
-  for (const [sig, status] of [['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  for (const [sig, status] of [
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
     const stub = openerStub(t);
-    const r = run(['mcp', 'sign-in', 'secure', '--open'], { ALBEDO_HOME: home, ALBEDO_NO_BROWSER: '', PATH: `${stub.bin}:${process.env.PATH}` });
+    const r = run(['mcp', 'sign-in', 'secure', '--open'], {
+      ALBEDO_HOME: home,
+      ALBEDO_NO_BROWSER: '',
+      PATH: `${stub.bin}:${process.env.PATH}`,
+    });
     await until(() => !!urlIn(r.out()) && stub.argv() !== null, 60_000, 'the URL printed and the opener run');
     const page = checkOpened(t, stub.argv()!, urlIn(r.out())!);
     const ended = shellStatus(r.child);
@@ -124,36 +158,46 @@ t.test('albedo mcp sign-in --open killed while it waits (SIGTERM, SIGHUP): the p
   }
 });
 
-t.test('albedo probe --sign-in killed while it waits (SIGHUP, SIGTERM): the page goes; old page directories of ours are swept', async (t) => {
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'albedo-tmpdir-'));
-  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
-  chmodSync(tmp, 0o1777);
-  const old = new Date(Date.now() - 60 * 60_000);
-  const stale = path.join(tmp, 'albedo-sign-in-stale1');
-  mkdirSync(stale, { mode: 0o700 });
-  writeFileSync(path.join(stale, 'sign-in.html'), 'old', { mode: 0o600 });
-  utimesSync(stale, old, old);
-  const recent = path.join(tmp, 'albedo-sign-in-recent');
-  mkdirSync(recent, { mode: 0o700 });
-  const others = path.join(tmp, 'albedo-sign-in-others');
-  mkdirSync(others, { mode: 0o700 });
-  chownSync(others, 65534, 65534);
-  utimesSync(others, old, old);
+t.test(
+  'albedo probe --sign-in killed while it waits (SIGHUP, SIGTERM): the page goes; old page directories of ours are swept',
+  async (t) => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'albedo-tmpdir-'));
+    t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+    chmodSync(tmp, 0o1777);
+    const old = new Date(Date.now() - 60 * 60_000);
+    const stale = path.join(tmp, 'albedo-sign-in-stale1');
+    mkdirSync(stale, { mode: 0o700 });
+    writeFileSync(path.join(stale, 'sign-in.html'), 'old', { mode: 0o600 });
+    utimesSync(stale, old, old);
+    const recent = path.join(tmp, 'albedo-sign-in-recent');
+    mkdirSync(recent, { mode: 0o700 });
+    const others = path.join(tmp, 'albedo-sign-in-others');
+    mkdirSync(others, { mode: 0o700 });
+    chownSync(others, 65534, 65534);
+    utimesSync(others, old, old);
 
-  for (const [sig, status] of [['SIGHUP', 129], ['SIGTERM', 143]] as const) {
-    const home = tempHome(t);
-    const stub = openerStub(t);
-    const r = run(['probe', '--url', stack.mcpUrl, '--name', 'cli', '--sign-in'],
-      { ALBEDO_HOME: home, ALBEDO_NO_BROWSER: '', TMPDIR: tmp, PATH: `${stub.bin}:${process.env.PATH}` });
-    await until(() => !!urlIn(r.out()) && stub.argv() !== null, 60_000, 'the URL printed and the opener run');
-    const page = checkOpened(t, stub.argv()!, urlIn(r.out())!);
-    t.ok(page.startsWith(tmp + path.sep), 'in the temporary directory');
-    const ended = shellStatus(r.child);
-    r.child.kill(sig);
-    t.equal(await ended, status, `${sig}: status ${status}`);
-    t.notOk(existsSync(path.dirname(page)), `${sig}: the page and its directory are gone`);
-  }
-  t.notOk(existsSync(stale), 'an old page directory of ours was swept');
-  t.ok(existsSync(recent), 'a recent one is left (a sign-in may be using it)');
-  t.ok(existsSync(others), 'another user\'s is left alone');
-});
+    for (const [sig, status] of [
+      ['SIGHUP', 129],
+      ['SIGTERM', 143],
+    ] as const) {
+      const home = tempHome(t);
+      const stub = openerStub(t);
+      const r = run(['probe', '--url', stack.mcpUrl, '--name', 'cli', '--sign-in'], {
+        ALBEDO_HOME: home,
+        ALBEDO_NO_BROWSER: '',
+        TMPDIR: tmp,
+        PATH: `${stub.bin}:${process.env.PATH}`,
+      });
+      await until(() => !!urlIn(r.out()) && stub.argv() !== null, 60_000, 'the URL printed and the opener run');
+      const page = checkOpened(t, stub.argv()!, urlIn(r.out())!);
+      t.ok(page.startsWith(tmp + path.sep), 'in the temporary directory');
+      const ended = shellStatus(r.child);
+      r.child.kill(sig);
+      t.equal(await ended, status, `${sig}: status ${status}`);
+      t.notOk(existsSync(path.dirname(page)), `${sig}: the page and its directory are gone`);
+    }
+    t.notOk(existsSync(stale), 'an old page directory of ours was swept');
+    t.ok(existsSync(recent), 'a recent one is left (a sign-in may be using it)');
+    t.ok(existsSync(others), "another user's is left alone");
+  },
+);

@@ -45,9 +45,18 @@ function live(t: Tap, e: CliEnv, args: string[], cols = 120): Live {
   const p = pty.spawn(NODE, [BIN, ...args], { cols, rows: 40, cwd: ROOT, env: { ...base, ALBEDO_HOME: e.home, TEST_SERVER_TAG: e.tag } });
   let raw = '';
   let done = false;
-  p.onData((d) => { raw += d; });
-  const exited = new Promise<{ exitCode: number; signal?: number }>((resolve) => p.onExit((x) => { done = true; resolve(x); }));
-  t.teardown(() => { if (!done) p.kill('SIGKILL'); });
+  p.onData((d) => {
+    raw += d;
+  });
+  const exited = new Promise<{ exitCode: number; signal?: number }>((resolve) =>
+    p.onExit((x) => {
+      done = true;
+      resolve(x);
+    }),
+  );
+  t.teardown(() => {
+    if (!done) p.kill('SIGKILL');
+  });
   return {
     raw: () => raw,
     waitFor: (re, what = String(re)) => until(() => (typeof re === 'string' ? raw.includes(re) : re.test(raw)), 60_000, what),
@@ -69,8 +78,26 @@ const lines = (file: string): string[] => (existsSync(file) ? readFileSync(file,
 t.test('a failed strict save says what happened in plain words, with the last stderr lines, and no protocol method', async (t) => {
   const e = await setup(t);
   const secret = 'sekret-value-4242';
-  const hang = await piped(e, ['mcp', 'add', 'hang', ...TAGGED, '--env', `API_KEY=${secret}`, '--startup-timeout', '1500', '--',
-    NODE, SLOW, '--hang', '--say', 'loading the model', '--say', `the key is ${secret}`, '--say', '\x1b[31mred\x1b[0m']);
+  const hang = await piped(e, [
+    'mcp',
+    'add',
+    'hang',
+    ...TAGGED,
+    '--env',
+    `API_KEY=${secret}`,
+    '--startup-timeout',
+    '1500',
+    '--',
+    NODE,
+    SLOW,
+    '--hang',
+    '--say',
+    'loading the model',
+    '--say',
+    `the key is ${secret}`,
+    '--say',
+    '\x1b[31mred\x1b[0m',
+  ]);
   t.equal(hang.code, 1, hang.stderr);
   t.equal(errorCode(hang.stderr), 'ALBEDO_TIMEOUT', 'the code is as stable as before');
   t.match(hang.stderr, /hang did not answer within 1\.5 s/, 'what happened, for a person');
@@ -138,7 +165,15 @@ t.test('import --yes on a terminal: a progress line while a slow server starts, 
 
   // --json on a terminal: the one document is all it prints.
   const last = path.join(e.home, 'go-json');
-  const json = live(t, e, ['mcp', 'import', '--from', 'claude', claudeFile(e, { json: slow('--log', log, '--name', 'json', '--go', last) }), '--yes', '--json']);
+  const json = live(t, e, [
+    'mcp',
+    'import',
+    '--from',
+    'claude',
+    claudeFile(e, { json: slow('--log', log, '--name', 'json', '--go', last) }),
+    '--yes',
+    '--json',
+  ]);
   await until(() => lines(log).length === 2, 60_000, 'the server started');
   writeFileSync(last, '');
   t.equal((await json.exited).exitCode, 0, json.raw());
@@ -164,12 +199,23 @@ t.test('Ctrl-C while the progress line shows: the line is cleared and the comman
 t.test('import --yes tries servers at once (each waits until all three started) and reports in the file order', async (t) => {
   const e = await setup(t);
   const log = path.join(e.home, 'started');
-  const three = { c: slow('--log', log, '--name', 'c', '--barrier', '3'), a: slow('--log', log, '--name', 'a', '--barrier', '3'),
-    b: slow('--log', log, '--name', 'b', '--barrier', '3') };
+  const three = {
+    c: slow('--log', log, '--name', 'c', '--barrier', '3'),
+    a: slow('--log', log, '--name', 'a', '--barrier', '3'),
+    b: slow('--log', log, '--name', 'b', '--barrier', '3'),
+  };
   const r = await piped(e, ['mcp', 'import', '--from', 'claude', claudeFile(e, three), '--yes', '--json']);
   t.equal(r.code, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  t.same(out.servers.map((s: any) => [s.name, s.outcome]), [['c', 'added'], ['a', 'added'], ['b', 'added']], 'all added, in the file order');
+  t.same(
+    out.servers.map((s: any) => [s.name, s.outcome]),
+    [
+      ['c', 'added'],
+      ['a', 'added'],
+      ['b', 'added'],
+    ],
+    'all added, in the file order',
+  );
   t.same(lines(log).sort(), ['a', 'b', 'c'], 'all three were running before any could answer');
 
   const again = await piped(e, ['mcp', 'import', '--from', 'claude', claudeFile(e, three), '--yes', '--replace']);
@@ -187,7 +233,10 @@ t.test('import prints every reason in full, on lines of its own (wrapped on a te
   const file = claudeFile(e, { crash: slow('--exit', '3', '--say', 'first words', '--say', long), odd: { args: ['x'] } });
   const r = await piped(e, ['mcp', 'import', '--from', 'claude', file, '--yes']);
   t.equal(r.code, 1, r.stderr);
-  t.match(r.stdout, /^FAILED\s+crash\s.*\n {4}ALBEDO_SERVER_EXITED: crash exited with status 3\b.*\n {4}its working directory: \/.*\n {4}its stderr ends:\n {4}first words\n/m);
+  t.match(
+    r.stdout,
+    /^FAILED\s+crash\s.*\n {4}ALBEDO_SERVER_EXITED: crash exited with status 3\b.*\n {4}its working directory: \/.*\n {4}its stderr ends:\n {4}first words\n/m,
+  );
   t.ok(r.stdout.includes(`\n    ${long}\n`), 'the long stderr line whole, on its own line');
   t.match(r.stdout, /^skip\s+odd\s.*\n {4}invalid: neither a command nor a url$/m);
 
@@ -198,7 +247,10 @@ t.test('import prints every reason in full, on lines of its own (wrapped on a te
   // The lines under the rows (the header row starts with spaces too: its first column has no title).
   const reasons = screen.split('\n').filter((l) => l.startsWith('    ') && !/\bNAME\b/.test(l));
   t.ok(reasons.length > 4, 'the reasons are there');
-  t.ok(reasons.every((l) => l.length <= 60), 'no reason line wider than the terminal');
+  t.ok(
+    reasons.every((l) => l.length <= 60),
+    'no reason line wider than the terminal',
+  );
 });
 
 t.test('add on a terminal shows the progress line while its server starts', async (t) => {

@@ -22,7 +22,11 @@ const CASES = ['ctrl-c', 'sigterm', 'sighup'] as const;
 const events = (file: string): string[] => {
   if (!existsSync(file)) return [];
   const text = readFileSync(file, 'utf8');
-  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l).event as string);
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).event as string);
 };
 
 t.test('a signal while the session is being opened: the session is closed once the open answers, and nothing is called', async (t) => {
@@ -30,7 +34,8 @@ t.test('a signal while the session is being opened: the session is closed once t
   const tag = newTag();
   const log = (c: string): string => path.join(home, `${c}.log`);
   const servers: Record<string, unknown> = { sdk: sdkServer() };
-  for (const c of CASES) servers[c] = entry(NODE, [fixture('composer-slow-server.ts'), String(SLOW_S), log(c)], { startupTimeoutMs: 300_000 });
+  for (const c of CASES)
+    servers[c] = entry(NODE, [fixture('composer-slow-server.ts'), String(SLOW_S), log(c)], { startupTimeoutMs: 300_000 });
   writeFileSync(path.join(home, 'extensions.json'), JSON.stringify({ mcp: { servers } }));
   const d: Daemon = await startDaemon(t, home, { tag });
   const env = { ...process.env, ALBEDO_HOME: home } as Record<string, string>;
@@ -54,7 +59,10 @@ t.test('a signal while the session is being opened: the session is closed once t
   await check('ctrl-c', 130, termExit, () => term.write('\x03'));
   t.same([events(log('sigterm')), events(log('sighup'))], [[], []], 'call SERVER/TOOL opened its session over that server only');
 
-  for (const [c, sig, code] of [['sigterm', 'SIGTERM', 143], ['sighup', 'SIGHUP', 129]] as const) {
+  for (const [c, sig, code] of [
+    ['sigterm', 'SIGTERM', 143],
+    ['sighup', 'SIGHUP', 129],
+  ] as const) {
     const child = spawn(NODE, args(c), { cwd: ROOT, env, stdio: 'ignore' });
     const exited = new Promise<number>((r) => child.once('exit', (n, s) => r(n ?? (s === sig ? -1 : -2))));
     await check(c, code, exited, () => child.kill(sig));
@@ -66,13 +74,18 @@ t.test('SIGTERM and SIGHUP during a call: the session is closed before the comma
   const tag = newTag();
   writeFileSync(path.join(home, 'extensions.json'), JSON.stringify({ mcp: { servers: { sdk: sdkServer() } } }));
   const d = await startDaemon(t, home, { tag });
-  for (const [sig, code] of [['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  for (const [sig, code] of [
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
     const child = spawn(NODE, [BIN, 'call', 'sdk/sleep', '--args', '{"ms":120000}'], {
-      cwd: ROOT, env: { ...process.env, ALBEDO_HOME: home }, stdio: 'ignore',
+      cwd: ROOT,
+      env: { ...process.env, ALBEDO_HOME: home },
+      stdio: 'ignore',
     });
     const exited = new Promise<number>((r) => child.once('exit', (n) => r(n ?? -1)));
     // The session is open and the call sent (or about to be): the close cancels it either way.
-    await until(async () => (await d.call('GET', '/v1/sessions')).body.sessions.length === 1, 60_000, 'the call\'s session to open');
+    await until(async () => (await d.call('GET', '/v1/sessions')).body.sessions.length === 1, 60_000, "the call's session to open");
     child.kill(sig);
     t.equal(await exited, code, `${sig}: exit ${code}`);
     t.same((await d.call('GET', '/v1/sessions')).body.sessions, [], `${sig}: no session left open`);

@@ -21,7 +21,10 @@ t.test('tools and call, with a session of their own and with --session', async (
   t.equal(tools.code, 0, tools.screen);
   const listed = screenJson(tools);
   t.match(listed, { session: null, generation: 1, profile: 'portable' });
-  t.ok(listed.tools.length > 0 && listed.tools.every((x: any) => /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/.test(x.name) && typeof x.inputSchema === 'object'));
+  t.ok(
+    listed.tools.length > 0 &&
+      listed.tools.every((x: any) => /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/.test(x.name) && typeof x.inputSchema === 'object'),
+  );
   t.same((await d.call('GET', '/v1/sessions')).body.sessions, [], 'the session it opened is closed');
   const human = await term(e, ['tools']);
   t.equal(human.code, 0);
@@ -51,10 +54,14 @@ t.test('tools and call, with a session of their own and with --session', async (
   t.match(screenJson(inSession), { session: id, profile: 'openai', generation: 1 });
   t.equal(screenJson(inSession).tools.length, open.body.tools);
   const wrongProfile = await term(e, ['tools', '--session', id, '--profile', 'gemini']);
-  t.equal(wrongProfile.code, 2, 'a profile other than the session\'s is refused by the daemon');
+  t.equal(wrongProfile.code, 2, "a profile other than the session's is refused by the daemon");
   const called = await term(e, ['call', 'sdk/echo', '--session', id, '--args', '{"text":"in session"}', '--json']);
   t.equal(screenJson(called).content[0].text, 'in session');
-  t.same((await d.call('GET', '/v1/sessions')).body.sessions.map((s: any) => s.id), [id], 'a given session is left open');
+  t.same(
+    (await d.call('GET', '/v1/sessions')).body.sessions.map((s: any) => s.id),
+    [id],
+    'a given session is left open',
+  );
   const none = await term(e, ['call', 'sdk/echo', '--session', 'no-such-session']);
   t.equal(none.code, 4);
 });
@@ -64,14 +71,16 @@ t.test('Ctrl-C during a call: the session the command opened is closed before it
   writeFileSync(path.join(e.home, 'extensions.json'), JSON.stringify({ mcp: { servers: { sdk: sdkServer() } } }));
   const d = await startDaemon(t, e.home, { tag: e.tag });
   const p = pty.spawn(NODE, [BIN, 'call', 'sdk/sleep', '--args', '{"ms":120000}'], {
-    cols: 200, rows: 30, cwd: ROOT, env: { ...process.env, ALBEDO_HOME: e.home } as Record<string, string>,
+    cols: 200,
+    rows: 30,
+    cwd: ROOT,
+    env: { ...process.env, ALBEDO_HOME: e.home } as Record<string, string>,
   });
   const exited = new Promise<number>((r) => p.onExit(({ exitCode }) => r(exitCode)));
-  await until(async () => (await d.call('GET', '/v1/sessions')).body.sessions.length === 1, 60_000, 'the call\'s session to open');
+  await until(async () => (await d.call('GET', '/v1/sessions')).body.sessions.length === 1, 60_000, "the call's session to open");
   // The call is in flight once the session is open and a moment has passed; the close cancels it either way.
   await new Promise((r) => setTimeout(r, 500));
   p.write('\x03');
   t.equal(await exited, 130, 'exit 130');
   t.same((await d.call('GET', '/v1/sessions')).body.sessions, [], 'no session left open');
 });
-

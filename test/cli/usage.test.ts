@@ -21,15 +21,25 @@ t.test('usage errors: exit 2, one line on stderr, nothing on stdout, no daemon a
     t.equal(r.code, 2, `albedo ${args.join(' ')}: exit 2`);
     t.equal(r.stdout, '', 'nothing on stdout');
   }
-  for (const args of [['daemon', '--port', '99999'], ['daemon', '--port', 'x'], ['mcp', 'add', '--', '--', '/bin/true'],
-    ['mcp', 'add', '--', '-x', '--', '/bin/true'], ['mcp', 'edit', '--', '--', '/bin/true'], ['daemon', 'status', 'extra']]) {
+  for (const args of [
+    ['daemon', '--port', '99999'],
+    ['daemon', '--port', 'x'],
+    ['mcp', 'add', '--', '--', '/bin/true'],
+    ['mcp', 'add', '--', '-x', '--', '/bin/true'],
+    ['mcp', 'edit', '--', '--', '/bin/true'],
+    ['daemon', 'status', 'extra'],
+  ]) {
     const r = await piped(e, args);
     t.equal(r.code, 2, `albedo ${args.join(' ')}: exit 2`);
     t.equal(errorCode(r.stderr), 'ALBEDO_INVALID_ARGUMENT');
     t.equal(r.stderr.trim().split('\n').length, 1, `albedo ${args.join(' ')}: one line`);
   }
   t.notOk(existsSync(path.join(e.home, 'daemon.json')), 'no daemon was started');
-  for (const args of [['daemon', 'status', '--help'], ['help', 'mcp'], ['mcp', '--help']]) {
+  for (const args of [
+    ['daemon', 'status', '--help'],
+    ['help', 'mcp'],
+    ['mcp', '--help'],
+  ]) {
     const r = await piped(e, args);
     t.equal(r.code, 0, `albedo ${args.join(' ')}: help asked for is exit 0`);
     t.match(r.stdout, /Usage: albedo/);
@@ -42,14 +52,24 @@ t.test('albedo --version: the package version, loading no command', async (t) =>
   for (const flag of ['--version', '-V']) {
     const log = path.join(home, `loaded${flag}.txt`);
     const r = spawnSync(NODE, ['--import', fixture('load-log.ts'), BIN, flag], {
-      env: { ...process.env, ALBEDO_HOME: home, ALBEDO_LOAD_LOG: log }, encoding: 'utf8', timeout: 60_000,
+      env: { ...process.env, ALBEDO_HOME: home, ALBEDO_LOAD_LOG: log },
+      encoding: 'utf8',
+      timeout: 60_000,
     });
     t.equal(r.status, 0, r.stderr);
     t.equal(r.stdout, `${version}\n`);
-    const ours = readFileSync(log, 'utf8').trim().split('\n').filter((u) => u.startsWith(`file://${ROOT}`) && !u.includes('/node_modules/'))
-      .map((u) => decodeURIComponent(u.slice(`file://${ROOT}`.length))).filter((f) => f !== 'test/fixtures/load-log.ts');
+    const ours = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .filter((u) => u.startsWith(`file://${ROOT}`) && !u.includes('/node_modules/'))
+      .map((u) => decodeURIComponent(u.slice(`file://${ROOT}`.length)))
+      .filter((f) => f !== 'test/fixtures/load-log.ts');
     // web/shared/shown.js: the one set of characters shown escaped, which output.ts shares with the pane.
     // bin/albedo.js: the entry that checks Node (bin/albedo.ts links to it); bin/main.ts: the program.
-    t.same(ours.sort(), ['bin/albedo.js', 'bin/client/errors.ts', 'bin/client/output.ts', 'bin/main.ts', 'web/shared/shown.js'], `${flag}: only the program itself`);
+    t.same(
+      ours.sort(),
+      ['bin/albedo.js', 'bin/client/errors.ts', 'bin/client/output.ts', 'bin/main.ts', 'web/shared/shown.js'],
+      `${flag}: only the program itself`,
+    );
   }
 });

@@ -31,7 +31,10 @@ async function setup(t: Tap): Promise<CliEnv> {
 function tableOf(text: string, first: string): string[][] {
   const lines = text.split('\n');
   const at = lines.findIndex((l) => l.startsWith(first));
-  return lines.slice(at).filter(Boolean).map((l) => l.trim().split(/ {2,}/));
+  return lines
+    .slice(at)
+    .filter(Boolean)
+    .map((l) => l.trim().split(/ {2,}/));
 }
 
 /** `albedo ARGS` in a terminal `cols` wide: what it wrote, line endings as \n. */
@@ -39,7 +42,9 @@ function narrow(e: CliEnv, args: string[], cols: number): Promise<string> {
   const { ALBEDO_TEST_TAG: _drop, ...env } = process.env as Record<string, string>;
   const p = pty.spawn(NODE, [BIN, ...args], { cols, rows: 40, cwd: ROOT, env: { ...env, ALBEDO_HOME: e.home, TEST_SERVER_TAG: e.tag } });
   let out = '';
-  p.onData((d) => { out += d; });
+  p.onData((d) => {
+    out += d;
+  });
   return new Promise((resolve) => p.onExit(() => resolve(out.replace(/\r\n/g, '\n'))));
 }
 
@@ -74,7 +79,13 @@ t.test('mcp list and status: the same columns, the shared labels, and PROBLEM th
   for (const [i, row] of lrows.entries()) {
     const s = byName.get(row[0]!);
     const transport = transportOf(s.config);
-    const words = [s.name, transport, savedStateLabel(s.state).text, s.tools === null ? EMPTY : String(s.tools), authLabel(s.auth, transport).text];
+    const words = [
+      s.name,
+      transport,
+      savedStateLabel(s.state).text,
+      s.tools === null ? EMPTY : String(s.tools),
+      authLabel(s.auth, transport).text,
+    ];
     t.same(row.slice(0, 5), words, `${s.name}: the words of web/shared/labels.js`);
     t.same(srows[i], [...row.slice(0, 5), row[6]], `${s.name}: status shows the same cells`);
   }
@@ -88,15 +99,20 @@ t.test('mcp list and status: the same columns, the shared labels, and PROBLEM th
   t.equal(lrows.find((r) => r[0] === 'off')![2], savedStateLabel('disabled').text, '"disabled" is a state, not a column');
 
   const js = JSON.parse((await piped(e, ['status', '--json'])).stdout);
-  t.match(js.servers.find((s: any) => s.name === 'gone'),
+  t.match(
+    js.servers.find((s: any) => s.name === 'gone'),
     { type: 'stdio', enabled: true, state: 'error', tools: null, auth: null, lastError: 'ALBEDO_INVALID_CONFIG', problem: reason },
-    'status --json: the fields it had, with the type and the whole problem');
+    'status --json: the fields it had, with the type and the whole problem',
+  );
 
   const show = await piped(e, ['mcp', 'show', 'gone']);
   t.equal(show.code, 0, show.stderr);
   t.match(show.stdout, /^ {2}state: +cannot start as saved$/m);
   const problem = show.stdout.split('\n').find((l) => l.startsWith('  problem:'));
-  t.ok(problem?.endsWith(`${dir} is not an existing directory (ALBEDO_INVALID_CONFIG)`), `mcp show: the problem in full, with its code: ${problem}`);
+  t.ok(
+    problem?.endsWith(`${dir} is not an existing directory (ALBEDO_INVALID_CONFIG)`),
+    `mcp show: the problem in full, with its code: ${problem}`,
+  );
 
   const cut = await narrow(e, ['status'], 72);
   const lines = cut.split('\n').filter((l) => l.startsWith('gone '));
@@ -112,8 +128,16 @@ t.test('error lines for a person: what was typed, no API path, no protocol metho
     { args: [...add, '--url', 'not a url'], exit: 2, says: /--url "not a url" is not a URL$/ },
     { args: [...add, '--url', NOWHERE, '--header', 'Host: s3cret-value'], exit: 2, says: /header "Host": Albedo sets this header itself$/ },
     { args: [...add, '--url', NOWHERE, '--header', 'Host: ${HOST_VAR}'], exit: 2, says: /header Host: Albedo sets this header itself$/ },
-    { args: [...add, '--env', 'A=${ALBEDO_WORDING_UNSET}', '--', NODE, EVERYTHING, 'stdio'], exit: 1, says: /env A: .*ALBEDO_WORDING_UNSET/ },
-    { args: [...add, '--cwd', '/nonexistent/dir', '--', NODE, EVERYTHING, 'stdio'], exit: 1, says: /\/nonexistent\/dir is not an existing directory/ },
+    {
+      args: [...add, '--env', 'A=${ALBEDO_WORDING_UNSET}', '--', NODE, EVERYTHING, 'stdio'],
+      exit: 1,
+      says: /env A: .*ALBEDO_WORDING_UNSET/,
+    },
+    {
+      args: [...add, '--cwd', '/nonexistent/dir', '--', NODE, EVERYTHING, 'stdio'],
+      exit: 1,
+      says: /\/nonexistent\/dir is not an existing directory/,
+    },
     { args: [...add, '--url', NOWHERE], exit: 1, says: /127\.0\.0\.1:9/, code: 'ALBEDO_CONNECTION_CLOSED' },
     { args: ['mcp', 'show', 'nope'], exit: 4, says: /no server "nope"/, code: 'ALBEDO_NOT_FOUND' },
     { args: ['mcp', 'edit', 'nope', '--call-timeout', '5000'], exit: 4, says: /no server "nope"/, code: 'ALBEDO_NOT_FOUND' },
@@ -151,7 +175,7 @@ t.test('commander refusals: one sentence, a did-you-mean of its own, the help to
     t.equal(line.split('\n').length, 1, 'one line');
     t.equal(errorCode(line), 'ALBEDO_INVALID_ARGUMENT');
     t.match(line, says, line);
-    t.notMatch(line, / \| |'|Did you mean/, 'nothing glued on, commander\'s quotes and words gone');
+    t.notMatch(line, / \| |'|Did you mean/, "nothing glued on, commander's quotes and words gone");
   }
 });
 
@@ -190,7 +214,10 @@ t.test('a daemon that cannot start: its own prefix is not said again in the one 
   writeFileSync(path.join(e.home, 'store'), 'not a directory');
   const r = await piped(e, ['mcp', 'list']);
   t.equal(r.code, 3, r.stderr);
-  const line = r.stderr.trim().split('\n').find((l) => l.startsWith('albedo: ALBEDO_'))!;
+  const line = r.stderr
+    .trim()
+    .split('\n')
+    .find((l) => l.startsWith('albedo: ALBEDO_'))!;
   t.equal(errorCode(line), 'ALBEDO_DAEMON_UNREACHABLE');
   t.match(line, /EEXIST/, 'why, from its log');
   t.equal(line.match(/albedo( daemon)?:/g)?.length, 1, `"albedo:" once: ${line}`);

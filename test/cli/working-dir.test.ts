@@ -36,8 +36,13 @@ function otherDir(t: Parameters<typeof tempHome>[0]): string {
 async function allowedDir(t: Test, e: CliEnv): Promise<string> {
   const allowed = await piped(e, ['call', 'fs/list_allowed_directories', '--json']);
   t.equal(allowed.code, 0, allowed.stderr);
-  const text: string = JSON.parse(allowed.stdout).content.map((c: { text?: string }) => c.text ?? '').join('\n');
-  const dirs = text.split('\n').map((l) => l.trim()).filter((l) => path.isAbsolute(l));
+  const text: string = JSON.parse(allowed.stdout)
+    .content.map((c: { text?: string }) => c.text ?? '')
+    .join('\n');
+  const dirs = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => path.isAbsolute(l));
   t.equal(dirs.length, 1, 'one allowed directory');
   return dirs[0]!;
 }
@@ -45,7 +50,10 @@ async function allowedDir(t: Test, e: CliEnv): Promise<string> {
 t.test('a server saved without a cwd runs in an empty directory of its own: "." does not reach the home', async (t) => {
   const e: CliEnv = { home: tempHome(t), tag: newTag() };
   // By hand, as extensions.json allows: no cwd.
-  writeFileSync(path.join(e.home, 'extensions.json'), JSON.stringify({ mcp: { servers: { fs: { command: NODE, args: [FS, '.'], env: TAG_ENV } } } }));
+  writeFileSync(
+    path.join(e.home, 'extensions.json'),
+    JSON.stringify({ mcp: { servers: { fs: { command: NODE, args: [FS, '.'], env: TAG_ENV } } } }),
+  );
   const d = await startDaemon(t, e.home, { tag: e.tag });
 
   const dir = await allowedDir(t, e);
@@ -53,7 +61,7 @@ t.test('a server saved without a cwd runs in an empty directory of its own: "." 
   t.notOk(within(dir, real), 'not the home, nor in it');
   t.notOk(within(real, dir), 'nor a directory above it');
   t.same(readdirSync(dir), [], 'an empty directory');
-  t.equal(statSync(dir).mode & 0o077, 0, 'this user\'s alone');
+  t.equal(statSync(dir).mode & 0o077, 0, "this user's alone");
 
   for (const p of ['daemon.json', path.join(e.home, 'daemon.json'), path.join(e.home, 'creds.json')]) {
     const read = await piped(e, ['call', 'fs/read_text_file', '--args', JSON.stringify({ path: p }), '--json']);
@@ -70,7 +78,8 @@ t.test('a cwd or an argument in or above the home is kept, with a warning', asyn
   const e: CliEnv = { home: tempHome(t), tag: newTag() };
   const d = await startDaemon(t, e.home, { tag: e.tag });
   const elsewhere = otherDir(t);
-  const add = (name: string, cwd: string, args: string[]) => piped(e, ['mcp', 'add', name, ...TAGGED, '--cwd', cwd, '--json', '--', NODE, FS, ...args]);
+  const add = (name: string, cwd: string, args: string[]) =>
+    piped(e, ['mcp', 'add', name, ...TAGGED, '--cwd', cwd, '--json', '--', NODE, FS, ...args]);
   const paths = (r: { stdout: string }): string[] => JSON.parse(r.stdout).server.warnings.map((w: { path: unknown[] }) => w.path.join('.'));
 
   const inside = await add('inside', e.home, ['.']);
@@ -102,7 +111,10 @@ t.test('a cwd or an argument in or above the home is kept, with a warning', asyn
   t.equal(quiet.stderr.trim(), '', 'nothing said for a clean one');
 
   // A session over the server says it too.
-  for (const [name, warned] of [['inside', true], ['clean', false]] as const) {
+  for (const [name, warned] of [
+    ['inside', true],
+    ['clean', false],
+  ] as const) {
     const s = await d.call('POST', '/v1/sessions', { body: { servers: { include: [name] } } });
     t.equal(s.status, 201, s.text);
     const got = await d.call('GET', `/v1/sessions/${s.body.id}`);
@@ -135,27 +147,38 @@ t.test('another user who plants <tmp>/albedo-<uid> does not stop a server withou
   chownSync(planted, 65534, 65534);
   const cache = otherDir(t);
   const e: CliEnv = { home: tempHome(t), tag: newTag() };
-  writeFileSync(path.join(e.home, 'extensions.json'), JSON.stringify({ mcp: { servers: { fs: { command: NODE, args: [FS, '.'], env: TAG_ENV } } } }));
+  writeFileSync(
+    path.join(e.home, 'extensions.json'),
+    JSON.stringify({ mcp: { servers: { fs: { command: NODE, args: [FS, '.'], env: TAG_ENV } } } }),
+  );
   await startDaemon(t, e.home, { tag: e.tag, env: { TMPDIR: tmp, XDG_RUNTIME_DIR: '', XDG_CACHE_HOME: cache } });
 
   const dir = await allowedDir(t, e);
-  t.ok(within(dir, path.join(cache, 'albedo', 'cwd')), 'under the user\'s cache directory');
+  t.ok(within(dir, path.join(cache, 'albedo', 'cwd')), "under the user's cache directory");
   t.notOk(within(dir, planted), 'not in the planted directory');
   t.same(readdirSync(planted), [], 'nothing made in the planted directory');
-  t.equal(statSync(dir).uid, uid, 'this user\'s');
-  t.equal(statSync(dir).mode & 0o077, 0, 'this user\'s alone');
+  t.equal(statSync(dir).uid, uid, "this user's");
+  t.equal(statSync(dir).mode & 0o077, 0, "this user's alone");
   t.same(readdirSync(dir), [], 'a directory of its own');
 });
 
 t.test('$XDG_RUNTIME_DIR, when set, comes first', async (t) => {
   const runtime = otherDir(t);
   const e: CliEnv = { home: tempHome(t), tag: newTag() };
-  writeFileSync(path.join(e.home, 'extensions.json'), JSON.stringify({ mcp: { servers: { fs: { command: NODE, args: [FS, '.'], env: TAG_ENV } } } }));
+  writeFileSync(
+    path.join(e.home, 'extensions.json'),
+    JSON.stringify({ mcp: { servers: { fs: { command: NODE, args: [FS, '.'], env: TAG_ENV } } } }),
+  );
   await startDaemon(t, e.home, { tag: e.tag, env: { XDG_RUNTIME_DIR: runtime } });
   const allowed = await piped(e, ['call', 'fs/list_allowed_directories', '--json']);
   t.equal(allowed.code, 0, allowed.stderr);
-  const text: string = JSON.parse(allowed.stdout).content.map((c: { text?: string }) => c.text ?? '').join('\n');
-  const dirs = text.split('\n').map((l) => l.trim()).filter((l) => path.isAbsolute(l));
+  const text: string = JSON.parse(allowed.stdout)
+    .content.map((c: { text?: string }) => c.text ?? '')
+    .join('\n');
+  const dirs = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => path.isAbsolute(l));
   t.equal(dirs.length, 1);
   t.ok(within(dirs[0]!, path.join(runtime, 'albedo', 'cwd')), 'under $XDG_RUNTIME_DIR/albedo/cwd');
 });

@@ -10,7 +10,7 @@ import { FakeClock, FakeSettings, composerFor, entry, text } from '../fixtures/c
 t.setTimeout(120_000);
 t.teardown(closeCatalogueStores);
 
-t.test('names and argument checks in the composer\'s session', async (t) => {
+t.test("names and argument checks in the composer's session", async (t) => {
   const tag = newTag();
   const settings = new FakeSettings([entry('everything', server(tag, EVERYTHING, ['stdio']))]);
   const a = await albedoFor(t, tag, { home: tempHome(t), transportWorkers: 1 });
@@ -20,7 +20,11 @@ t.test('names and argument checks in the composer\'s session', async (t) => {
   t.equal(text(await s.call('echo', { message: 'raw' })), 'Echo: raw', 'a raw tool name');
   t.equal(text(await s.call('mcp_everything_echo', { message: 'no hash' })), 'Echo: no hash', 'without its hash');
   const missing = await rejection(s.call('everything/echo', {}));
-  t.match(missing, { code: 'ALBEDO_INVALID_ARGUMENT', outcome: 'not_run', data: { server: 'everything', tool: 'echo', argument: 'message', keyword: 'required' } });
+  t.match(missing, {
+    code: 'ALBEDO_INVALID_ARGUMENT',
+    outcome: 'not_run',
+    data: { server: 'everything', tool: 'echo', argument: 'message', keyword: 'required' },
+  });
   const typed = await rejection(s.call('everything/get-sum', { a: 1, b: 'two' }));
   t.match(typed, { code: 'ALBEDO_INVALID_ARGUMENT', data: { argument: 'b', pointer: '/b', keyword: 'type' } });
   t.match(typed.message, /b must be a number/);

@@ -30,7 +30,11 @@ t.test('list_changed: saved at once, advertised after the turn', async (t) => {
   t.equal(text(await s.call('changing/set_tools', { names: ['alpha', 'beta'] })), 'done');
   await until(() => statusOf(s, 'changing').pending, 15_000, 'the list change to reach the session');
   await s.idle();
-  t.same(toolNames(store.current('changing', fp)?.catalogue.tools), ['alpha', 'beta', 'crash', 'set_tools'], 'the saved catalogue was updated');
+  t.same(
+    toolNames(store.current('changing', fp)?.catalogue.tools),
+    ['alpha', 'beta', 'crash', 'set_tools'],
+    'the saved catalogue was updated',
+  );
   t.equal(toolsOf(s, 'changing').length, 3, 'the session still advertises the old tools mid-turn');
   const early = await rejection(s.call('changing/beta', {}));
   t.equal(early.code, 'ALBEDO_NOT_FOUND', 'beta is not advertised yet');
@@ -70,11 +74,18 @@ t.test('a background discovery that differs is saved, and the session refreshes 
   await s.idle();
   t.equal(statusOf(s, 'changing').state, 'ready');
   t.equal(statusOf(s, 'changing').pending, true, 'the difference waits for the end of the turn');
-  t.same(toolNames(store.current('changing', fp)?.catalogue.tools), ['alpha', 'crash', 'gamma', 'set_tools'], 'the new discovery was saved');
+  t.same(
+    toolNames(store.current('changing', fp)?.catalogue.tools),
+    ['alpha', 'crash', 'gamma', 'set_tools'],
+    'the new discovery was saved',
+  );
   t.equal(toolsOf(s, 'changing').length, 3);
   await s.activity('turn_end');
   t.equal(s.generation, 2);
-  t.same(rec.of('refreshed').map((e) => e.servers), [['changing']]);
+  t.same(
+    rec.of('refreshed').map((e) => e.servers),
+    [['changing']],
+  );
   t.equal(text(await s.call('changing/gamma', {})), 'gamma: ');
   await s.close();
 

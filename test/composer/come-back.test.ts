@@ -21,10 +21,10 @@ t.test('left out, probed on the doubling schedule, joins after the next turn', a
   writeFileSync(path.join(dir, 'down'), '');
   const starts = (): number => readLog(path.join(dir, 'log.jsonl')).filter((e) => e.event === 'start').length;
   const retryMs = 1_000;
-  const settings = new FakeSettings([
-    entry('ok', server(tag, fixture('sdk-server.ts'))),
-    entry('flaky', server(tag, fixture('composer-changing-server.ts'), [dir])),
-  ], retryMs);
+  const settings = new FakeSettings(
+    [entry('ok', server(tag, fixture('sdk-server.ts'))), entry('flaky', server(tag, fixture('composer-changing-server.ts'), [dir]))],
+    retryMs,
+  );
   const clock = new FakeClock();
   const prepared = clock.now();
   const a = await albedoFor(t, tag, { home, transportWorkers: 1 });
@@ -35,10 +35,13 @@ t.test('left out, probed on the doubling schedule, joins after the next turn', a
   const flaky = statusOf(s, 'flaky');
   t.equal(flaky.state, 'left_out');
   t.equal(flaky.advertised, false);
-  t.equal(flaky.reason?.code, 'ALBEDO_SERVER_EXITED', 'the reason is the dial\'s error code');
+  t.equal(flaky.reason?.code, 'ALBEDO_SERVER_EXITED', "the reason is the dial's error code");
   t.equal(flaky.nextProbeAt, prepared + retryMs, 'the first probe is due retryMs after preparation');
   t.same(rec.states('flaky'), ['starting', 'left_out']);
-  t.ok(rec.of('warning').some((w) => w.server === 'flaky' && w.code === 'ALBEDO_SERVER_EXITED'), 'named in a warning');
+  t.ok(
+    rec.of('warning').some((w) => w.server === 'flaky' && w.code === 'ALBEDO_SERVER_EXITED'),
+    'named in a warning',
+  );
   t.match(s.context(), /Left out of this session[^]*"flaky"/, 'and in the MCP context');
   t.equal(statusOf(s, 'ok').state, 'ready', 'the others load as usual');
   t.same(toolsOf(s, 'flaky'), []);
@@ -79,7 +82,11 @@ t.test('left out, probed on the doubling schedule, joins after the next turn', a
   t.equal(statusOf(s, 'flaky').pending, true, 'waiting for the end of the turn');
   t.equal(statusOf(s, 'flaky').advertised, false);
   await s.activity('submit');
-  t.same(s.tools().map((x) => x.name), before, 'not mid-turn');
+  t.same(
+    s.tools().map((x) => x.name),
+    before,
+    'not mid-turn',
+  );
   t.equal(s.generation, 1);
   t.same(rec.of('refreshed'), []);
   await s.activity('turn_end');

@@ -48,7 +48,7 @@ t.test('advertised but unreachable: stays advertised, calls fail as not run, eac
   t.equal(toolsOf(s, 'flaky').length, 3);
   for (const n of [3, 4]) {
     const e = await rejection(s.call('flaky/alpha', { text: 'x' }));
-    t.equal(e.code, 'ALBEDO_SERVER_EXITED', 'the dial\'s code');
+    t.equal(e.code, 'ALBEDO_SERVER_EXITED', "the dial's code");
     t.equal(e.outcome, 'not_run', 'the call did not run');
     t.match(e.data, { server: 'flaky', unavailable: true }, 'reported unavailable');
     t.equal(flaky.starts(), n, 'each call dialled it again');
@@ -60,7 +60,7 @@ t.test('advertised but unreachable: stays advertised, calls fail as not run, eac
   flaky.down(false);
   t.equal(text(await s.call('flaky/alpha', { text: 'up' })), 'alpha: up', 'the next call reaches it once it is up');
   t.equal(statusOf(s, 'flaky').state, 'ready');
-  t.same(rec.states('flaky'), ['advertised', 'advertised', 'ready'], 'advertised, advertised with the dial\'s failure, then ready');
+  t.same(rec.states('flaky'), ['advertised', 'advertised', 'ready'], "advertised, advertised with the dial's failure, then ready");
   await s.close();
   t.same(await waitNoLeftovers(tag), []);
 });

@@ -27,9 +27,13 @@ const nested = (levels: number, leaf: Record<string, unknown>): Record<string, u
 
 t.test('an $async schema is left unchecked, and no promise rejects unhandled', async (t) => {
   let unhandled: unknown;
-  const onUnhandled = (reason: unknown): void => { unhandled = reason; };
+  const onUnhandled = (reason: unknown): void => {
+    unhandled = reason;
+  };
   process.on('unhandledRejection', onUnhandled);
-  t.teardown(() => { process.off('unhandledRejection', onUnhandled); });
+  t.teardown(() => {
+    process.off('unhandledRejection', onUnhandled);
+  });
   t.same(argumentProblems({ $async: true, type: 'object', required: ['x'] }, {}), []);
   await new Promise((r) => setTimeout(r, 50));
   t.equal(unhandled, undefined);
@@ -42,14 +46,24 @@ t.test('a $ref graph that branches exponentially is given up on; a small one is 
 });
 
 t.test('a recursion through the arguments: branching at every level is given up on when deep, checked when not', async (t) => {
-  const node = { type: 'object', required: ['leaf'], properties: { c: { anyOf: [{ $ref: '#/definitions/n' }, { $ref: '#/definitions/n' }] } } };
+  const node = {
+    type: 'object',
+    required: ['leaf'],
+    properties: { c: { anyOf: [{ $ref: '#/definitions/n' }, { $ref: '#/definitions/n' }] } },
+  };
   const schema = { $ref: '#/definitions/n', definitions: { n: node } };
   t.same(argumentProblems(schema, nested(40, { leaf: 1 })), [], '40 levels, two ways each: unchecked');
   t.match(argumentProblems(schema, nested(2, {})), [{ keyword: 'required' }], 'two levels: checked');
   // An ordinary recursive schema (a tree) is checked however deep the arguments are.
   const tree = {
     $ref: '#/definitions/t',
-    definitions: { t: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, kids: { type: 'array', items: { $ref: '#/definitions/t' } } } } },
+    definitions: {
+      t: {
+        type: 'object',
+        required: ['name'],
+        properties: { name: { type: 'string' }, kids: { type: 'array', items: { $ref: '#/definitions/t' } } },
+      },
+    },
   };
   let deep: Record<string, unknown> = { name: 'leaf', kids: [{ name: 7 }] };
   for (let i = 0; i < 100; i++) deep = { name: `n${i}`, kids: [deep] };
@@ -61,13 +75,28 @@ t.test('a recursion through the arguments: branching at every level is given up 
 
 t.test('patterns that backtrack polynomially are risky; the usual ones are not', async (t) => {
   const risky = [
-    '^a*a*a*a*a*a*$', '^(a?){25}a{25}$', '\\w{0,100}\\w{0,100}!', `${'a?'.repeat(16)}a*`, '.*.*=.*', '\\d+\\w+$',
-    '^\\S+@\\S+\\.\\S+$', '\\p{L}+x+', '(?<n>a+)+', '(\\w+\\s?){3}', 'x'.repeat(5_000),
+    '^a*a*a*a*a*a*$',
+    '^(a?){25}a{25}$',
+    '\\w{0,100}\\w{0,100}!',
+    `${'a?'.repeat(16)}a*`,
+    '.*.*=.*',
+    '\\d+\\w+$',
+    '^\\S+@\\S+\\.\\S+$',
+    '\\p{L}+x+',
+    '(?<n>a+)+',
+    '(\\w+\\s?){3}',
+    'x'.repeat(5_000),
   ];
   for (const p of risky) t.ok(riskyPattern(p), p.slice(0, 40));
   const plain = [
-    '^[^@]+@[^@]+$', '^\\d+\\s+\\d+$', '^[A-Za-z0-9_-]{1,64}$', '^sk-[A-Za-z0-9]{20,}$', '^[a-z]+-[0-9]+$', '^(\\d{1,3}\\.){3}\\d{1,3}$',
-    '^#[0-9a-fA-F]{6}$', '^[a-zA-Z_][a-zA-Z0-9_]*$',
+    '^[^@]+@[^@]+$',
+    '^\\d+\\s+\\d+$',
+    '^[A-Za-z0-9_-]{1,64}$',
+    '^sk-[A-Za-z0-9]{20,}$',
+    '^[a-z]+-[0-9]+$',
+    '^(\\d{1,3}\\.){3}\\d{1,3}$',
+    '^#[0-9a-fA-F]{6}$',
+    '^[a-zA-Z_][a-zA-Z0-9_]*$',
   ];
   for (const p of plain) t.notOk(riskyPattern(p), p);
   const mail = { type: 'object', properties: { to: { type: 'string', pattern: '^[^@]+@[^@]+$' } } };
@@ -83,7 +112,11 @@ t.test('patterns run on bounded text', async (t) => {
   const list = { type: 'object', properties: { l: { type: 'array', items: { type: 'string', pattern: '^[a-z]+$' } } } };
   const many = Array.from({ length: Math.ceil(MAX_PATTERN_TEXT / MAX_PATTERN_INPUT) + 1 }, () => 'a'.repeat(MAX_PATTERN_INPUT));
   t.same(argumentProblems(list, { l: [...many, 'A'] }), [], 'past the text a check may test, patterns pass');
-  t.match(argumentProblems(list, { l: ['a', 'A'] }), [{ argument: 'l[1]' }], 'and the budget is the check\'s own: the next one starts afresh');
+  t.match(
+    argumentProblems(list, { l: ['a', 'A'] }),
+    [{ argument: 'l[1]' }],
+    "and the budget is the check's own: the next one starts afresh",
+  );
 });
 
 t.test('arguments too big for the schema go unchecked: the check would cost their size times its', async (t) => {
@@ -94,7 +127,11 @@ t.test('arguments too big for the schema go unchecked: the check would cost thei
   t.same(argumentProblems(unique, { l: many }), [], 'twenty thousand: every pair would be compared, so not checked');
   const values = Array.from({ length: 8_000 }, (_, i) => `v${i}`);
   const listed = { type: 'object', properties: { l: { type: 'array', items: { enum: values } } } };
-  t.match(argumentProblems(listed, { l: ['v1', 'nope'] }), [{ argument: 'l[1]', keyword: 'enum' }], 'a short list against a long enum: checked');
+  t.match(
+    argumentProblems(listed, { l: ['v1', 'nope'] }),
+    [{ argument: 'l[1]', keyword: 'enum' }],
+    'a short list against a long enum: checked',
+  );
   t.same(argumentProblems(listed, { l: Array.from({ length: 20_000 }, () => 'nope') }), [], 'a long one: not checked');
   t.same(argumentProblems(listed, { l: new Array(300_000).fill(0) }), [], 'three hundred thousand items are counted without a throw');
 });

@@ -15,7 +15,9 @@ t.teardown(closeCatalogueStores);
 
 type S = Record<string, any>;
 const FIXTURE = new URL('../fixtures/prompt-args-server.ts', import.meta.url).pathname;
-const define = (o: S, k: string, v: unknown): void => { Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true }); };
+const define = (o: S, k: string, v: unknown): void => {
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+};
 
 /** The property the model would use for the server's argument `name`: its own name, or the one whose description names it. */
 function propertyFor(argProps: S, name: string): string {
@@ -35,14 +37,23 @@ function modelArgs(schema: S, prompt: string, given: Array<[string, string]>): S
   return JSON.parse(JSON.stringify({ name: prompt, arguments: args })) as S;
 }
 
-const textOf = (r: unknown): string => (r as { messages: Array<{ content: { text?: string } }> }).messages.map((m) => m.content.text ?? '').join('\n');
+const textOf = (r: unknown): string =>
+  (r as { messages: Array<{ content: { text?: string } }> }).messages.map((m) => m.content.text ?? '').join('\n');
 
 t.test('every profile: session.call on get_prompt fills in the prompt with the arguments the model gave', async (t) => {
   const tag = newTag();
   const albedo = await albedoFor(t, tag, { home: tempHome(t), transportWorkers: 1 });
   const settings = new FakeSettings([entry('everything', server(tag, EVERYTHING, ['stdio'])), entry('hostile', server(tag, FIXTURE))]);
   const { composer } = composerFor(t, albedo, settings, new FakeClock(), { normalise: (s, p) => normalise(s, p as never) });
-  const hostile: Array<[string, string]> = [['a-b', '1'], ['a.b', '2'], ['a b', '3'], ['a_b', '4'], ['__proto__', '5'], ['город', '6'], ['🙂', '7']];
+  const hostile: Array<[string, string]> = [
+    ['a-b', '1'],
+    ['a.b', '2'],
+    ['a b', '3'],
+    ['a_b', '4'],
+    ['__proto__', '5'],
+    ['город', '6'],
+    ['🙂', '7'],
+  ];
   for (const profile of PROFILES) {
     const s = await composer.open({ profile });
     const tool = (server: string) => {
@@ -52,7 +63,13 @@ t.test('every profile: session.call on get_prompt fills in the prompt with the a
       return found;
     };
     const everything = tool('everything');
-    const r = await s.call(everything.name, modelArgs(everything.inputSchema, 'args-prompt', [['city', 'Tromsø'], ['state', 'Troms']]));
+    const r = await s.call(
+      everything.name,
+      modelArgs(everything.inputSchema, 'args-prompt', [
+        ['city', 'Tromsø'],
+        ['state', 'Troms'],
+      ]),
+    );
     t.match(textOf(r), /Tromsø, Troms/, `${profile}: server-everything's prompt came back with both arguments applied`);
     const h = tool('hostile');
     const echoed = JSON.parse(textOf(await s.call(h.name, modelArgs(h.inputSchema, 'echo', hostile)))) as Array<[string, string]>;

@@ -6,7 +6,18 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { closeCatalogueStores } from '../../services/catalogue/store.ts';
 import { albedoFor, fixture, newTag, rejection, server, taggedPids, tempHome, until, waitNoLeftovers } from '../helpers.ts';
-import { FakeClock, FakeSettings, Recorder, badConfig, composerFor, entry, readLog, statusOf, text, toolsOf } from '../fixtures/composer-ports.ts';
+import {
+  FakeClock,
+  FakeSettings,
+  Recorder,
+  badConfig,
+  composerFor,
+  entry,
+  readLog,
+  statusOf,
+  text,
+  toolsOf,
+} from '../fixtures/composer-ports.ts';
 
 t.setTimeout(120_000);
 t.teardown(closeCatalogueStores);
@@ -14,7 +25,10 @@ t.teardown(closeCatalogueStores);
 function changing(home: string, tag: string, name: string) {
   const dir = path.join(home, name);
   mkdirSync(dir, { recursive: true });
-  const pids = () => readLog(path.join(dir, 'log.jsonl')).filter((e) => e.event === 'start').map((e) => e.pid as number);
+  const pids = () =>
+    readLog(path.join(dir, 'log.jsonl'))
+      .filter((e) => e.event === 'start')
+      .map((e) => e.pid as number);
   return { entry: entry(name, server(tag, fixture('composer-changing-server.ts'), [dir])), pids };
 }
 
@@ -38,7 +52,10 @@ t.test('reload prepares the replacement first, swaps, then closes the old connec
   await until(() => readLog(slowLog).some((e) => e.event === 'start'), 15_000, 'the replacement to start');
   t.ok(taggedPids(tag).includes(oldEdit), 'while the replacement prepares, the old server still runs');
   t.equal(text(await s.call('edit/alpha', { text: 'old' })), 'alpha: old', 'and the old composition still serves calls');
-  t.same(s.tools().map((x) => x.name), names);
+  t.same(
+    s.tools().map((x) => x.name),
+    names,
+  );
   await reloading;
   t.equal(s.generation, 2, 'the swap is a new generation');
   const ev = rec.of('refreshed').at(-1)!;
@@ -78,7 +95,11 @@ t.test('bad configuration fails the whole preparation; a reload keeps the previo
   const e = await rejection(s.reload());
   t.equal(e.code, 'ALBEDO_INVALID_CONFIG', 'the reload rejects with the error');
   t.same((e.data as { server: string }).server, 'one', 'naming the server');
-  t.same({ tools: s.tools(), context: s.context(), status: s.status(), generation: s.generation }, before, 'the previous composition stays');
+  t.same(
+    { tools: s.tools(), context: s.context(), status: s.status(), generation: s.generation },
+    before,
+    'the previous composition stays',
+  );
   t.equal(text(await s.call('one/alpha', { text: 'still' })), 'alpha: still', 'and keeps working');
   t.equal(one.pids().length, 1, 'on its old connection');
 
@@ -89,7 +110,7 @@ t.test('bad configuration fails the whole preparation; a reload keeps the previo
   t.equal(big.code, 'ALBEDO_CATALOGUE_TOO_LARGE');
   t.same({ tools: s.tools(), generation: s.generation }, { tools: before.tools, generation: before.generation });
   const fresh = await rejection(composer.open());
-  t.equal(fresh.code, 'ALBEDO_CATALOGUE_TOO_LARGE', 'and fails a new session\'s preparation');
+  t.equal(fresh.code, 'ALBEDO_CATALOGUE_TOO_LARGE', "and fails a new session's preparation");
   await s.close();
   t.same(await waitNoLeftovers(tag), [], 'the failed preparations left nothing running');
 });
@@ -112,17 +133,30 @@ t.test('a session chooses its servers and may turn mcp off', async (t) => {
   await off.close();
 
   const onlyX = await composer.open({ servers: { include: ['x'] } });
-  t.same(onlyX.status().map((st) => st.name), ['x']);
+  t.same(
+    onlyX.status().map((st) => st.name),
+    ['x'],
+  );
   t.same(settings.choices.at(-1), { include: ['x'], exclude: undefined }, 'the choice reaches the settings port');
   const notY = await composer.open({ servers: { exclude: ['x'] } });
-  t.same(notY.status().map((st) => st.name), ['y']);
+  t.same(
+    notY.status().map((st) => st.name),
+    ['y'],
+  );
   t.equal(toolsOf(notY, 'x').length, 0);
   await Promise.all([onlyX.close(), notY.close()]);
 
   settings.disabled = ['z'];
   const withOff = await composer.open({ servers: { include: ['x', 'z'] } });
-  t.same(withOff.status().map((st) => st.name), ['x', 'z']);
-  t.same(statusOf(withOff, 'z'), { name: 'z', state: 'disabled', advertised: false, tools: 0, pending: false }, 'a switched-off server is shown, not tried');
+  t.same(
+    withOff.status().map((st) => st.name),
+    ['x', 'z'],
+  );
+  t.same(
+    statusOf(withOff, 'z'),
+    { name: 'z', state: 'disabled', advertised: false, tools: 0, pending: false },
+    'a switched-off server is shown, not tried',
+  );
   await withOff.close();
   settings.disabled = [];
   const unknown = await rejection(composer.open({ servers: { include: ['nope'] } }));

@@ -47,7 +47,11 @@ t.test('a new Albedo advertises from saved catalogues before any server answers;
   const rec2 = new Recorder();
   const s2 = await second.composer.open({}, rec2.listener);
   t.equal(readLog(slowLog).filter((e) => e.event === 'answering').length, 1, 'the new slow server has not answered anything yet');
-  t.same(s2.tools().map((x) => x.name), names, 'the same tools, under the same names');
+  t.same(
+    s2.tools().map((x) => x.name),
+    names,
+    'the same tools, under the same names',
+  );
   t.equal(statusOf(s2, 'slow').state, 'advertised', 'advertised while its dial runs');
   t.equal(statusOf(s2, 'slow').advertised, true);
   t.match(s2.context(), /Slow to start/, 'its instructions are in the context from the saved catalogue');
@@ -64,7 +68,10 @@ t.test('a new Albedo advertises from saved catalogues before any server answers;
   await s2.activity('turn_end');
   t.equal(s2.generation, 1, 'no new generation');
   t.same(rec2.of('refreshed'), [], 'no refresh, no new prompt');
-  t.same(s2.status().map((x) => x.pending), [false, false]);
+  t.same(
+    s2.status().map((x) => x.pending),
+    [false, false],
+  );
 });
 
 t.test('calls: tools, read_resource, get_prompt, isError as a result, bad arguments and unknown names as not run', async (t) => {
@@ -85,16 +92,20 @@ t.test('calls: tools, read_resource, get_prompt, isError as a result, bad argume
 
   t.equal(text(await s.call(echoName, { text: 'by name' })), 'by name', 'an advertised name');
   t.equal(text(await s.call('sdk/add', { a: 2, b: 3 })), '5', 'server/tool');
-  const fail = await s.call('sdk/fail', {}) as { isError?: boolean };
+  const fail = (await s.call('sdk/fail', {})) as { isError?: boolean };
   t.equal(fail.isError, true, "a tool's isError is a result, not an exception");
-  const res = await s.call(read, { uri: 'fixture://readme' }) as { contents: Array<{ text: string }> };
+  const res = (await s.call(read, { uri: 'fixture://readme' })) as { contents: Array<{ text: string }> };
   t.equal(res.contents[0].text, 'hello from the fixture', 'read_resource goes to resources/read');
-  const got = await s.call(prompt, { name: 'greet', arguments: { name: 'Ada' } }) as { messages: Array<{ content: { text: string } }> };
+  const got = (await s.call(prompt, { name: 'greet', arguments: { name: 'Ada' } })) as { messages: Array<{ content: { text: string } }> };
   t.equal(got.messages[0].content.text, 'Hello, Ada!', 'get_prompt goes to prompts/get');
   const everything = await s.call('everything/echo', { message: 'hi' });
   t.match(text(everything), /hi/, 'server-everything through the session');
 
-  for (const [name, args] of [[read, {}], [prompt, { name: 'greet', arguments: { name: 7 } }], ['sdk/echo', 'not an object']] as const) {
+  for (const [name, args] of [
+    [read, {}],
+    [prompt, { name: 'greet', arguments: { name: 7 } }],
+    ['sdk/echo', 'not an object'],
+  ] as const) {
     const e = await rejection(s.call(name, args));
     t.equal(e.code, 'ALBEDO_INVALID_ARGUMENT');
     t.equal(e.outcome, 'not_run');

@@ -35,12 +35,18 @@ t.test('needs a sign-in: left out, context line, calls not run; signed in, it co
   const home = tempHome(t);
   const credsPath = path.join(home, 'creds.json');
   const cfg = { url: stack.mcpUrl, oauth: { callbackPort: await freePort() } };
-  const a = await albedoFor(t, tag, { home, transportWorkers: 1, authorize: async ({ url }) => { await browserStandIn(url); } });
+  const a = await albedoFor(t, tag, {
+    home,
+    transportWorkers: 1,
+    authorize: async ({ url }) => {
+      await browserStandIn(url);
+    },
+  });
   const retryMs = 5_000;
-  const settings = new FakeSettings([
-    entry('sdk', server(tag, fixture('sdk-server.ts'))),
-    entry('secure', cfg, { credsPath, fingerprint: 'secure-signed-out' }),
-  ], retryMs);
+  const settings = new FakeSettings(
+    [entry('sdk', server(tag, fixture('sdk-server.ts'))), entry('secure', cfg, { credsPath, fingerprint: 'secure-signed-out' })],
+    retryMs,
+  );
   const clock = new FakeClock();
   const { composer, store } = composerFor(t, a, settings, clock, { signInHint: HINT });
   const rec = new Recorder();
@@ -50,7 +56,10 @@ t.test('needs a sign-in: left out, context line, calls not run; signed in, it co
   t.same([st.state, st.advertised, st.reason?.code], ['needs_sign_in', false, 'ALBEDO_NEEDS_SIGN_IN']);
   t.equal(st.nextProbeAt, clock.now() + retryMs, 'signing in is a way of coming back: it is probed too');
   t.same(rec.states('secure'), ['starting', 'needs_sign_in']);
-  t.ok(rec.of('warning').some((w) => w.server === 'secure' && w.code === 'ALBEDO_NEEDS_SIGN_IN'), 'named in a warning');
+  t.ok(
+    rec.of('warning').some((w) => w.server === 'secure' && w.code === 'ALBEDO_NEEDS_SIGN_IN'),
+    'named in a warning',
+  );
   t.ok(s.context().includes(HINT('secure')), 'the MCP context says how to sign in');
   t.equal(statusOf(s, 'sdk').state, 'ready', 'the others load as usual');
   const e = await rejection(s.call('secure/whoami', {}));

@@ -54,7 +54,7 @@ function fail(message: string): never {
 
 /** Accepts an elicitation with every default the requested schema names. */
 function defaultsOf(params: Record<string, unknown>): Record<string, unknown> {
-  const props = ((params.requestedSchema as { properties?: Record<string, { default?: unknown }> } | undefined)?.properties) ?? {};
+  const props = (params.requestedSchema as { properties?: Record<string, { default?: unknown }> } | undefined)?.properties ?? {};
   const content: Record<string, unknown> = {};
   for (const [k, p] of Object.entries(props)) if (p && p.default !== undefined) content[k] = p.default;
   return content;
@@ -67,13 +67,25 @@ function oauthConfig(): OAuthConfigInput {
   const s = (k: string): string | undefined => (typeof context[k] === 'string' ? (context[k] as string) : undefined);
   switch (String(context.name ?? scenario).replace(/^auth\//, '')) {
     case 'client-credentials-jwt':
-      return { ...base, grant: 'client_credentials', clientId: s('client_id'), privateKey: s('private_key_pem'), signingAlg: (s('signing_algorithm') ?? 'ES256') as 'ES256' };
+      return {
+        ...base,
+        grant: 'client_credentials',
+        clientId: s('client_id'),
+        privateKey: s('private_key_pem'),
+        signingAlg: (s('signing_algorithm') ?? 'ES256') as 'ES256',
+      };
     case 'client-credentials-basic':
       return { ...base, grant: 'client_credentials', clientId: s('client_id'), clientSecret: s('client_secret') };
     case 'pre-registration':
       return { ...base, clientId: s('client_id'), clientSecret: s('client_secret') };
     case 'enterprise-managed-authorization':
-      return { ...base, grant: 'token_exchange', clientId: s('client_id'), clientSecret: s('client_secret'), idp: { tokenEndpoint: s('idp_token_endpoint')!, clientId: s('idp_client_id'), idToken: s('idp_id_token')! } };
+      return {
+        ...base,
+        grant: 'token_exchange',
+        clientId: s('client_id'),
+        clientSecret: s('client_secret'),
+        idp: { tokenEndpoint: s('idp_token_endpoint')!, clientId: s('idp_client_id'), idToken: s('idp_id_token')! },
+      };
     case 'wif-jwt-bearer':
       return { ...base, grant: 'jwt_bearer', clientId: s('client_id'), assertion: s('valid_jwt') };
     default:
@@ -87,7 +99,8 @@ async function browser(req: { url: string }): Promise<string> {
   await res.body.dump();
   const location = res.headers.location;
   const loc = Array.isArray(location) ? location[0] : location;
-  if (res.statusCode < 300 || res.statusCode >= 400 || !loc) throw new Error(`the authorization endpoint answered HTTP ${res.statusCode} without a redirect`);
+  if (res.statusCode < 300 || res.statusCode >= 400 || !loc)
+    throw new Error(`the authorization endpoint answered HTTP ${res.statusCode} without a redirect`);
   return new URL(loc, req.url).toString();
 }
 
@@ -106,7 +119,12 @@ const albedo = await createAlbedo({
       if (!Object.keys(content).length) content.confirmed = true;
       return { action: 'accept', content };
     },
-    sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'Albedo conformance client reply' }, model: 'albedo-conformance', stopReason: 'endTurn' }),
+    sampling: () => ({
+      role: 'assistant',
+      content: { type: 'text', text: 'Albedo conformance client reply' },
+      model: 'albedo-conformance',
+      stopReason: 'endTurn',
+    }),
     roots: () => ({ roots: [] }),
   },
 });
@@ -159,7 +177,8 @@ try {
       break;
     }
     case 'http-custom-headers':
-      for (const call of (context.toolCalls as Array<{ name: string; arguments: Record<string, unknown> }> | undefined) ?? []) await c.callTool(call.name, call.arguments);
+      for (const call of (context.toolCalls as Array<{ name: string; arguments: Record<string, unknown> }> | undefined) ?? [])
+        await c.callTool(call.name, call.arguments);
       break;
     case 'http-invalid-tool-headers':
       // Tools with invalid x-mcp-header annotations were left out of the catalogue.

@@ -82,7 +82,10 @@ export interface LegResult {
 }
 
 function baselineEntries(): string[] {
-  return readFileSync(BASELINE, 'utf8').split('\n').map((l) => /^\s*-\s*(\S+)/.exec(l)?.[1]).filter((x): x is string => !!x);
+  return readFileSync(BASELINE, 'utf8')
+    .split('\n')
+    .map((l) => /^\s*-\s*(\S+)/.exec(l)?.[1])
+    .filter((x): x is string => !!x);
 }
 
 /** checks.json files under the output dir, one per scenario run (auth/x nests a folder). */
@@ -108,7 +111,8 @@ function collect(dir: string): ScenarioResult[] {
           passed: checks.filter((c) => c.status === 'SUCCESS').length,
           failed: checks.filter((c) => c.status === 'FAILURE').length,
           warnings: checks.filter((c) => c.status === 'WARNING').length,
-          problems: checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')
+          problems: checks
+            .filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')
             .map((c) => `${c.id}: ${c.status} ${c.errorMessage ?? c.description ?? ''}`.slice(0, 400)),
         });
       } else walk(p, `${prefix}${name}/`);
@@ -131,18 +135,29 @@ function cli(args: string[]): Promise<{ exitCode: number | null; output: string 
     const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, CLI, ...args], {
       cwd: ROOT,
       // NODE_OPTIONS dropped here too, for a runner that does not hook spawn.
-      env: { ...withoutNodeOptions(process.env), ALBEDO_CONFORMANCE_DEADLINE_MS: String(TIMEOUT_MS - 5_000), NO_COLOR: '1', FORCE_COLOR: '0' },
+      env: {
+        ...withoutNodeOptions(process.env),
+        ALBEDO_CONFORMANCE_DEADLINE_MS: String(TIMEOUT_MS - 5_000),
+        NO_COLOR: '1',
+        FORCE_COLOR: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { output += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { output += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      output += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      output += d;
+    });
     // A hung CLI is killed; its client keeps its own deadline (ALBEDO_CONFORMANCE_DEADLINE_MS) and exits by itself.
     const hung = setTimeout(() => {
       output += `\n[run.ts] killed: no verdict after ${HUNG_MS} ms\n`;
       child.kill('SIGKILL');
     }, HUNG_MS);
-    child.on('error', (err) => { output += `\n[run.ts] ${err.message}\n`; });
+    child.on('error', (err) => {
+      output += `\n[run.ts] ${err.message}\n`;
+    });
     child.on('close', (exitCode) => {
       clearTimeout(hung);
       resolve({ exitCode, output });
@@ -174,15 +189,20 @@ export async function scenariosOf(leg: Leg): Promise<{ scored: string[]; unscore
   const clientHeader = /^Client scenarios \(test against a client\):$/;
   const all = await cli(['list', '--client', ...(leg.specVersion ? ['--spec-version', leg.specVersion] : [])]);
   const provided = listed(all.output, clientHeader, /^ {2}- (\S+)/);
-  if (all.exitCode !== 0 || !provided.length) throw new Error(`conformance list failed for ${leg.name} (exit ${all.exitCode}):\n${all.output}`);
+  if (all.exitCode !== 0 || !provided.length)
+    throw new Error(`conformance list failed for ${leg.name} (exit ${all.exitCode}):\n${all.output}`);
   if (!leg.requirements) return { scored: provided, unscored: [] };
   const req = await cli(['list', '--requirements', leg.requirements]);
   const scored = listed(req.output, clientHeader, /^ {2}- (\S+)$/);
   // Like the suite, drop what this build does not provide; a scored one missing is an error there too.
-  const unscored = listed(req.output, /^Run and reported, but never scored:$/, /^ {4}- (\S+) \[client\]$/).filter((s) => provided.includes(s));
+  const unscored = listed(req.output, /^Run and reported, but never scored:$/, /^ {4}- (\S+) \[client\]$/).filter((s) =>
+    provided.includes(s),
+  );
   const missing = scored.filter((s) => !provided.includes(s));
   if (req.exitCode !== 0 || !scored.length || missing.length) {
-    throw new Error(`conformance list --requirements ${leg.requirements} failed (exit ${req.exitCode}; not provided: ${missing.join(', ')}):\n${req.output}`);
+    throw new Error(
+      `conformance list --requirements ${leg.requirements} failed (exit ${req.exitCode}; not provided: ${missing.join(', ')}):\n${req.output}`,
+    );
   }
   return { scored, unscored };
 }
@@ -211,13 +231,32 @@ export interface LegOptions {
 const CLIENT = `exec ${process.execPath} ${path.join(HERE, 'client.ts')}`;
 
 /** One scenario as a CLI run of its own, with the options the leg's suite run gives each of its scenarios. */
-async function runScenario(leg: Leg, scenario: string, command: string, outDir: string): Promise<{ result: ScenarioResult; output: string }> {
+async function runScenario(
+  leg: Leg,
+  scenario: string,
+  command: string,
+  outDir: string,
+): Promise<{ result: ScenarioResult; output: string }> {
   mkdirSync(outDir, { recursive: true });
   const started = Date.now();
-  const version = leg.requirements ? ['--spec-version', leg.requirements, '--force'] : leg.specVersion ? ['--spec-version', leg.specVersion] : [];
+  const version = leg.requirements
+    ? ['--spec-version', leg.requirements, '--force']
+    : leg.specVersion
+      ? ['--spec-version', leg.specVersion]
+      : [];
   const { exitCode, output } = await cli([
-    'client', '--command', command, '--scenario', scenario, ...version,
-    '--expected-failures', BASELINE, '--timeout', String(TIMEOUT_MS), '-o', outDir,
+    'client',
+    '--command',
+    command,
+    '--scenario',
+    scenario,
+    ...version,
+    '--expected-failures',
+    BASELINE,
+    '--timeout',
+    String(TIMEOUT_MS),
+    '-o',
+    outDir,
   ]);
   const ms = Date.now() - started;
   const found = collect(outDir).find((s) => s.scenario === scenario);
@@ -238,7 +277,15 @@ export async function runLeg(leg: Leg, options: LegOptions = {}): Promise<LegRes
       selection = options.scenarios ? { scored: options.scenarios, unscored: [] } : await scenariosOf(leg);
     } catch (err) {
       const tail = (err as Error).message;
-      return { name: leg.name, exitCode: 1, scenarios: [], checks: { passed: 0, failed: 0, warnings: 0 }, failures: [], ms: Date.now() - started, tail };
+      return {
+        name: leg.name,
+        exitCode: 1,
+        scenarios: [],
+        checks: { passed: 0, failed: 0, warnings: 0 },
+        failures: [],
+        ms: Date.now() - started,
+        tail,
+      };
     }
     const names = [...selection.scored, ...selection.unscored];
     const runs = await pool(names, JOBS, (name, i) => runScenario(leg, name, options.command ?? CLIENT, path.join(legDir, String(i))));
@@ -246,10 +293,13 @@ export async function runLeg(leg: Leg, options: LegOptions = {}): Promise<LegRes
     const sum = (k: 'passed' | 'failed' | 'warnings'): number => scenarios.reduce((n, s) => n + s[k], 0);
     const scoredBad = runs.find((r) => selection.scored.includes(r.result.scenario) && r.result.exitCode !== 0);
     const bad = runs.filter((r) => r.result.exitCode !== 0 || r.result.problems.length);
-    const tail = bad.map((r) => [
-      `--- ${r.result.scenario}: exit ${r.result.exitCode}; ${r.result.problems.join('; ')}`,
-      ...r.output.split('\n').slice(-25),
-    ].join('\n')).join('\n');
+    const tail = bad
+      .map((r) =>
+        [`--- ${r.result.scenario}: exit ${r.result.exitCode}; ${r.result.problems.join('; ')}`, ...r.output.split('\n').slice(-25)].join(
+          '\n',
+        ),
+      )
+      .join('\n');
     return {
       name: leg.name,
       exitCode: scoredBad ? (scoredBad.result.exitCode ?? 1) : 0,
@@ -279,11 +329,20 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       const ok = r.exitCode === 0 && r.failures.length === 0;
       const auth = r.scenarios.filter((s) => s.scenario.startsWith('auth/')).length;
       const passed = r.scenarios.length - r.failures.length;
-      process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${r.name}: exit ${r.exitCode}; scenarios ${passed}/${r.scenarios.length} passed (auth ${auth}); `
-        + `checks ${r.checks.passed} passed, ${r.checks.failed} failed, ${r.checks.warnings} warnings; ${(r.ms / 1000).toFixed(0)} s, ${JOBS} at a time\n`);
+      process.stdout.write(
+        `${ok ? 'ok  ' : 'FAIL'} ${r.name}: exit ${r.exitCode}; scenarios ${passed}/${r.scenarios.length} passed (auth ${auth}); ` +
+          `checks ${r.checks.passed} passed, ${r.checks.failed} failed, ${r.checks.warnings} warnings; ${(r.ms / 1000).toFixed(0)} s, ${JOBS} at a time\n`,
+      );
       if (!ok) process.stdout.write(r.tail + '\n');
     }
   }
-  if (json) process.stdout.write(JSON.stringify(results.map(({ tail, ...r }) => (r.exitCode === 0 ? r : { ...r, tail })), null, 2) + '\n');
+  if (json)
+    process.stdout.write(
+      JSON.stringify(
+        results.map(({ tail, ...r }) => (r.exitCode === 0 ? r : { ...r, tail })),
+        null,
+        2,
+      ) + '\n',
+    );
   process.exit(results.every((r) => r.exitCode === 0 && r.failures.length === 0) ? 0 : 1);
 }

@@ -29,7 +29,10 @@ const STABLE = new Set(['ALBEDO_INVALID_ARGUMENT', 'ALBEDO_INVALID_CONFIG', 'ALB
  */
 const BASES: Record<string, Array<Record<string, unknown>>> = {
   'PATCH /v1/mcp': [{}],
-  'PUT /v1/mcp/servers/{name}': [{ command: 'x', enabled: false }, { url: 'http://127.0.0.1:1/mcp', enabled: false }],
+  'PUT /v1/mcp/servers/{name}': [
+    { command: 'x', enabled: false },
+    { url: 'http://127.0.0.1:1/mcp', enabled: false },
+  ],
   'PATCH /v1/mcp/servers/{name}': [{}],
   'POST /v1/sessions': [{}],
   'POST /v1/sessions/{id}/calls': [{ name: 'x/y' }],
@@ -43,14 +46,20 @@ const BASES: Record<string, Array<Record<string, unknown>>> = {
 function variantOf(doc: Schema, schema: Schema, base: Record<string, unknown>): Schema {
   const obs = objectBranches(doc, schema);
   if (obs.length <= 1) return schema;
-  const fits = obs.find((b) => Object.keys(base).every((k) => Object.hasOwn(b.properties ?? {}, k)) && (b.required ?? []).every((k: string) => k in base));
+  const fits = obs.find(
+    (b) => Object.keys(base).every((k) => Object.hasOwn(b.properties ?? {}, k)) && (b.required ?? []).every((k: string) => k in base),
+  );
   if (!fits) throw new Error(`no variant of the schema fits ${JSON.stringify(base)}`);
   return fits;
 }
 
 function deref(doc: Schema, s: Schema | undefined): Schema | undefined {
   let cur = s;
-  while (cur?.$ref) cur = cur.$ref.split('/').slice(1).reduce((o: Schema, k: string) => o[k], doc);
+  while (cur?.$ref)
+    cur = cur.$ref
+      .split('/')
+      .slice(1)
+      .reduce((o: Schema, k: string) => o[k], doc);
   return cur;
 }
 
@@ -72,7 +81,8 @@ function allowed(doc: Schema, s: Schema | undefined): Set<JsonType> | null {
   return out;
 }
 
-const objectBranches = (doc: Schema, s: Schema | undefined): Schema[] => branches(doc, s).filter((b) => [].concat(b.type).includes('object' as never));
+const objectBranches = (doc: Schema, s: Schema | undefined): Schema[] =>
+  branches(doc, s).filter((b) => [].concat(b.type).includes('object' as never));
 const propsOf = (doc: Schema, s: Schema | undefined): Record<string, Schema> =>
   Object.assign({}, ...objectBranches(doc, s).map((b) => b.properties ?? {}));
 const strict = (doc: Schema, s: Schema | undefined): boolean => {
@@ -80,14 +90,15 @@ const strict = (doc: Schema, s: Schema | undefined): boolean => {
   return obs.length > 0 && obs.every((b) => b.additionalProperties === false && b.properties);
 };
 
-const valueOf = (ty: JsonType): fc.Arbitrary<unknown> => ({
-  string: fc.string({ maxLength: 20 }),
-  number: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })),
-  boolean: fc.boolean(),
-  null: fc.constant(null),
-  array: fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
-  object: fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }),
-}[ty]);
+const valueOf = (ty: JsonType): fc.Arbitrary<unknown> =>
+  ({
+    string: fc.string({ maxLength: 20 }),
+    number: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })),
+    boolean: fc.boolean(),
+    null: fc.constant(null),
+    array: fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
+    object: fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }),
+  })[ty];
 
 interface Broken {
   body: unknown;
@@ -97,7 +108,13 @@ interface Broken {
 }
 
 /** Every way fast-check may break `base` at `at`, by the schema of that spot (descending into objects it describes). */
-function breakings(doc: Schema, schema: Schema, base: Record<string, unknown>, at: string[] = ['body'], depth = 0): Array<fc.Arbitrary<Broken>> {
+function breakings(
+  doc: Schema,
+  schema: Schema,
+  base: Record<string, unknown>,
+  at: string[] = ['body'],
+  depth = 0,
+): Array<fc.Arbitrary<Broken>> {
   const out: Array<fc.Arbitrary<Broken>> = [];
   const put = (v: unknown, key?: string): unknown => {
     const copy = structuredClone(base) as Record<string, unknown>;
@@ -108,7 +125,9 @@ function breakings(doc: Schema, schema: Schema, base: Record<string, unknown>, a
   const props = propsOf(doc, schema);
   if (strict(doc, schema)) {
     const unknown = fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !Object.hasOwn(props, k));
-    out.push(fc.tuple(unknown, fc.jsonValue({ maxDepth: 1 })).map(([k, v]) => ({ body: put(v, k), at: [...at, k], what: `unknown field ${k}` })));
+    out.push(
+      fc.tuple(unknown, fc.jsonValue({ maxDepth: 1 })).map(([k, v]) => ({ body: put(v, k), at: [...at, k], what: `unknown field ${k}` })),
+    );
   }
   for (const [key, ps] of Object.entries(props)) {
     const ok = allowed(doc, ps);
@@ -116,7 +135,12 @@ function breakings(doc: Schema, schema: Schema, base: Record<string, unknown>, a
       const wrong = TYPES.filter((ty) => !ok.has(ty));
       if (wrong.length) {
         const what = [...at.slice(1), key].join('.');
-        out.push(fc.constantFrom(...wrong).chain((ty) => valueOf(ty)).map((v) => ({ body: put(v, key), at: [...at, key], what })));
+        out.push(
+          fc
+            .constantFrom(...wrong)
+            .chain((ty) => valueOf(ty))
+            .map((v) => ({ body: put(v, key), at: [...at, key], what })),
+        );
       }
     }
     // Into an object the schema describes: the base's own, else an empty one where that is valid (no required field).
@@ -133,8 +157,13 @@ function breakings(doc: Schema, schema: Schema, base: Record<string, unknown>, a
 
 function errorOk(t: Tap, r: { status: number; body: any }, want: Array<string | number>, what: string): boolean {
   const e = r.body?.error;
-  const ok = r.status >= 400 && r.status < 500 && STABLE.has(e?.code) && typeof e?.message === 'string'
-    && Array.isArray(e?.path) && want.every((p, i) => e.path[i] === p);
+  const ok =
+    r.status >= 400 &&
+    r.status < 500 &&
+    STABLE.has(e?.code) &&
+    typeof e?.message === 'string' &&
+    Array.isArray(e?.path) &&
+    want.every((p, i) => e.path[i] === p);
   if (!ok) t.fail(`${what}: ${r.status} ${JSON.stringify(r.body)} (wanted a 4xx at ${JSON.stringify(want)})`);
   return ok;
 }
@@ -143,9 +172,16 @@ type Tap = { fail(m: string): void };
 t.test('generated bad input for every route with a body or an enum: a 4xx naming the field, never a 500, nothing changed', async (t) => {
   const tag = newTag();
   const home = tempHome(t);
-  writeFileSync(path.join(home, 'extensions.json'), JSON.stringify({ mcp: { servers: { srv: { command: 'x', enabled: false } } } }, null, 2));
+  writeFileSync(
+    path.join(home, 'extensions.json'),
+    JSON.stringify({ mcp: { servers: { srv: { command: 'x', enabled: false } } } }, null, 2),
+  );
   const d: Daemon = await startDaemon(t, home, { tag });
-  t.equal((await d.call('PATCH', '/v1/mcp/servers/srv', { body: { secrets: { env: { K: 'kept-secret-1x' } } } })).status, 200, 'creds.json exists');
+  t.equal(
+    (await d.call('PATCH', '/v1/mcp/servers/srv', { body: { secrets: { env: { K: 'kept-secret-1x' } } } })).status,
+    200,
+    'creds.json exists',
+  );
   const session = (await d.call('POST', '/v1/sessions', { body: {} })).body.id as string;
   const files = (): Array<Buffer | null> =>
     ['extensions.json', 'creds.json'].map((f) => (existsSync(path.join(home, f)) ? readFileSync(path.join(home, f)) : null));
@@ -153,22 +189,33 @@ t.test('generated bad input for every route with a body or an enum: a 4xx naming
   const doc = (await d.call('GET', '/openapi.json')).body as Schema;
   const fill = (p: string): string => p.replace('{name}', 'srv').replace('{id}', session).replace('{login}', 'mcp:srv');
 
-  const withBody = Object.entries<Schema>(doc.paths).flatMap(([p, ops]) => Object.entries<Schema>(ops)
-    .filter(([, op]) => op.requestBody)
-    .map(([m, op]) => ({ key: `${m.toUpperCase()} ${p}`, method: m.toUpperCase(), p, schema: op.requestBody.content['application/json'].schema })));
+  const withBody = Object.entries<Schema>(doc.paths).flatMap(([p, ops]) =>
+    Object.entries<Schema>(ops)
+      .filter(([, op]) => op.requestBody)
+      .map(([m, op]) => ({
+        key: `${m.toUpperCase()} ${p}`,
+        method: m.toUpperCase(),
+        p,
+        schema: op.requestBody.content['application/json'].schema,
+      })),
+  );
   t.same(withBody.map((o) => o.key).sort(), Object.keys(BASES).sort(), 'every operation with a body has a valid one here');
 
   let runs = 0;
-  const notObject = fc.oneof(fc.integer(), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }))
+  const notObject = fc
+    .oneof(fc.integer(), fc.string(), fc.boolean(), fc.constant(null), fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }))
     .map((body): Broken => ({ body, at: ['body'], what: 'not an object' }));
   for (const op of withBody) {
     for (const base of BASES[op.key] ?? []) {
       const arb = fc.oneof(notObject, ...breakings(doc, variantOf(doc, deref(doc, op.schema)!, base), base));
-      await fc.assert(fc.asyncProperty(arb, async (b) => {
-        runs++;
-        const r = await d.call(op.method, fill(op.p), { body: b.body });
-        return errorOk(t, r, b.at, `${op.key} (${b.what}) ${JSON.stringify(b.body).slice(0, 200)}`);
-      }), { numRuns: 60 });
+      await fc.assert(
+        fc.asyncProperty(arb, async (b) => {
+          runs++;
+          const r = await d.call(op.method, fill(op.p), { body: b.body });
+          return errorOk(t, r, b.at, `${op.key} (${b.what}) ${JSON.stringify(b.body).slice(0, 200)}`);
+        }),
+        { numRuns: 60 },
+      );
     }
   }
 
@@ -177,12 +224,15 @@ t.test('generated bad input for every route with a body or an enum: a 4xx naming
     for (const [m, op] of Object.entries<Schema>(ops)) {
       for (const prm of (op.parameters ?? []).filter((x: Schema) => x.in === 'query' && x.schema?.enum)) {
         const bad = fc.string({ minLength: 1, maxLength: 10 }).filter((v) => !prm.schema.enum.includes(v));
-        await fc.assert(fc.asyncProperty(bad, async (v) => {
-          runs++;
-          const body = BASES[`${m.toUpperCase()} ${p}`]?.[0];
-          const r = await d.call(m.toUpperCase(), `${fill(p)}?${prm.name}=${encodeURIComponent(v)}`, body === undefined ? {} : { body });
-          return errorOk(t, r, ['query', prm.name], `${m.toUpperCase()} ${p}?${prm.name}=${v}`);
-        }), { numRuns: 20 });
+        await fc.assert(
+          fc.asyncProperty(bad, async (v) => {
+            runs++;
+            const body = BASES[`${m.toUpperCase()} ${p}`]?.[0];
+            const r = await d.call(m.toUpperCase(), `${fill(p)}?${prm.name}=${encodeURIComponent(v)}`, body === undefined ? {} : { body });
+            return errorOk(t, r, ['query', prm.name], `${m.toUpperCase()} ${p}?${prm.name}=${v}`);
+          }),
+          { numRuns: 20 },
+        );
       }
     }
   }
@@ -192,15 +242,24 @@ t.test('generated bad input for every route with a body or an enum: a 4xx naming
     const names = [...p.matchAll(/\{(\w+)\}/g)].map((x) => x[1]!);
     for (const m of Object.keys(ops).filter((x) => (x === 'get' && !p.endsWith('/events')) || x === 'delete')) {
       if (!names.length) continue;
-      await fc.assert(fc.asyncProperty(param, async (v) => {
-        runs++;
-        const target = p.replace(/\{(\w+)\}/g, (_, n: string) => (n === 'login' ? `mcp:${encodeURIComponent(v)}` : encodeURIComponent(v)));
-        const r = await d.call(m.toUpperCase(), target);
-        return errorOk(t, r, ['params'], `${m.toUpperCase()} ${target}`);
-      }), { numRuns: 15 });
+      await fc.assert(
+        fc.asyncProperty(param, async (v) => {
+          runs++;
+          const target = p.replace(/\{(\w+)\}/g, (_, n: string) =>
+            n === 'login' ? `mcp:${encodeURIComponent(v)}` : encodeURIComponent(v),
+          );
+          const r = await d.call(m.toUpperCase(), target);
+          return errorOk(t, r, ['params'], `${m.toUpperCase()} ${target}`);
+        }),
+        { numRuns: 15 },
+      );
     }
   }
   t.ok(runs > 600, `${runs} bad requests`);
   t.same(files(), before, 'extensions.json and creds.json byte for byte as they were');
-  t.same((await d.call('GET', '/v1/sessions')).body.sessions.map((s: { id: string }) => s.id), [session], 'no refused request opened a session');
+  t.same(
+    (await d.call('GET', '/v1/sessions')).body.sessions.map((s: { id: string }) => s.id),
+    [session],
+    'no refused request opened a session',
+  );
 });

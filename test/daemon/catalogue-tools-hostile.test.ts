@@ -14,7 +14,15 @@ import { entry, srv, startDaemon } from './harness.ts';
 
 t.setTimeout(120_000);
 
-const NONE = { tools: null, resources: null, resourceTemplates: null, prompts: null, instructions: null, serverInfo: null, discoveredAt: null };
+const NONE = {
+  tools: null,
+  resources: null,
+  resourceTemplates: null,
+  prompts: null,
+  instructions: null,
+  serverInfo: null,
+  discoveredAt: null,
+};
 
 t.test('hostile names, the guard, a stale catalogue', async (t) => {
   const home = tempHome(t);
@@ -30,9 +38,12 @@ t.test('hostile names, the guard, a stale catalogue', async (t) => {
   t.equal((await d.call('GET', '/v1/mcp/servers/a/b/tools')).status, 404, 'an unencoded / is another path');
 
   const r = await d.call('GET', srv('toString', '/tools'));
-  t.same(r.body.tools.map((x: any) => x.name), ['__proto__', 'constructor', 'toString', 'toString', 'hasOwnProperty'],
-    'every tool as listed, in order: prototype names and a name twice');
-  t.match(r.body.tools[0].title, '<img src=x onerror=', 'the server\'s text as it sent it (escaping is for who shows it)');
+  t.same(
+    r.body.tools.map((x: any) => x.name),
+    ['__proto__', 'constructor', 'toString', 'toString', 'hasOwnProperty'],
+    'every tool as listed, in order: prototype names and a name twice',
+  );
+  t.match(r.body.tools[0].title, '<img src=x onerror=', "the server's text as it sent it (escaping is for who shows it)");
   t.match(r.body.serverInfo, { name: /^hostile-proto<img/, version: '1.0' });
 
   for (const name of ['__proto__', 'constructor', 'prototype']) {

@@ -20,7 +20,13 @@ t.test('the saved tools, without a session or a start; 404 unknown; null when no
   const notes = mkdtempSync(path.join(tmpdir(), 'albedo-starts-'));
   t.teardown(() => rmSync(notes, { recursive: true, force: true }));
   const starts = path.join(notes, 'starts');
-  const count = (): number => { try { return readFileSync(starts, 'utf8').split('\n').filter(Boolean).length; } catch { return 0; } };
+  const count = (): number => {
+    try {
+      return readFileSync(starts, 'utf8').split('\n').filter(Boolean).length;
+    } catch {
+      return 0;
+    }
+  };
   const d = await startDaemon(t, home, { tag });
 
   // `sh -c 'echo >> starts; exec node everything stdio'`: server-everything itself, each start noted.
@@ -38,7 +44,10 @@ t.test('the saved tools, without a session or a start; 404 unknown; null when no
   t.equal(r.body.tools.length, 13, 'the 13 tools of server-everything');
   const echo = r.body.tools.find((x: any) => x.name === 'echo');
   t.match(echo, { name: 'echo', description: /echo/i, inputSchema: { type: 'object', properties: { message: {} } }, enabled: true });
-  t.ok(r.body.tools.every((x: any) => typeof x.name === 'string' && x.inputSchema && x.enabled === true), 'every tool named, with its schema');
+  t.ok(
+    r.body.tools.every((x: any) => typeof x.name === 'string' && x.inputSchema && x.enabled === true),
+    'every tool named, with its schema',
+  );
   t.match(r.body, { resources: Number, resourceTemplates: Number, prompts: Number, serverInfo: { name: String, version: String } });
   t.ok(typeof r.body.instructions === 'string' || r.body.instructions === null, 'instructions as saved');
   t.ok(!Number.isNaN(Date.parse(r.body.discoveredAt)), 'when it was discovered');
@@ -51,22 +60,44 @@ t.test('the saved tools, without a session or a start; 404 unknown; null when no
 
   const unknown = await d.call('GET', srv('nope', '/tools'));
   t.match(unknown, { status: 404, body: { error: { code: 'ALBEDO_NOT_FOUND', path: ['params', 'name'] } } });
-  t.equal((await d.call('GET', srv('everything', '/tools'), { token: null })).status, 401, 'the token is needed, as on every /v1/mcp route');
+  t.equal(
+    (await d.call('GET', srv('everything', '/tools'), { token: null })).status,
+    401,
+    'the token is needed, as on every /v1/mcp route',
+  );
 
   // Switched off when added: not tried, so nothing is saved for it.
   const off = await d.call('PUT', srv('later'), { body: { ...entry(NODE, [EVERYTHING, 'stdio']), enabled: false } });
   t.equal(off.status, 201, 'added switched off');
   const none = await d.call('GET', srv('later', '/tools'));
-  t.same([none.status, none.body], [200, {
-    server: 'later', tools: null, resources: null, resourceTemplates: null, prompts: null, instructions: null, serverInfo: null, discoveredAt: null,
-  }], 'no catalogue saved: 200 with tools null');
+  t.same(
+    [none.status, none.body],
+    [
+      200,
+      {
+        server: 'later',
+        tools: null,
+        resources: null,
+        resourceTemplates: null,
+        prompts: null,
+        instructions: null,
+        serverInfo: null,
+        discoveredAt: null,
+      },
+    ],
+    'no catalogue saved: 200 with tools null',
+  );
 
   // The entry's tool filters are marked (they do not change the fingerprint: the saved catalogue stays).
   const patched = await d.call('PATCH', srv('everything'), { body: { disabledTools: ['echo'] } });
   t.equal(patched.status, 200, 'patched');
   const filtered = await d.call('GET', srv('everything', '/tools'));
   t.equal(filtered.body.tools.length, 13, 'still every tool the server listed');
-  t.same(filtered.body.tools.filter((x: any) => !x.enabled).map((x: any) => x.name), ['echo'], 'the one disabledTools names is marked');
+  t.same(
+    filtered.body.tools.filter((x: any) => !x.enabled).map((x: any) => x.name),
+    ['echo'],
+    'the one disabledTools names is marked',
+  );
 
   const doc = (await d.call('GET', '/openapi.json')).body;
   t.ok(doc.paths['/v1/mcp/servers/{name}/tools']?.get, 'in the OpenAPI document');

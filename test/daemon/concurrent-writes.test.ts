@@ -19,13 +19,20 @@ t.test('saves of one server queue behind its try; others go on meanwhile', async
   const home = tempHome(t);
   const d = await startDaemon(t, home, { tag: newTag() });
   const file = path.join(home, 'extensions.json');
-  writeFileSync(file, `${JSON.stringify({ mcp: { servers: { other: { command: NODE, args: ['-e', '0'], enabled: false } } } }, null, 2)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ mcp: { servers: { other: { command: NODE, args: ['-e', '0'], enabled: false } } } }, null, 2)}\n`,
+  );
   const dir = mkdtempSync(path.join(os.tmpdir(), 'albedo-gate-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const slow = (extra: Record<string, unknown> = {}) => entry(NODE, [GATED, dir], { startupTimeoutMs: 120_000, ...extra });
 
   const order: string[] = [];
-  const settle = (what: string, p: Promise<Reply>): Promise<Reply> => p.then((r) => { order.push(what); return r; });
+  const settle = (what: string, p: Promise<Reply>): Promise<Reply> =>
+    p.then((r) => {
+      order.push(what);
+      return r;
+    });
   const first = settle('first', d.call('PUT', srv('slow'), { body: slow() }));
   await until(() => existsSync(path.join(dir, 'started')), 120_000, 'the first try to start the server');
   const second = settle('second', d.call('PUT', srv('slow'), { body: slow({ callTimeoutMs: 12_345 }) }));

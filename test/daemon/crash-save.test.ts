@@ -23,7 +23,12 @@ const files = (home: string): [Buffer | null, Buffer | null] => [
   existsSync(path.join(home, 'extensions.json')) ? readFileSync(path.join(home, 'extensions.json')) : null,
   existsSync(path.join(home, 'creds.json')) ? readFileSync(path.join(home, 'creds.json')) : null,
 ];
-const version = (args: string, secret: string): Record<string, unknown> => ({ command: 'x', args: [args], enabled: false, secrets: { env: { K: secret } } });
+const version = (args: string, secret: string): Record<string, unknown> => ({
+  command: 'x',
+  args: [args],
+  enabled: false,
+  secrets: { env: { K: secret } },
+});
 
 t.test('killed between the two renames: the next daemon puts extensions.json back, so both files are the old pair', async (t) => {
   const tag = newTag();
@@ -92,7 +97,9 @@ t.test('a journal left after both renames (a kill just before it was removed): t
   const stored = JSON.parse(after[1]!.toString()).mcp.svc.secrets;
   // What the writer had journaled for that write; its pid is the dead daemon's.
   const journal = {
-    pid: first.info.pid, server: 'svc', before: old.toString('base64'),
+    pid: first.info.pid,
+    server: 'svc',
+    before: old.toString('base64'),
     after: createHash('sha256').update(after[0]!).digest('hex'),
     creds: { removed: false, secrets: secretsDigest(stored), signedOut: false },
   };

@@ -5,8 +5,15 @@ import { descriptionOf, MAX_DESCRIPTION } from '../../daemon/servers.ts';
 import type { SavedCatalogue } from '../../protocol/catalogue.ts';
 
 const row = (serverInfo: SavedCatalogue['serverInfo'], instructions: string | null): SavedCatalogue => ({
-  server: 's', fingerprint: 'f', era: 'legacy', protocolVersion: '2025-11-25', serverInfo, capabilities: {}, instructions,
-  catalogue: { tools: [], resources: [], resourceTemplates: [], prompts: [] }, savedAt: 0,
+  server: 's',
+  fingerprint: 'f',
+  era: 'legacy',
+  protocolVersion: '2025-11-25',
+  serverInfo,
+  capabilities: {},
+  instructions,
+  catalogue: { tools: [], resources: [], resourceTemplates: [], prompts: [] },
+  savedAt: 0,
 });
 
 t.test('own description first, else the instructions, else empty', async (t) => {

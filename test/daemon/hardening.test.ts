@@ -17,7 +17,8 @@ import { entry, srv, startDaemon } from './harness.ts';
 
 t.setTimeout(170_000);
 
-const proofOf = (token: string, nonce: string): string => createHmac('sha256', Buffer.from(token, 'utf8')).update(nonce, 'utf8').digest('base64url');
+const proofOf = (token: string, nonce: string): string =>
+  createHmac('sha256', Buffer.from(token, 'utf8')).update(nonce, 'utf8').digest('base64url');
 
 /** `'{"a":' × n, 1, '}' × n`: a value nested n levels. */
 const deep = (n: number): string => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
@@ -57,7 +58,10 @@ t.test('the daemon against hostile input', async (t) => {
   const marker = path.join(home, 'tried.txt');
   // `once` writes the marker whenever it is run: a try of it leaves the file.
   const once = entry(NODE, ['-e', `require('fs').appendFileSync(${JSON.stringify(marker)}, 'ran\\n')`]);
-  writeFileSync(path.join(home, 'extensions.json'), JSON.stringify({ mcp: { servers: { srv: { command: 'x', enabled: false }, once } } }, null, 2));
+  writeFileSync(
+    path.join(home, 'extensions.json'),
+    JSON.stringify({ mcp: { servers: { srv: { command: 'x', enabled: false }, once } } }, null, 2),
+  );
   const d = await startDaemon(t, home, { tag });
   const port = d.info.port;
   t.equal((await d.call('PATCH', srv('srv'), { body: { secrets: { env: { K: 'kept-secret-7q' } } } })).status, 200, 'creds.json exists');
@@ -77,22 +81,42 @@ t.test('the daemon against hostile input', async (t) => {
     const wrong = d.info.token.slice(0, -1) + (d.info.token.endsWith('A') ? 'B' : 'A');
     t.not(r.body.proof, proofOf(wrong, nonce), 'another token gives another proof');
     const other = randomBytes(64).toString('hex').toUpperCase();
-    t.equal((await d.call('GET', `/v1/health?nonce=${other}`, { token: null })).body.proof, proofOf(d.info.token, other),
-      '128 hex characters, upper case: the nonce as sent');
+    t.equal(
+      (await d.call('GET', `/v1/health?nonce=${other}`, { token: null })).body.proof,
+      proofOf(d.info.token, other),
+      '128 hex characters, upper case: the nonce as sent',
+    );
     t.not(r.body.proof, proofOf(d.info.token, other), 'another nonce, another proof');
     t.same((await d.call('GET', '/v1/health', { token: null })).body, { ok: true, version: d.info.version }, 'no nonce: no proof');
     t.notOk(r.text.includes(d.info.token), 'never the token itself');
-    const bad = ['abc', 'a'.repeat(15), 'a'.repeat(129), 'g'.repeat(16), '', `${nonce}%20`, `${nonce}&nonce=${nonce}`, '0x' + 'a'.repeat(16)];
+    const bad = [
+      'abc',
+      'a'.repeat(15),
+      'a'.repeat(129),
+      'g'.repeat(16),
+      '',
+      `${nonce}%20`,
+      `${nonce}&nonce=${nonce}`,
+      '0x' + 'a'.repeat(16),
+    ];
     for (const n of bad) {
       const b = await d.call('GET', `/v1/health?nonce=${n}`, { token: null });
-      t.match(b, { status: 400, body: { error: { code: 'ALBEDO_INVALID_ARGUMENT', path: ['query', 'nonce'] } } }, `nonce ${JSON.stringify(n)}`);
+      t.match(
+        b,
+        { status: 400, body: { error: { code: 'ALBEDO_INVALID_ARGUMENT', path: ['query', 'nonce'] } } },
+        `nonce ${JSON.stringify(n)}`,
+      );
       t.notOk('proof' in (b.body ?? {}), 'and no proof');
     }
   });
 
   t.test('two Host headers: 421, in either order', async (t) => {
     const good = `127.0.0.1:${port}`;
-    for (const [a, b] of [[good, `evil.example:${port}`], [`evil.example:${port}`, good], [good, good]]) {
+    for (const [a, b] of [
+      [good, `evil.example:${port}`],
+      [`evil.example:${port}`, good],
+      [good, good],
+    ]) {
       const text = `GET /v1/health HTTP/1.1\r\nHost: ${a}\r\nHost: ${b}\r\n\r\n`;
       t.equal(await rawStatus(port, text), 421, `Host ${a} then ${b}`);
     }
@@ -123,11 +147,16 @@ t.test('the daemon against hostile input', async (t) => {
     }
     // Below the bound the body is judged by its schema as before: an unknown field is named.
     const within = await d.call('PATCH', srv('srv') + '?dry_run=true', {
-      raw: `{"x":${deep(MAX_DEPTH - 2)}}`, headers: { 'content-type': 'application/json' },
+      raw: `{"x":${deep(MAX_DEPTH - 2)}}`,
+      headers: { 'content-type': 'application/json' },
     });
     t.match(within, { status: 400, body: { error: { path: ['body', 'x'] } } }, `${MAX_DEPTH - 1} levels: not refused for its depth`);
     t.same(files(), before, 'extensions.json and creds.json byte for byte as they were');
-    t.same((await d.call('GET', '/v1/sessions')).body.sessions.map((s: { id: string }) => s.id), [session], 'no session opened');
+    t.same(
+      (await d.call('GET', '/v1/sessions')).body.sessions.map((s: { id: string }) => s.id),
+      [session],
+      'no session opened',
+    );
     t.equal((await d.call('GET', '/v1/health')).status, 200, 'the daemon still serves');
   });
 
@@ -136,7 +165,11 @@ t.test('the daemon against hostile input', async (t) => {
     for (const n of names) {
       for (const method of ['PUT', 'PATCH']) {
         const r = await d.call(method, `/v1/mcp/servers/${n}`, { body: { command: 'x', enabled: false } });
-        t.match(r, { status: 400, body: { error: { code: 'ALBEDO_INVALID_ARGUMENT', path: ['params', 'name'] } } }, `${method} /v1/mcp/servers/${n}`);
+        t.match(
+          r,
+          { status: 400, body: { error: { code: 'ALBEDO_INVALID_ARGUMENT', path: ['params', 'name'] } } },
+          `${method} /v1/mcp/servers/${n}`,
+        );
       }
     }
     const fine = await d.call('PUT', '/v1/mcp/servers/a%25%2541?dry_run=true', { body: { command: 'x', enabled: false } });
@@ -145,10 +178,17 @@ t.test('the daemon against hostile input', async (t) => {
   });
 
   t.test('secrets.oauth: null on a stdio server: 400 at ["body", "secrets", "oauth"], nothing tried or written', async (t) => {
-    for (const [method, body] of [['PATCH', { secrets: { oauth: null } }], ['PUT', { ...once, secrets: { oauth: null } }]] as const) {
+    for (const [method, body] of [
+      ['PATCH', { secrets: { oauth: null } }],
+      ['PUT', { ...once, secrets: { oauth: null } }],
+    ] as const) {
       for (const q of ['', '?dry_run=true']) {
         const r = await d.call(method, srv('once') + q, { body });
-        t.match(r, { status: 400, body: { error: { code: 'ALBEDO_INVALID_ARGUMENT', path: ['body', 'secrets', 'oauth'] } } }, `${method}${q}`);
+        t.match(
+          r,
+          { status: 400, body: { error: { code: 'ALBEDO_INVALID_ARGUMENT', path: ['body', 'secrets', 'oauth'] } } },
+          `${method}${q}`,
+        );
       }
     }
     t.notOk(existsSync(marker), 'the server was not tried');

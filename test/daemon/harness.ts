@@ -68,7 +68,9 @@ export async function startDaemon(t: Tap, home: string, o: SpawnOptions): Promis
   const started = spawnDaemon(home, o);
   const line = await new Promise<string>((resolve, reject) => {
     started.child.once('exit', (code, sig) => reject(new Error(`the daemon exited (${code ?? sig}): ${started.lines.join('\n')}`)));
-    started.onLine((l) => { if (LISTENING.test(l)) resolve(l); });
+    started.onLine((l) => {
+      if (LISTENING.test(l)) resolve(l);
+    });
   });
   const port = Number(LISTENING.exec(line)![1]);
   const info = JSON.parse(readFileSync(path.join(home, 'daemon.json'), 'utf8')) as DaemonInfo;
@@ -116,7 +118,14 @@ export function spawnDaemon(home: string, o: SpawnOptions): Spawned {
     for (const fn of listeners) fn(l);
   });
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig!)));
-  return { child, lines, exited, onLine: (fn) => { listeners.push(fn); } };
+  return {
+    child,
+    lines,
+    exited,
+    onLine: (fn) => {
+      listeners.push(fn);
+    },
+  };
 }
 
 /** One HTTP request to the daemon of `info`. */
@@ -132,7 +141,11 @@ export async function call(info: DaemonInfo, method: string, p: string, o: CallO
   const r = await request(`http://127.0.0.1:${info.port}${p}`, { method: method as 'GET', headers, body, dispatcher: o.dispatcher });
   const text = await r.body.text();
   let parsed: unknown;
-  try { parsed = text ? JSON.parse(text) : undefined; } catch { parsed = undefined; }
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
   return { status: r.statusCode, headers: r.headers, body: parsed, text };
 }
 

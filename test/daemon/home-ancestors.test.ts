@@ -21,13 +21,21 @@ const root = process.getuid?.() === 0;
 async function refused(home: string): Promise<{ code: number | string; listened: boolean }> {
   const s = spawnDaemon(home, { tag: newTag() });
   let listened = false;
-  const up = new Promise<void>((resolve) => s.onLine((l) => { if (/listening on/.test(l)) { listened = true; resolve(); } }));
+  const up = new Promise<void>((resolve) =>
+    s.onLine((l) => {
+      if (/listening on/.test(l)) {
+        listened = true;
+        resolve();
+      }
+    }),
+  );
   await Promise.race([s.exited, up]);
   if (listened) s.child.kill('SIGTERM');
   return { code: await s.exited, listened };
 }
 
-const settings = (...names: string[]): string => JSON.stringify({ mcp: { servers: Object.fromEntries(names.map((n) => [n, sdkServer()])) } }, null, 2);
+const settings = (...names: string[]): string =>
+  JSON.stringify({ mcp: { servers: Object.fromEntries(names.map((n) => [n, sdkServer()])) } }, null, 2);
 
 t.test('a home under a directory others may write (not sticky) is refused; nothing in it is written', async (t) => {
   const base = tempHome(t);
@@ -48,7 +56,7 @@ t.test('a home under a directory others may write (not sticky) is refused; nothi
   t.notOk(existsSync(path.join(shared, 'new-home')), 'the home was not made');
 });
 
-t.test('a home under another user\'s directory is refused', { skip: !root && 'needs root to chown' }, async (t) => {
+t.test("a home under another user's directory is refused", { skip: !root && 'needs root to chown' }, async (t) => {
   const base = tempHome(t);
   const theirs = path.join(base, 'theirs');
   mkdirSync(theirs, { mode: 0o755 });

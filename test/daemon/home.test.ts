@@ -18,7 +18,14 @@ t.setTimeout(170_000);
 async function refused(home: string, tag: string): Promise<{ code: number | string; lines: string[]; listened: boolean }> {
   const s = spawnDaemon(home, { tag });
   let listened = false;
-  const up = new Promise<void>((resolve) => s.onLine((l) => { if (/listening on/.test(l)) { listened = true; resolve(); } }));
+  const up = new Promise<void>((resolve) =>
+    s.onLine((l) => {
+      if (/listening on/.test(l)) {
+        listened = true;
+        resolve();
+      }
+    }),
+  );
   await Promise.race([s.exited, up]);
   if (listened) s.child.kill('SIGTERM');
   return { code: await s.exited, lines: s.lines, listened };
@@ -26,10 +33,14 @@ async function refused(home: string, tag: string): Promise<{ code: number | stri
 
 /** What a refused start must leave as it was: the home's names and its small files' bytes. */
 function snapshot(home: string): string {
-  return JSON.stringify(readdirSync(home).sort().map((f) => {
-    const p = path.join(home, f);
-    return [f, lstatSync(p).isFile() ? readFileSync(p, 'base64') : 'dir'];
-  }));
+  return JSON.stringify(
+    readdirSync(home)
+      .sort()
+      .map((f) => {
+        const p = path.join(home, f);
+        return [f, lstatSync(p).isFile() ? readFileSync(p, 'base64') : 'dir'];
+      }),
+  );
 }
 
 t.test('a home others can write, or a symbolic link, is refused before anything in it is read or run', async (t) => {
@@ -39,11 +50,12 @@ t.test('a home others can write, or a symbolic link, is refused before anything 
   const marker = path.join(aside, 'ran.txt');
   // A server that says each time it is run, then serves as the SDK fixture does.
   const wrapper = path.join(aside, 'marking-server.mjs');
-  writeFileSync(wrapper, [
-    "import { appendFileSync } from 'node:fs';",
-    "appendFileSync(process.argv[2], 'ran\\n');",
-    'await import(process.argv[3]);',
-  ].join('\n'));
+  writeFileSync(
+    wrapper,
+    ["import { appendFileSync } from 'node:fs';", "appendFileSync(process.argv[2], 'ran\\n');", 'await import(process.argv[3]);'].join(
+      '\n',
+    ),
+  );
   const planted = { mcp: { servers: { m: entry(NODE, [wrapper, marker, pathToFileURL(fixture('sdk-server.ts')).href]) } } };
   writeFileSync(path.join(home, 'extensions.json'), JSON.stringify(planted, null, 2));
 
@@ -59,11 +71,19 @@ t.test('a home others can write, or a symbolic link, is refused before anything 
   const link = path.join(aside, 'home-link');
   symlinkSync(home, link);
   const cases: Array<[string, string, () => void]> = [
-    ['a symbolic link to a directory of the user\'s own', link, () => {}],
+    ["a symbolic link to a directory of the user's own", link, () => {}],
     ['mode 0777', home, () => chmodSync(home, 0o777)],
     ['mode 0770 (the group may write)', home, () => chmodSync(home, 0o770)],
   ];
-  if (process.getuid?.() === 0) cases.push(['a directory of another user', home, () => { chmodSync(home, 0o700); chownSync(home, 1, 1); }]);
+  if (process.getuid?.() === 0)
+    cases.push([
+      'a directory of another user',
+      home,
+      () => {
+        chmodSync(home, 0o700);
+        chownSync(home, 1, 1);
+      },
+    ]);
   for (const [what, dir, arrange] of cases) {
     arrange();
     const r = await refused(dir, tag);
@@ -92,7 +112,7 @@ t.test('the lock is written create-exclusive: a link planted at its temporary fi
   symlinkSync(victim, path.join(home, `${LOCK_FILE}.${process.pid}.tmp`));
   const lock = await acquireHomeLock(home);
   t.ok(lock.held, 'taken');
-  t.equal(readFileSync(victim, 'utf8'), 'precious\n', 'the link\'s target is untouched');
+  t.equal(readFileSync(victim, 'utf8'), 'precious\n', "the link's target is untouched");
   t.ok(lstatSync(path.join(home, LOCK_FILE)).isFile(), 'daemon.lock is a file, not the planted link');
   t.equal(lstatSync(path.join(home, LOCK_FILE)).mode & 0o777, 0o600, 'mode 0600');
   t.equal(readLock(home)?.pid, process.pid);

@@ -32,7 +32,7 @@ t.test('daemon.json is 0600 with port, token, pid and version; a second daemon i
   t.equal(await second.exited, 3, 'exit 3: a daemon already runs');
   const said = second.lines.join('\n');
   t.ok(said.includes(`pid ${d.info.pid}`) && said.includes(`127.0.0.1:${d.info.port}`), `names the first one's pid and port: ${said}`);
-  t.same(JSON.parse(readFileSync(file, 'utf8')), d.info, 'daemon.json is still the first one\'s');
+  t.same(JSON.parse(readFileSync(file, 'utf8')), d.info, "daemon.json is still the first one's");
   t.equal((await d.call('GET', '/v1/mcp/servers')).status, 200, 'the first one still serves');
 });
 
@@ -58,7 +58,10 @@ for (const sig of ['SIGTERM', 'SIGINT'] as const) {
 function refusedAt(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => { s.destroy(); resolve(false); });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(false);
+    });
     s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
   });
 }
@@ -127,10 +130,14 @@ t.test('SIGKILL during a save: no orphan; the next daemon takes over the home, w
   t.not(next.info.token, first.info.token, 'a new token');
   t.equal((await next.call('GET', '/v1/mcp/servers')).status, 200, 'the new daemon serves');
   const old = await call(next.info, 'GET', '/v1/mcp/servers', { token: first.info.token });
-  t.equal(old.status, 401, 'the dead daemon\'s token is refused');
+  t.equal(old.status, 401, "the dead daemon's token is refused");
   t.equal(old.body.error.code, 'ALBEDO_UNAUTHORIZED');
   const after = await next.call('GET', '/v1/mcp/servers');
-  t.same(after.body.servers.map((s: { name: string }) => s.name), ['sdk'], 'the cut-off save left nothing; the saved server is there');
+  t.same(
+    after.body.servers.map((s: { name: string }) => s.name),
+    ['sdk'],
+    'the cut-off save left nothing; the saved server is there',
+  );
   t.equal(after.body.servers[0].tools, 5, 'and its saved catalogue is reused (no dial: the server is not started)');
   t.same(taggedPids(tag), [], 'nothing was started to list it');
   t.equal(await next.stop(), 0);

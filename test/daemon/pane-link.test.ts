@@ -44,11 +44,21 @@ t.test('stderr redirected to a file: no login code in it, and how to get one', a
 });
 
 /** Runs `albedo daemon` on a pseudo-terminal until its web pane line (stopped at teardown): what it printed, and its origin. */
-async function onTerminal(t: { teardown(fn: () => unknown): void }, env: Record<string, string>): Promise<{ screen: string; origin: string }> {
+async function onTerminal(
+  t: { teardown(fn: () => unknown): void },
+  env: Record<string, string>,
+): Promise<{ screen: string; origin: string }> {
   const home = tempHome(t);
-  const p = pty.spawn(NODE, [BIN, 'daemon'], { cols: 300, rows: 40, cwd: ROOT, env: { ...process.env, ALBEDO_HOME: home, TEST_SERVER_TAG: newTag(), ...env } as Record<string, string> });
+  const p = pty.spawn(NODE, [BIN, 'daemon'], {
+    cols: 300,
+    rows: 40,
+    cwd: ROOT,
+    env: { ...process.env, ALBEDO_HOME: home, TEST_SERVER_TAG: newTag(), ...env } as Record<string, string>,
+  });
   let screen = '';
-  p.onData((d) => { screen += d.replace(/\r\n/g, '\n'); });
+  p.onData((d) => {
+    screen += d.replace(/\r\n/g, '\n');
+  });
   const exited = new Promise<number>((r) => p.onExit(({ exitCode }) => r(exitCode)));
   t.teardown(async () => {
     p.kill('SIGTERM');
@@ -62,7 +72,7 @@ t.test('stderr a terminal: the link is printed, and it logs a browser in', async
   const { screen, origin } = await onTerminal(t, { ALBEDO_NO_PANE_LINK: '' });
   const url = /albedo: web pane: (http:\/\/127\.0\.0\.1:\d+\/ui\/login\?code=[A-Za-z0-9_-]{43,})/.exec(screen)?.[1];
   t.ok(url, 'the link is on the terminal');
-  t.equal(new URL(url!).origin, origin, 'on the daemon\'s port');
+  t.equal(new URL(url!).origin, origin, "on the daemon's port");
   const r = await request(url!);
   await r.body.dump();
   t.equal(r.statusCode, 303, 'it logs in');

@@ -38,8 +38,14 @@ async function follow(d: Daemon, id: string, lastEventId?: string) {
     }
   })();
   return {
-    status: r.statusCode, contentType: String(r.headers['content-type']), events,
-    close: async () => { r.body.destroy(); await done; await agent.close(); },
+    status: r.statusCode,
+    contentType: String(r.headers['content-type']),
+    events,
+    close: async () => {
+      r.body.destroy();
+      await done;
+      await agent.close();
+    },
   };
 }
 
@@ -60,24 +66,43 @@ t.test('open, inspect, call, activity, reload, events, close: a session over HTT
   const opened = await d.call('POST', '/v1/sessions', { body: { profile: 'anthropic' } });
   t.equal(opened.status, 201);
   const s = opened.body;
-  t.match(s, { id: String, profile: 'anthropic', generation: 1, servers: [{ name: 'sdk', state: 'ready', advertised: true }], warnings: [] });
+  t.match(s, {
+    id: String,
+    profile: 'anthropic',
+    generation: 1,
+    servers: [{ name: 'sdk', state: 'ready', advertised: true }],
+    warnings: [],
+  });
   t.ok(s.tools > 0);
-  t.same((await d.call('GET', '/v1/sessions')).body.sessions.map((x: any) => x.id), [s.id], 'listed');
+  t.same(
+    (await d.call('GET', '/v1/sessions')).body.sessions.map((x: any) => x.id),
+    [s.id],
+    'listed',
+  );
   t.match((await d.call('GET', `/v1/sessions/${s.id}`)).body, { id: s.id, generation: 1 });
 
   const tools = (await d.call('GET', `/v1/sessions/${s.id}/tools`)).body;
   t.equal(tools.tools.length, s.tools);
-  t.ok(tools.tools.every((x: any) => /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/.test(x.name)), 'provider-safe names');
-  t.match(await d.call('GET', `/v1/sessions/${s.id}/tools?profile=openai`), { status: 400, body: { error: { path: ['query', 'profile'] } } });
+  t.ok(
+    tools.tools.every((x: any) => /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/.test(x.name)),
+    'provider-safe names',
+  );
+  t.match(await d.call('GET', `/v1/sessions/${s.id}/tools?profile=openai`), {
+    status: 400,
+    body: { error: { path: ['query', 'profile'] } },
+  });
   t.match((await d.call('GET', `/v1/sessions/${s.id}/context`)).body, { generation: 1, context: String });
 
   const echo = tools.tools.find((x: any) => x.description.startsWith('[server "sdk", tool "echo"]')).name;
   const called = await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: echo, arguments: { text: 'over http' } } });
   t.equal(called.status, 200);
   t.equal(textOf(called.body.result), 'over http', 'by advertised name');
-  t.equal(textOf((await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/echo', arguments: { text: 'raw' } } })).body.result), 'raw');
+  t.equal(
+    textOf((await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/echo', arguments: { text: 'raw' } } })).body.result),
+    'raw',
+  );
   const failed = await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/fail' } });
-  t.match(failed, { status: 200, body: { result: { isError: true } } }, 'a tool\'s isError is a result');
+  t.match(failed, { status: 200, body: { result: { isError: true } } }, "a tool's isError is a result");
   const unknownTool = await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/nothing' } });
   t.match(unknownTool, { status: 404, body: { error: { code: 'ALBEDO_NOT_FOUND', outcome: 'not_run' } } });
   const badArgs = await d.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: echo, arguments: [1] } });
@@ -94,18 +119,29 @@ t.test('open, inspect, call, activity, reload, events, close: a session over HTT
   const ids = stream.events.map((e) => ID.exec(e.id ?? ''));
   t.ok(ids.every(Boolean), 'every event has an id <epoch>-<n>');
   t.same(new Set(ids.map((m) => m?.[1])).size, 1, 'one epoch in a stream');
-  t.same(ids.map((m) => Number(m?.[2])), ids.map((_, i) => i + 1), 'numbered 1, 2, … in the session');
+  t.same(
+    ids.map((m) => Number(m?.[2])),
+    ids.map((_, i) => i + 1),
+    'numbered 1, 2, … in the session',
+  );
   await stream.close();
 
   // A reconnect with Last-Event-ID gets only what came after it.
   const firstId = stream.events[0]!.id!;
   const again = await follow(d, s.id, firstId);
   await until(() => again.events.length >= stream.events.length - 1, 30_000, 'the replay');
-  t.same(again.events.slice(0, stream.events.length - 1).map((e) => e.id), stream.events.slice(1).map((e) => e.id), 'the kept events after it');
+  t.same(
+    again.events.slice(0, stream.events.length - 1).map((e) => e.id),
+    stream.events.slice(1).map((e) => e.id),
+    'the kept events after it',
+  );
   await again.close();
 
   t.match((await d.call('POST', `/v1/sessions/${s.id}/activity`, { body: { kind: 'turn_end' } })).body, { generation: 2 });
-  t.match(await d.call('POST', `/v1/sessions/${s.id}/activity`, { body: { kind: 'lunch' } }), { status: 400, body: { error: { path: ['body', 'kind'] } } });
+  t.match(await d.call('POST', `/v1/sessions/${s.id}/activity`, { body: { kind: 'lunch' } }), {
+    status: 400,
+    body: { error: { path: ['body', 'kind'] } },
+  });
   t.match(await d.call('POST', `/v1/sessions/${s.id}/reload`), { status: 200, body: { generation: 2 } });
   t.equal((await d.call('DELETE', `/v1/sessions/${s.id}`)).status, 204);
   t.match(await d.call('GET', `/v1/sessions/${s.id}`), { status: 404, body: { error: { code: 'ALBEDO_NOT_FOUND' } } });
@@ -113,7 +149,7 @@ t.test('open, inspect, call, activity, reload, events, close: a session over HTT
   t.equal((await d.call('GET', '/v1/sessions', { token: null })).status, 401, 'the sessions routes need the token');
 });
 
-t.test('a session survives the daemon\'s SIGKILL: the next daemon restores it under the same id', async (t) => {
+t.test("a session survives the daemon's SIGKILL: the next daemon restores it under the same id", async (t) => {
   const tag = newTag();
   const home = tempHome(t);
   write(home, { sdk: sdkServer() });
@@ -121,7 +157,7 @@ t.test('a session survives the daemon\'s SIGKILL: the next daemon restores it un
   const s = (await d1.call('POST', '/v1/sessions', { body: {} })).body;
   const before = await follow(d1, s.id);
   write(home, { sdk: sdkServer(), other: sdkServer() });
-  await until(() => before.events.some((e) => e.event === 'capabilities_changed'), 60_000, 'the first daemon\'s capabilities_changed');
+  await until(() => before.events.some((e) => e.event === 'capabilities_changed'), 60_000, "the first daemon's capabilities_changed");
   const tools = (await d1.call('GET', `/v1/sessions/${s.id}/tools`)).body.tools.map((x: any) => x.name);
   const lastOfFirst = before.events.at(-1)!.id!;
   await before.close();
@@ -129,8 +165,16 @@ t.test('a session survives the daemon\'s SIGKILL: the next daemon restores it un
 
   const d2 = await startDaemon(t, home, { tag });
   const listed = (await d2.call('GET', '/v1/sessions')).body.sessions;
-  t.same(listed.map((x: any) => x.id), [s.id], 'restored under its id');
-  t.same((await d2.call('GET', `/v1/sessions/${s.id}/tools`)).body.tools.map((x: any) => x.name), tools, 'with its tools');
+  t.same(
+    listed.map((x: any) => x.id),
+    [s.id],
+    'restored under its id',
+  );
+  t.same(
+    (await d2.call('GET', `/v1/sessions/${s.id}/tools`)).body.tools.map((x: any) => x.name),
+    tools,
+    'with its tools',
+  );
   const r = await d2.call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/echo', arguments: { text: 'back' } } });
   t.equal(textOf(r.body.result), 'back', 'its server was dialled again');
 
@@ -138,15 +182,23 @@ t.test('a session survives the daemon\'s SIGKILL: the next daemon restores it un
   // id gets every event the new one kept, not only those numbered past it.
   write(home, { sdk: sdkServer() });
   const fresh = await follow(d2, s.id);
-  await until(() => fresh.events.some((e) => e.event === 'capabilities_changed'), 60_000, 'the new daemon\'s capabilities_changed');
+  await until(() => fresh.events.some((e) => e.event === 'capabilities_changed'), 60_000, "the new daemon's capabilities_changed");
   await fresh.close();
   t.not(ID.exec(fresh.events[0]!.id!)?.[1], ID.exec(lastOfFirst)?.[1], 'another epoch');
   const resumed = await follow(d2, s.id, lastOfFirst);
   await until(() => resumed.events.length >= fresh.events.length, 30_000, 'the replay after a resume across the restart');
-  t.same(resumed.events.slice(0, fresh.events.length).map((e) => e.id), fresh.events.map((e) => e.id), 'all of them, from the first');
+  t.same(
+    resumed.events.slice(0, fresh.events.length).map((e) => e.id),
+    fresh.events.map((e) => e.id),
+    'all of them, from the first',
+  );
   await resumed.close();
   const garbled = await follow(d2, s.id, 'not-an-id');
   await until(() => garbled.events.length >= fresh.events.length, 30_000, 'the replay after an unparsable id');
-  t.same(garbled.events.slice(0, fresh.events.length).map((e) => e.id), fresh.events.map((e) => e.id), 'an unparsable id: all kept');
+  t.same(
+    garbled.events.slice(0, fresh.events.length).map((e) => e.id),
+    fresh.events.map((e) => e.id),
+    'an unparsable id: all kept',
+  );
   await garbled.close();
 });

@@ -34,8 +34,13 @@ function collectCreds(home: string, stack: OAuthStack): void {
   if (existsSync(file)) {
     const doc = JSON.parse(readFileSync(file, 'utf8')) as { mcp?: Record<string, any> };
     for (const e of Object.values(doc.mcp ?? {})) {
-      for (const v of [e.oauth?.tokens?.accessToken, e.oauth?.tokens?.refreshToken, e.oauth?.client?.clientSecret, e.oauth?.dpopKey?.d,
-        ...(e.oauth?.registrations ?? []).map((r: { clientSecret?: string }) => r.clientSecret)]) {
+      for (const v of [
+        e.oauth?.tokens?.accessToken,
+        e.oauth?.tokens?.refreshToken,
+        e.oauth?.client?.clientSecret,
+        e.oauth?.dpopKey?.d,
+        ...(e.oauth?.registrations ?? []).map((r: { clientSecret?: string }) => r.clientSecret),
+      ]) {
         if (typeof v === 'string' && v) secrets.add(v);
       }
     }
@@ -55,10 +60,16 @@ function api(d: Daemon) {
 async function follow(d: Daemon, id: string) {
   const agent = new Agent();
   const r = await request(`http://127.0.0.1:${d.info.port}/v1/sessions/${id}/events`, {
-    headers: { authorization: `Bearer ${d.info.token}`, accept: 'text/event-stream' }, dispatcher: agent,
+    headers: { authorization: `Bearer ${d.info.token}`, accept: 'text/event-stream' },
+    dispatcher: agent,
   });
   const events: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (e) => { events.push(e); said.push(`${e.event} ${e.data}`); } });
+  const parser = createParser({
+    onEvent: (e) => {
+      events.push(e);
+      said.push(`${e.event} ${e.data}`);
+    },
+  });
   const done = (async () => {
     try {
       for await (const chunk of r.body) parser.feed(Buffer.from(chunk).toString('utf8'));
@@ -66,7 +77,14 @@ async function follow(d: Daemon, id: string) {
       // closed by the test
     }
   })();
-  return { events, close: async () => { r.body.destroy(); await done; await agent.close(); } };
+  return {
+    events,
+    close: async () => {
+      r.body.destroy();
+      await done;
+      await agent.close();
+    },
+  };
 }
 
 /** The callback URL the authorization server redirects to, with `state` replaced. */
@@ -97,12 +115,18 @@ t.test('sign-in through the API', async (t) => {
     const opened = await call('POST', '/v1/sessions', { body: {} });
     t.equal(opened.status, 201);
     const s = opened.body;
-    t.match(s.servers, [{ name: 'sdk', advertised: true }, { name: 'secure', state: 'needs_sign_in', advertised: false }]);
+    t.match(s.servers, [
+      { name: 'sdk', advertised: true },
+      { name: 'secure', state: 'needs_sign_in', advertised: false },
+    ]);
     const stream = await follow(d, s.id);
     t.teardown(() => stream.close());
     const refused = await call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'secure/whoami' } });
     t.match(refused, { status: 409, body: { error: { code: 'ALBEDO_NEEDS_SIGN_IN', outcome: 'not_run' } } });
-    t.equal(textOf((await call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/echo', arguments: { text: 'hi' } } })).body.result), 'hi');
+    t.equal(
+      textOf((await call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'sdk/echo', arguments: { text: 'hi' } } })).body.result),
+      'hi',
+    );
     await call('GET', `/v1/sessions/${s.id}/tools`);
     await call('GET', `/v1/sessions/${s.id}/context`);
 
@@ -111,7 +135,7 @@ t.test('sign-in through the API', async (t) => {
     const l = started.body;
     t.match(l, { login: 'mcp:secure', server: 'secure', state: 'pending', authorizationUrl: String, auth: null, error: null });
     const authUrl = new URL(l.authorizationUrl);
-    t.equal(authUrl.origin, stack.issuer, 'the URL is the authorization server\'s');
+    t.equal(authUrl.origin, stack.issuer, "the URL is the authorization server's");
     t.match(authUrl.searchParams.get('redirect_uri'), /^http:\/\/127\.0\.0\.1:\d+\/callback$/, 'its redirect is the loopback callback');
     t.equal(authUrl.searchParams.get('code_challenge_method'), 'S256');
     const ttl = Date.parse(l.expiresAt) - Date.parse(l.startedAt);
@@ -130,12 +154,19 @@ t.test('sign-in through the API', async (t) => {
     t.not((await call('GET', srv('secure'))).body.state, 'needs_sign_in');
 
     // creds.json changed → the fingerprint moved → the session reloaded and took the server in.
-    await until(async () => (await call('GET', `/v1/sessions/${s.id}`)).body.servers.find((x: any) => x.name === 'secure')?.advertised === true,
-      90_000, 'the session to take secure in');
-    await until(() => stream.events.some((e) => e.event === 'capabilities_changed' && e.data.includes('secure')), 30_000, 'capabilities_changed');
+    await until(
+      async () => (await call('GET', `/v1/sessions/${s.id}`)).body.servers.find((x: any) => x.name === 'secure')?.advertised === true,
+      90_000,
+      'the session to take secure in',
+    );
+    await until(
+      () => stream.events.some((e) => e.event === 'capabilities_changed' && e.data.includes('secure')),
+      30_000,
+      'capabilities_changed',
+    );
     const who = await call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'secure/whoami' } });
     t.equal(who.status, 200, JSON.stringify(who.body));
-    t.match(textOf(who.body.result), /^sub=alice /, 'the call carries alice\'s token');
+    t.match(textOf(who.body.result), /^sub=alice /, "the call carries alice's token");
     collectCreds(home, stack);
     const status = (await call('GET', '/v1/status')).body;
     t.same([status.signIns, status.sessions], [0, 1]);
@@ -143,17 +174,28 @@ t.test('sign-in through the API', async (t) => {
 
     // Sign-out: a settings write; the session loses the server again.
     const out = await call('PATCH', srv('secure'), { body: { secrets: { oauth: null } } });
-    t.same([out.status, out.body.check], [200, { tried: true, result: 'needs_sign_in' }], 'tried without the dropped tokens: needs a sign-in');
+    t.same(
+      [out.status, out.body.check],
+      [200, { tried: true, result: 'needs_sign_in' }],
+      'tried without the dropped tokens: needs a sign-in',
+    );
     t.match(out.body.server, { state: 'needs_sign_in', auth: { state: 'signed_out' } });
     const rec = JSON.parse(readFileSync(path.join(home, 'creds.json'), 'utf8')).mcp.secure.oauth;
     t.same([rec.state, rec.tokens, rec.account], ['signed_out', undefined, undefined], 'creds.json: no tokens, signed out');
     t.ok(rec.registrations?.length, 'the client registration is kept (it holds no user token)');
-    await until(async () => (await call('GET', `/v1/sessions/${s.id}`)).body.servers.find((x: any) => x.name === 'secure')?.state === 'needs_sign_in',
-      90_000, 'the session to lose secure');
-    t.match(await call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'secure/whoami' } }), { status: 409 }, 'its calls need a sign-in again');
+    await until(
+      async () => (await call('GET', `/v1/sessions/${s.id}`)).body.servers.find((x: any) => x.name === 'secure')?.state === 'needs_sign_in',
+      90_000,
+      'the session to lose secure',
+    );
+    t.match(
+      await call('POST', `/v1/sessions/${s.id}/calls`, { body: { name: 'secure/whoami' } }),
+      { status: 409 },
+      'its calls need a sign-in again',
+    );
   });
 
-  t.test('a pasted callback; a callback of another server\'s sign-in is refused; DELETE cancels', async (t) => {
+  t.test("a pasted callback; a callback of another server's sign-in is refused; DELETE cancels", async (t) => {
     for (const n of ['one', 'two']) t.equal((await call('PUT', srv(n), { body: oauthServer })).status, 201);
     const one = (await call('PUT', login('one'))).body;
     const two = (await call('PUT', login('two'))).body;
@@ -164,9 +206,9 @@ t.test('sign-in through the API', async (t) => {
     secrets.add(new URL(cbOne).searchParams.get('code')!);
 
     const bad = [
-      ['two\'s callback pasted into one', cbTwo],
-      ['one\'s callback with another state', withState(cbOne, new URL(cbTwo).searchParams.get('state')!)],
-      ['one\'s callback with no state', withState(cbOne, '')],
+      ["two's callback pasted into one", cbTwo],
+      ["one's callback with another state", withState(cbOne, new URL(cbTwo).searchParams.get('state')!)],
+      ["one's callback with no state", withState(cbOne, '')],
       ['not a URL', 'code=abc&state=def'],
     ] as const;
     for (const [what, url] of bad) {
@@ -185,9 +227,13 @@ t.test('sign-in through the API', async (t) => {
 
     // The user refused at the authorization server: its redirect carries an error and this sign-in's state.
     const oneUrl = new URL(one.authorizationUrl);
-    const denied = `${oneUrl.searchParams.get('redirect_uri')}?error=access_denied&state=${oneUrl.searchParams.get('state')}`
-      + `&iss=${encodeURIComponent(stack.issuer)}`;
-    t.match(await call('POST', login('one', '/callback'), { body: { url: denied } }), { status: 409, body: { error: { code: 'ALBEDO_SIGN_IN_FAILED' } } });
+    const denied =
+      `${oneUrl.searchParams.get('redirect_uri')}?error=access_denied&state=${oneUrl.searchParams.get('state')}` +
+      `&iss=${encodeURIComponent(stack.issuer)}`;
+    t.match(await call('POST', login('one', '/callback'), { body: { url: denied } }), {
+      status: 409,
+      body: { error: { code: 'ALBEDO_SIGN_IN_FAILED' } },
+    });
     t.match((await call('GET', login('one'))).body, { state: 'failed', error: { reason: 'denied' } }, 'GET says why');
     t.equal((await call('DELETE', login('one'))).status, 204, 'one forgotten');
     t.match(await call('GET', login('one')), { status: 404, body: { error: { code: 'ALBEDO_NOT_FOUND' } } });
@@ -206,8 +252,12 @@ t.test('sign-in through the API', async (t) => {
     t.match(await call('GET', login('one')), { status: 404 }, 'removing the server cancelled its sign-in');
   });
 
-  t.test('bad requests to the sign-in routes: a 4xx with the field\'s path', async (t) => {
-    t.equal((await call('PUT', srv('fixed'), { body: { url: stack.mcpUrl, enabled: false, secrets: { bearer: 'fixed-bearer-secret-7x' } } })).status, 201);
+  t.test("bad requests to the sign-in routes: a 4xx with the field's path", async (t) => {
+    t.equal(
+      (await call('PUT', srv('fixed'), { body: { url: stack.mcpUrl, enabled: false, secrets: { bearer: 'fixed-bearer-secret-7x' } } }))
+        .status,
+      201,
+    );
     secrets.add('fixed-bearer-secret-7x');
     const cases: Array<[string, string, string, Parameters<Daemon['call']>[2], number, string, Array<string | number>]> = [
       ['no provider prefix', 'PUT', '/v1/auth/logins/secure', {}, 400, 'ALBEDO_INVALID_ARGUMENT', ['params', 'login']],
@@ -217,9 +267,24 @@ t.test('sign-in through the API', async (t) => {
       ['a fixed bearer token', 'PUT', login('fixed'), {}, 400, 'ALBEDO_INVALID_ARGUMENT', ['params', 'login']],
       ['no sign-in known', 'GET', login('fixed'), {}, 404, 'ALBEDO_NOT_FOUND', ['params', 'login']],
       ['a callback without url', 'POST', login('secure', '/callback'), { body: {} }, 400, 'ALBEDO_INVALID_ARGUMENT', ['body', 'url']],
-      ['a url that is a number', 'POST', login('secure', '/callback'), { body: { url: 5 } }, 400, 'ALBEDO_INVALID_ARGUMENT', ['body', 'url']],
-      ['an unknown field', 'POST', login('secure', '/callback'), { body: { url: 'http://x/', code: 'c' } }, 400, 'ALBEDO_INVALID_ARGUMENT',
-        ['body', 'code']],
+      [
+        'a url that is a number',
+        'POST',
+        login('secure', '/callback'),
+        { body: { url: 5 } },
+        400,
+        'ALBEDO_INVALID_ARGUMENT',
+        ['body', 'url'],
+      ],
+      [
+        'an unknown field',
+        'POST',
+        login('secure', '/callback'),
+        { body: { url: 'http://x/', code: 'c' } },
+        400,
+        'ALBEDO_INVALID_ARGUMENT',
+        ['body', 'code'],
+      ],
     ];
     for (const [what, method, p, o, status, code, want] of cases) {
       const r = await call(method, p, o);
@@ -237,9 +302,16 @@ t.test('sign-in through the API', async (t) => {
     collectCreds(home, stack);
     said.push(...d.lines);
     t.ok(secrets.size >= 6, `secrets gathered (${secrets.size})`);
-    t.ok(d.lines.some((l) => /signed in to secure/.test(l)), 'the log says what happened…');
+    t.ok(
+      d.lines.some((l) => /signed in to secure/.test(l)),
+      'the log says what happened…',
+    );
     let i = 0;
-    for (const s of secrets) t.notOk(said.some((x) => x.includes(s)), `secret ${++i} (${s.length} characters) never said`);
+    for (const s of secrets)
+      t.notOk(
+        said.some((x) => x.includes(s)),
+        `secret ${++i} (${s.length} characters) never said`,
+      );
   });
 });
 
@@ -252,11 +324,16 @@ t.test('a pending sign-in expires (ALBEDO_SIGN_IN_TTL_MS): GET says so, a late c
   t.equal((await d.call('PUT', srv('secure'), { body: { url: stack.mcpUrl, oauth: { callbackPort: 0 } } })).status, 201);
   const l = (await d.call('PUT', login('secure'))).body;
   t.equal(l.state, 'pending');
-  t.ok(Date.parse(l.expiresAt) - Date.parse(l.startedAt) >= 1500, 'its expiry is the knob\'s');
+  t.ok(Date.parse(l.expiresAt) - Date.parse(l.startedAt) >= 1500, "its expiry is the knob's");
   const late = (await redirectOnly(l.authorizationUrl)).callbackUrl;
   await until(async () => (await d.call('GET', login('secure'))).body.state !== 'pending', 60_000, 'the sign-in to expire');
   const r = await d.call('GET', login('secure'));
-  t.match(r.body, { state: 'failed', authorizationUrl: null, expiresAt: null, error: { code: 'ALBEDO_SIGN_IN_FAILED', reason: 'expired' } });
+  t.match(r.body, {
+    state: 'failed',
+    authorizationUrl: null,
+    expiresAt: null,
+    error: { code: 'ALBEDO_SIGN_IN_FAILED', reason: 'expired' },
+  });
   const cb = await d.call('POST', login('secure', '/callback'), { body: { url: late } });
   t.same([cb.status, cb.body.error.code], [409, 'ALBEDO_SIGN_IN_FAILED'], 'the callback came too late');
   const rec = JSON.parse(readFileSync(path.join(home, 'creds.json'), 'utf8')).mcp.secure.oauth;
@@ -266,5 +343,8 @@ t.test('a pending sign-in expires (ALBEDO_SIGN_IN_TTL_MS): GET says so, a late c
   t.same([next.status, next.body.state], [201, 'pending'], 'a new sign-in can start');
   t.not(next.body.authorizationUrl, l.authorizationUrl, 'with a new state');
   t.equal(await d.stop(), 0, 'SIGTERM with a sign-in pending: a clean stop');
-  t.ok(d.lines.some((x) => x === 'albedo daemon: stopped'), 'it says so');
+  t.ok(
+    d.lines.some((x) => x === 'albedo daemon: stopped'),
+    'it says so',
+  );
 });

@@ -43,7 +43,10 @@ t.test('a reader that falls REPLAY_MAX events behind has its stream ended; it re
   const opened = await d.call('POST', '/v1/sessions', { body: {} });
   t.equal(opened.status, 201);
   const id = opened.body.id as string;
-  t.ok(opened.body.servers.every((s: { state: string }) => s.state === 'left_out'), 'every server left out');
+  t.ok(
+    opened.body.servers.every((s: { state: string }) => s.state === 'left_out'),
+    'every server left out',
+  );
 
   // The slow reader: it has the response's headers and reads nothing more (undici stops reading the socket).
   const slow = await stream(d, id);
@@ -63,12 +66,16 @@ t.test('a reader that falls REPLAY_MAX events behind has its stream ended; it re
     fastEnded = true;
   })();
 
-  await until(async () => {
-    const r = await d.call('POST', `/v1/sessions/${id}/activity`, { body: { kind: 'submit' } });
-    if (r.status !== 200) throw new Error(`activity: ${r.status} ${r.text}`);
-    return seen.length >= EVENTS;
-  }, 150_000, `${EVENTS} events`);
-  t.ok(seen.filter((e) => e.event === 'server_probed').length >= EVENTS - REPLAY_MAX, 'the probes\' events');
+  await until(
+    async () => {
+      const r = await d.call('POST', `/v1/sessions/${id}/activity`, { body: { kind: 'submit' } });
+      if (r.status !== 200) throw new Error(`activity: ${r.status} ${r.text}`);
+      return seen.length >= EVENTS;
+    },
+    150_000,
+    `${EVENTS} events`,
+  );
+  t.ok(seen.filter((e) => e.event === 'server_probed').length >= EVENTS - REPLAY_MAX, "the probes' events");
 
   // Now the slow reader reads: what the socket buffers held, then the end of its stream.
   const got: EventSourceMessage[] = [];
@@ -83,11 +90,18 @@ t.test('a reader that falls REPLAY_MAX events behind has its stream ended; it re
     }
   })();
   await Promise.race([slowDone, until(() => how !== 'still open', 60_000, 'the slow stream to end').catch(() => {})]);
-  t.equal(how, 'ended', 'the slow reader\'s stream was ended by the daemon');
+  t.equal(how, 'ended', "the slow reader's stream was ended by the daemon");
   if (how === 'still open') slow.r.body.destroy();
   t.ok(got.length > 0 && got.length < seen.length, `it got what was buffered for it (${got.length} of ${seen.length}), not everything`);
-  t.notOk(got.some((e) => e.event === 'session_closed'), 'the session did not close');
-  t.same(got.map((e) => e.id), seen.slice(0, got.length).map((e) => e.id), 'what it got is the session\'s events in order');
+  t.notOk(
+    got.some((e) => e.event === 'session_closed'),
+    'the session did not close',
+  );
+  t.same(
+    got.map((e) => e.id),
+    seen.slice(0, got.length).map((e) => e.id),
+    "what it got is the session's events in order",
+  );
   t.equal((await d.call('GET', `/v1/sessions/${id}`)).status, 200, 'the session is open');
   t.notOk(fastEnded, 'the reader that kept up still streams');
 

@@ -40,14 +40,14 @@ t.test('at most MAX_LINKS live codes: the oldest go first', async (t) => {
   for (const l of links.slice(3)) t.ok(ui.redeem(codeOf(l.url)), 'the newest work');
 });
 
-t.test('a session lives while it is used: 12 hours idle; the cookie is found by its port\'s name among others', async (t) => {
+t.test("a session lives while it is used: 12 hours idle; the cookie is found by its port's name among others", async (t) => {
   const { ui, at } = clocked();
   const value = ui.redeem(codeOf(ui.mintLink().url))!;
   const header = `other=1; albedo_ui_40124=${value}; albedo_ui_40123=${value}; x=y`;
   const s = ui.sessionOf(header);
   t.ok(s, 'found');
   t.equal(s!.expiresAt, at.now + UI_SESSION_IDLE_MS);
-  t.equal(ui.sessionOf(`albedo_ui_40124=${value}`), null, 'another port\'s cookie name is not ours');
+  t.equal(ui.sessionOf(`albedo_ui_40124=${value}`), null, "another port's cookie name is not ours");
   t.equal(ui.sessionOf(`albedo_ui_40123=nope; albedo_ui_40123=${value}`)?.key, s!.key, 'of several, the live one');
   t.equal(ui.sessionOf(undefined), null);
   at.now += UI_SESSION_IDLE_MS - 1;
@@ -65,7 +65,13 @@ t.test('the CSRF token: exact; forget ends the session', async (t) => {
   const s = ui.sessionOf(`albedo_ui_40123=${value}`)!;
   t.match(s.csrf, /^[A-Za-z0-9_-]{43}$/);
   t.ok(ui.csrfMatches(s, s.csrf));
-  for (const bad of [undefined, '', s.csrf.slice(1), `${s.csrf} `, s.csrf.toLowerCase() === s.csrf ? s.csrf.toUpperCase() : s.csrf.toLowerCase()]) {
+  for (const bad of [
+    undefined,
+    '',
+    s.csrf.slice(1),
+    `${s.csrf} `,
+    s.csrf.toLowerCase() === s.csrf ? s.csrf.toUpperCase() : s.csrf.toLowerCase(),
+  ]) {
     t.notOk(ui.csrfMatches(s, bad), `refused: ${JSON.stringify(bad?.slice(0, 4))}…`);
   }
   ui.forget(s);
@@ -92,5 +98,6 @@ t.test('ALBEDO_UI_LINK_TTL_MS: 1 s to 15 min, anything else the default', async 
   t.equal(uiLinkTtl({}), UI_LINK_TTL_MS);
   t.equal(uiLinkTtl({ ALBEDO_UI_LINK_TTL_MS: '1000' }), 1_000);
   t.equal(uiLinkTtl({ ALBEDO_UI_LINK_TTL_MS: String(UI_LINK_TTL_MS) }), UI_LINK_TTL_MS);
-  for (const v of ['999', '900001', 'x', '1500.5', '-1', '']) t.equal(uiLinkTtl({ ALBEDO_UI_LINK_TTL_MS: v }), UI_LINK_TTL_MS, `${v}: ignored`);
+  for (const v of ['999', '900001', 'x', '1500.5', '-1', ''])
+    t.equal(uiLinkTtl({ ALBEDO_UI_LINK_TTL_MS: v }), UI_LINK_TTL_MS, `${v}: ignored`);
 });

@@ -49,7 +49,7 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     return r;
   };
 
-  t.test('the daemon\'s stderr, a pipe, gets no link at start, only how to get one (a terminal gets one: pane-link.test.ts)', async (t) => {
+  t.test("the daemon's stderr, a pipe, gets no link at start, only how to get one (a terminal gets one: pane-link.test.ts)", async (t) => {
     await until(() => d.lines.some((l) => /^albedo: web pane: /.test(l)), 30_000, 'the web pane line');
     const line = d.lines.find((l) => /^albedo: web pane: /.test(l))!;
     t.notMatch(line, /code=/, 'no login code');
@@ -69,8 +69,12 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     t.equal(first.headers['cache-control'], 'no-store');
     t.match(first.headers['content-security-policy'], /default-src 'none'/);
     secrets.push(first.cookie!.split('=')[1]!);
-    for (const [what, url] of [['the same link again', link.url], ['a made-up code', `${origin}/ui/login?code=${'A'.repeat(43)}`],
-      ['no code', `${origin}/ui/login`], ['an empty code', `${origin}/ui/login?code=`]] as const) {
+    for (const [what, url] of [
+      ['the same link again', link.url],
+      ['a made-up code', `${origin}/ui/login?code=${'A'.repeat(43)}`],
+      ['no code', `${origin}/ui/login`],
+      ['an empty code', `${origin}/ui/login?code=`],
+    ] as const) {
       const r = await visit(d, url);
       errors.push(r.text);
       t.equal(r.status, 403, `${what}: 403`);
@@ -92,13 +96,27 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     t.equal(alone.status, 403, 'the cookie alone, even for a read: 403');
     t.equal(alone.body.error.code, 'ALBEDO_CSRF');
     t.equal((await call('GET', '/v1/ui/session', { token: null, headers: { cookie } })).status, 403, 'nor its session (no token oracle)');
-    t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie, 'x-albedo-csrf': csrf } })).status, 200, 'a read by the cookie and its token');
+    t.equal(
+      (await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie, 'x-albedo-csrf': csrf } })).status,
+      200,
+      'a read by the cookie and its token',
+    );
     t.equal((await call('GET', '/v1/mcp/servers', { token: null })).status, 401, 'neither cookie nor token: 401');
-    t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie: `albedo_ui_${port + 1}=${cookie.split('=')[1]}` } })).status, 401,
-      'the value under another port\'s name: 401');
-    t.equal((await call('GET', '/v1/mcp/servers', { token: 'not-the-token', headers: { cookie } })).status, 401, 'a bad bearer token: 401, cookie or not');
-    t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie, origin: 'http://evil.example' } })).body.error.code,
-      'ALBEDO_BAD_ORIGIN', 'a foreign Origin: refused');
+    t.equal(
+      (await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie: `albedo_ui_${port + 1}=${cookie.split('=')[1]}` } })).status,
+      401,
+      "the value under another port's name: 401",
+    );
+    t.equal(
+      (await call('GET', '/v1/mcp/servers', { token: 'not-the-token', headers: { cookie } })).status,
+      401,
+      'a bad bearer token: 401, cookie or not',
+    );
+    t.equal(
+      (await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie, origin: 'http://evil.example' } })).body.error.code,
+      'ALBEDO_BAD_ORIGIN',
+      'a foreign Origin: refused',
+    );
 
     const session = await call('GET', '/v1/ui/session', { token: null, headers: { cookie, 'x-albedo-csrf': csrf } });
     t.equal(session.status, 200);
@@ -108,8 +126,11 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     t.equal((await call('GET', '/v1/ui/session')).status, 404, 'the bearer token has no cookie session: 404');
 
     // A server saved with the token first, so both files exist to be compared byte for byte.
-    t.equal((await call('PUT', srv('kept'), { body: { ...sdkServer(), enabled: false, secrets: { env: { K: 'kept-secret-1x' } } } })).status, 201,
-      'the bearer token: as before, no Origin or CSRF needed');
+    t.equal(
+      (await call('PUT', srv('kept'), { body: { ...sdkServer(), enabled: false, secrets: { env: { K: 'kept-secret-1x' } } } })).status,
+      201,
+      'the bearer token: as before, no Origin or CSRF needed',
+    );
     const files = (): Array<Buffer | null> =>
       ['extensions.json', 'creds.json'].map((f) => (existsSync(path.join(home, f)) ? readFileSync(path.join(home, f)) : null));
     const before = files();
@@ -117,10 +138,14 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     const body = sdkServer();
     const refused: Array<[string, Record<string, string>, string]> = [
       ['no X-Albedo-CSRF', { cookie, origin }, 'ALBEDO_CSRF'],
-      ['a wrong X-Albedo-CSRF', { cookie, origin, 'x-albedo-csrf': `${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}` }, 'ALBEDO_CSRF'],
+      [
+        'a wrong X-Albedo-CSRF',
+        { cookie, origin, 'x-albedo-csrf': `${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}` },
+        'ALBEDO_CSRF',
+      ],
       ['no Origin', { cookie, 'x-albedo-csrf': csrf }, 'ALBEDO_BAD_ORIGIN'],
       ['a foreign Origin', { cookie, origin: 'http://evil.example', 'x-albedo-csrf': csrf }, 'ALBEDO_BAD_ORIGIN'],
-      ['another port\'s Origin', { cookie, origin: `http://127.0.0.1:${port + 1}`, 'x-albedo-csrf': csrf }, 'ALBEDO_BAD_ORIGIN'],
+      ["another port's Origin", { cookie, origin: `http://127.0.0.1:${port + 1}`, 'x-albedo-csrf': csrf }, 'ALBEDO_BAD_ORIGIN'],
     ];
     for (const [what, headers, code] of refused) {
       const r = await call('PUT', srv('by-cookie'), { token: null, headers, body });
@@ -132,7 +157,7 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     const otherCsrf = other.csrf!;
     t.not(otherCsrf, csrf, 'each session has its own token');
     const crossed = await call('PUT', srv('by-cookie'), { token: null, headers: { cookie, origin, 'x-albedo-csrf': otherCsrf }, body });
-    t.equal(crossed.body?.error?.code, 'ALBEDO_CSRF', 'another session\'s token is refused');
+    t.equal(crossed.body?.error?.code, 'ALBEDO_CSRF', "another session's token is refused");
     t.same(files(), before, 'nothing was written by any refused request');
 
     const saved = await call('PUT', srv('by-cookie'), { token: null, headers: { cookie, origin, 'x-albedo-csrf': csrf }, body });
@@ -153,7 +178,10 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     const stream = await request(`${origin}/v1/sessions/${opened.body.id}/events?csrf=${csrf}`, { headers: { cookie } });
     t.equal(stream.statusCode, 200, 'the event stream by the cookie, its token in the query (an EventSource sends no header)');
     t.match(stream.headers['content-type'], /^text\/event-stream/);
-    t.equal((await call('DELETE', `/v1/sessions/${opened.body.id}`, { token: null, headers: { cookie, origin, 'x-albedo-csrf': csrf } })).status, 204);
+    t.equal(
+      (await call('DELETE', `/v1/sessions/${opened.body.id}`, { token: null, headers: { cookie, origin, 'x-albedo-csrf': csrf } })).status,
+      204,
+    );
     t.match(await stream.body.text(), /event: session_closed/, 'the stream saw the session close');
 
     const out = await call('POST', '/v1/ui/logout', { token: null, headers: { cookie, origin } });
@@ -163,8 +191,11 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     t.equal(logout.headers['set-cookie'], `albedo_ui_${port}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`, 'the cookie cleared');
     t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie } })).status, 401, 'the cookie no longer works');
     t.equal((await call('GET', '/v1/ui/session', { token: null, headers: { cookie } })).status, 401, 'not even for its session');
-    t.equal((await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie: other.cookie!, 'x-albedo-csrf': otherCsrf } })).status, 200,
-      'the other session lives on');
+    t.equal(
+      (await call('GET', '/v1/mcp/servers', { token: null, headers: { cookie: other.cookie!, 'x-albedo-csrf': otherCsrf } })).status,
+      200,
+      'the other session lives on',
+    );
     secrets.push(other.cookie!.split('=')[1]!, otherCsrf);
   });
 
@@ -176,11 +207,19 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
     const split = await call('POST', '/v1/ui/command-line', { ...byCookie, body: { line: `npx -y pkg "/srv/my docs" 'it''s'` } });
     t.equal(split.status, 200);
     t.same(split.body, { command: 'npx', args: ['-y', 'pkg', '/srv/my docs', 'its'] });
-    t.same((await call('POST', '/v1/ui/command-line', { body: { line: 'node' } })).body, { command: 'node', args: [] }, 'with the token too');
+    t.same(
+      (await call('POST', '/v1/ui/command-line', { body: { line: 'node' } })).body,
+      { command: 'node', args: [] },
+      'with the token too',
+    );
     for (const line of ['srv $(id)', 'srv *.ts', "srv 'open", 'API_KEY=x srv', 'srv | tee log', '', '   ']) {
       const r = await call('POST', '/v1/ui/command-line', { ...byCookie, body: { line } });
       t.equal(r.status, 400, `${JSON.stringify(line)}: 400`);
-      t.same([r.body.error.code, r.body.error.path], ['ALBEDO_INVALID_ARGUMENT', ['body', 'line']], `${JSON.stringify(line)}: at body.line`);
+      t.same(
+        [r.body.error.code, r.body.error.path],
+        ['ALBEDO_INVALID_ARGUMENT', ['body', 'line']],
+        `${JSON.stringify(line)}: at body.line`,
+      );
       t.ok(r.body.error.message.length > 10, 'with a reason');
     }
     const typed = await call('POST', '/v1/ui/command-line', { body: { line: 3 } });
@@ -192,8 +231,14 @@ t.test('login links, the cookie, CSRF and logout', async (t) => {
   t.test('no code, cookie or CSRF token in any error body or log line', async (t) => {
     t.ok(secrets.length >= 6, `${secrets.length} secrets gathered`);
     for (const s of secrets) {
-      t.notOk(errors.some((x) => x.includes(s)), 'never in an error body');
-      t.notOk(d.lines.some((l) => l.includes(s)), 'never in the daemon\'s log');
+      t.notOk(
+        errors.some((x) => x.includes(s)),
+        'never in an error body',
+      );
+      t.notOk(
+        d.lines.some((l) => l.includes(s)),
+        "never in the daemon's log",
+      );
     }
   });
 });

@@ -31,7 +31,6 @@ async function works(url: string, login: { cookie?: string; csrf: string }): Pro
 
 const LINK = /^http:\/\/127\.0\.0\.1:\d+\/ui\/login\?code=[A-Za-z0-9_-]{43,}$/;
 
-
 t.test('with ALBEDO_NO_BROWSER and no daemon running: one is started, and the link printed logs in', async (t) => {
   const e: CliEnv = { home: tempHome(t), tag: newTag(), env: { ALBEDO_NO_BROWSER: '1' } };
   stopDaemonAtTeardown(t, e);
@@ -79,7 +78,7 @@ t.test('without ALBEDO_NO_BROWSER: the desktop opener gets the link; one that ca
   t.match(arg, /^file:\/\/\/.*\/ui-open\/[0-9a-f]{24}\.html$/, 'the opener got one argument: a file:// page in the home');
   t.notMatch(arg, /code=/, 'no login code in its arguments');
   const page = fileURLToPath(arg);
-  t.equal(statSync(page).mode & 0o777, 0o600, 'the page is the user\'s alone');
+  t.equal(statSync(page).mode & 0o777, 0o600, "the page is the user's alone");
   const html = readFileSync(page, 'utf8');
   t.ok(html.includes(`content="0;url=${out.url}"`), 'it sends the browser on to the link');
   t.equal((await logIn(out.url)).status, 303, 'and the link logs in');
@@ -89,7 +88,10 @@ t.test('without ALBEDO_NO_BROWSER: the desktop opener gets the link; one that ca
   t.equal(text.code, 0);
   t.match(text.stdout.trim(), LINK, 'the link is printed as well');
   await until(() => existsSync(got), 30_000, 'the opener to run');
-  t.ok(readFileSync(fileURLToPath(readFileSync(got, 'utf8').trim()), 'utf8').includes(text.stdout.trim()), 'the printed link is the one opened');
+  t.ok(
+    readFileSync(fileURLToPath(readFileSync(got, 'utf8').trim()), 'utf8').includes(text.stdout.trim()),
+    'the printed link is the one opened',
+  );
 
   const none = await piped({ ...e, env: { ALBEDO_NO_BROWSER: '', PATH: tempDir(t, 'albedo-empty-') } }, ['open', '--json']);
   t.equal(none.code, 0, 'no opener: not a failure');

@@ -30,7 +30,9 @@ function raw(port: number, method: string, target: string, headers: Record<strin
     if (body !== undefined) h['content-length'] = String(Buffer.byteLength(body));
     const req = http.request({ host: '127.0.0.1', port, method, path: target, headers: h, setHost: false, agent: false }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res
+        .on('data', (c: Buffer) => chunks.push(c))
+        .on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
     });
     req.on('error', reject);
     req.end(body);
@@ -63,7 +65,11 @@ t.test('the daemon serves web/ and the vendor module under /ui, with the securit
     const vendor = await raw(port, 'GET', '/ui/vendor/preact-htm.js');
     t.equal(vendor.status, 200);
     t.equal(vendor.headers['content-type'], 'text/javascript; charset=utf-8');
-    t.same(vendor.body, readFileSync(path.join(ROOT, 'node_modules', 'htm', 'preact', 'standalone.module.js')), 'htm/preact/standalone.module.js');
+    t.same(
+      vendor.body,
+      readFileSync(path.join(ROOT, 'node_modules', 'htm', 'preact', 'standalone.module.js')),
+      'htm/preact/standalone.module.js',
+    );
     t.match(vendor.body.toString('utf8'), /export\s*\{/, 'an ES module');
     secured(t, vendor, 'the vendor module');
 
@@ -91,11 +97,33 @@ t.test('the daemon serves web/ and the vendor module under /ui, with the securit
   t.test('nothing outside web/, however the path is spelled: 404', async (t) => {
     // package.json sits right above web/ (and is a type the pane serves): a path that escaped would find it.
     const attempts = [
-      '/ui/../package.json', '/ui/%2e%2e/package.json', '/ui/%2E%2E/package.json', '/ui/.%2e/package.json', '/ui/%2e%2e%2fpackage.json',
-      '/ui/shared/../../package.json', '/ui/shared/%2e%2e/%2e%2e/package.json', '/ui/..%2f..%2fpackage.json', '/ui/..%5cpackage.json',
-      '/ui/../node_modules/htm/package.json', '/ui/shared%2flabels.js', '/ui//shared/labels.js', '/ui/shared//labels.js', '/ui/./shared/labels.js',
-      '/ui/shared/labels.js/', '/ui/shared/labels.js%00.js', '/ui/.hidden', '/ui/.hidden.js', '/ui/shared/.labels.js', '/ui/%2ehidden.js',
-      '/ui/shared', '/ui/shared/', '/ui/shared/labels', '/ui/nothing.js', '/ui/%ff.js', '/ui/vendor/preact-htm.js/..', '/ui/../daemon.json',
+      '/ui/../package.json',
+      '/ui/%2e%2e/package.json',
+      '/ui/%2E%2E/package.json',
+      '/ui/.%2e/package.json',
+      '/ui/%2e%2e%2fpackage.json',
+      '/ui/shared/../../package.json',
+      '/ui/shared/%2e%2e/%2e%2e/package.json',
+      '/ui/..%2f..%2fpackage.json',
+      '/ui/..%5cpackage.json',
+      '/ui/../node_modules/htm/package.json',
+      '/ui/shared%2flabels.js',
+      '/ui//shared/labels.js',
+      '/ui/shared//labels.js',
+      '/ui/./shared/labels.js',
+      '/ui/shared/labels.js/',
+      '/ui/shared/labels.js%00.js',
+      '/ui/.hidden',
+      '/ui/.hidden.js',
+      '/ui/shared/.labels.js',
+      '/ui/%2ehidden.js',
+      '/ui/shared',
+      '/ui/shared/',
+      '/ui/shared/labels',
+      '/ui/nothing.js',
+      '/ui/%ff.js',
+      '/ui/vendor/preact-htm.js/..',
+      '/ui/../daemon.json',
     ];
     for (const p of attempts) {
       const r = await raw(port, 'GET', p);
@@ -110,7 +138,12 @@ t.test('the daemon serves web/ and the vendor module under /ui, with the securit
   });
 
   t.test('GET and HEAD only; the Host check applies', async (t) => {
-    for (const [method, p] of [['POST', '/ui/'], ['PUT', '/ui/shared/labels.js'], ['DELETE', '/ui/shared/labels.js'], ['POST', '/ui/login']]) {
+    for (const [method, p] of [
+      ['POST', '/ui/'],
+      ['PUT', '/ui/shared/labels.js'],
+      ['DELETE', '/ui/shared/labels.js'],
+      ['POST', '/ui/login'],
+    ]) {
       const r = await raw(port, method!, p!, { 'content-type': 'application/json' }, '{"a":1}');
       t.equal(r.status, 405, `${method} ${p}: 405`);
       t.equal(JSON.parse(r.body.toString('utf8')).error.code, 'ALBEDO_METHOD_NOT_ALLOWED');
@@ -149,7 +182,18 @@ t.test('the path check, on a web/ of its own: every served type, dotfiles, direc
 
   t.equal(await resolveUiFile(root, 'sub/b.js'), path.join(root, 'sub', 'b.js'));
   t.equal(await resolveUiFile(root, 'in.js'), path.join(root, 'a.js'), 'a link inside web/ to a file inside it is that file');
-  for (const sub of ['out.js', 'up/outside.js', 'dot.js', 'txt.js', 'a.txt', '.env.js', 'sub/.git/x.js', 'dir.js', '../outside.js', 'sub/../a.js']) {
+  for (const sub of [
+    'out.js',
+    'up/outside.js',
+    'dot.js',
+    'txt.js',
+    'a.txt',
+    '.env.js',
+    'sub/.git/x.js',
+    'dir.js',
+    '../outside.js',
+    'sub/../a.js',
+  ]) {
     t.equal(await resolveUiFile(root, sub), null, `${sub}: refused`);
   }
 
@@ -167,5 +211,5 @@ t.test('the path check, on a web/ of its own: every served type, dotfiles, direc
   for (const p of ['/ui/out.js', '/ui/up/outside.js', '/ui/dot.js', '/ui/a.txt', '/ui/dir.js', '/ui/sub/.git/x.js']) {
     t.equal((await raw(port, 'GET', p)).status, 404, `${p}: 404`);
   }
-  t.ok(existsSync(vendorFile()), 'the vendor module is found through htm\'s exports map');
+  t.ok(existsSync(vendorFile()), "the vendor module is found through htm's exports map");
 });

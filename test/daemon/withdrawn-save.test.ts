@@ -31,7 +31,9 @@ t.test('an aborted PUT writes nothing, even once its server starts', async (t) =
   const body = entry(NODE, [GATED, g.dir], { startupTimeoutMs: 120_000 });
   const controller = new AbortController();
   const put = request(`http://127.0.0.1:${d.info.port}${srv('slow')}`, {
-    method: 'PUT', body: JSON.stringify(body), signal: controller.signal,
+    method: 'PUT',
+    body: JSON.stringify(body),
+    signal: controller.signal,
     headers: { authorization: `Bearer ${d.info.token}`, 'content-type': 'application/json' },
   });
   put.catch(() => {});
@@ -53,7 +55,9 @@ t.test('SIGINT on albedo mcp add while its server is tried: nothing is saved', a
   const d = await startDaemon(t, home, { tag });
   const g = gate(t);
   const cli = spawn(NODE, [BIN, 'mcp', 'add', 'slow', '--startup-timeout', '120000', '--', NODE, GATED, g.dir], {
-    cwd: ROOT, env: { ...process.env, ALBEDO_HOME: home, TEST_SERVER_TAG: tag }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...process.env, ALBEDO_HOME: home, TEST_SERVER_TAG: tag },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | string>((resolve) => cli.once('exit', (code, sig) => resolve(code ?? sig!)));
   await until(g.started, 120_000, 'the try to start the server');

@@ -18,7 +18,11 @@ t.test('the calls made in one turn cross as one message, and their replies as on
   const wire = k.slotOf('test' as never)!.wire;
   const before = { ...wire };
   const values = await Promise.all(Array.from({ length: 32 }, (_, i) => K.call('test', 'echo', { i })));
-  t.same(values, Array.from({ length: 32 }, (_, i) => ({ i })), 'every call answered with its own value');
+  t.same(
+    values,
+    Array.from({ length: 32 }, (_, i) => ({ i })),
+    'every call answered with its own value',
+  );
   t.equal(wire.messagesOut - before.messagesOut, 1, 'one message to the worker');
   t.equal(wire.envelopesOut - before.envelopesOut, 32, 'holding the 32 calls');
   t.equal(wire.messagesIn - before.messagesIn, 1, 'one message back');
@@ -26,9 +30,11 @@ t.test('the calls made in one turn cross as one message, and their replies as on
 
   // Pipelined: 32 callers each making their next call when the last is answered; each round is one message each way.
   const piped = { ...wire };
-  await Promise.all(Array.from({ length: 32 }, async (_, c) => {
-    for (let r = 0; r < 10; r++) await K.call('test', 'echo', c * 100 + r);
-  }));
+  await Promise.all(
+    Array.from({ length: 32 }, async (_, c) => {
+      for (let r = 0; r < 10; r++) await K.call('test', 'echo', c * 100 + r);
+    }),
+  );
   t.equal(wire.envelopesOut - piped.envelopesOut, 320, '320 calls');
   t.equal(wire.messagesOut - piped.messagesOut, 10, 'in 10 messages: the calls each round of replies led to went together');
   t.equal(wire.messagesIn - piped.messagesIn, 10, 'and their replies in 10');
@@ -42,9 +48,21 @@ t.test('the calls made in one turn cross as one message, and their replies as on
 t.test('order: calls reach the handlers, and replies their callers, in the order they were made', async (t) => {
   const { K } = await kernel(t, quiet);
   const resolved: number[] = [];
-  await Promise.all(Array.from({ length: 50 }, (_, n) => K.call('test', 'record', { n }).then(() => { resolved.push(n); })));
+  await Promise.all(
+    Array.from({ length: 50 }, (_, n) =>
+      K.call('test', 'record', { n }).then(() => {
+        resolved.push(n);
+      }),
+    ),
+  );
   // A second batch, made after the first was answered, comes after it.
-  await Promise.all([50, 51, 52].map((n) => K.call('test', 'record', { n }).then(() => { resolved.push(n); })));
+  await Promise.all(
+    [50, 51, 52].map((n) =>
+      K.call('test', 'record', { n }).then(() => {
+        resolved.push(n);
+      }),
+    ),
+  );
   const order = Array.from({ length: 53 }, (_, n) => n);
   t.same(await K.call('test', 'recorded', null), order, 'the handlers saw the calls in order');
   t.same(resolved, order, 'the callers got their replies in order');
@@ -57,22 +75,24 @@ t.test('order: calls reach the handlers, and replies their callers, in the order
 
   // An event emitted after a reply, in the same batch: the caller resumes first, as when each was a message of its own.
   const after: string[] = [];
-  K.on('test', 'thing/happened', (p) => { if (p === 'late') after.push('event'); });
+  K.on('test', 'thing/happened', (p) => {
+    if (p === 'late') after.push('event');
+  });
   await K.call('test', 'announceAfter', 'late');
   after.push('reply');
   await until(() => after.length === 2, 30_000, 'the event');
-  t.same(after, ['reply', 'event'], 'the caller ran before the event\'s listeners');
+  t.same(after, ['reply', 'event'], "the caller ran before the event's listeners");
 });
 
 t.test('deadlines: each call of a batch keeps its own', async (t) => {
   const { K } = await kernel(t, quiet);
-  const [short, long] = await Promise.all([
+  const [short, long] = (await Promise.all([
     K.call('test', 'deadlineOf', null, { timeoutMs: 5_000 }),
     K.call('test', 'deadlineOf', null, { timeoutMs: 50_000 }),
-  ]) as [number, number];
-  t.ok(Math.abs(long - short - 45_000) <= 50, 'the worker got each call\'s own absolute deadline');
+  ])) as [number, number];
+  t.ok(Math.abs(long - short - 45_000) <= 50, "the worker got each call's own absolute deadline");
 
-  const before = await K.call('test', 'stats', null) as { cancelled: number };
+  const before = (await K.call('test', 'stats', null)) as { cancelled: number };
   const slow = K.call('test', 'record', { n: 1, ms: 600_000 }, { timeoutMs: 300 });
   const quick = K.call('test', 'record', { n: 2, ms: 10 }, { timeoutMs: 60_000 });
   const sync = K.call('test', 'echo', 3, { timeoutMs: 60_000 });
@@ -81,9 +101,12 @@ t.test('deadlines: each call of a batch keeps its own', async (t) => {
   t.equal(err.outcome, 'unknown', 'as an unknown outcome: it was delivered');
   t.equal(await quick, 2, 'the others in its batch are answered');
   t.equal(await sync, 3);
-  await until(async () => ((await K.call('test', 'stats', null)) as { cancelled: number }).cancelled === before.cancelled + 1,
-    30_000, 'the worker to abort the expired call');
-  t.pass('the worker was told, and aborted that call\'s signal');
+  await until(
+    async () => ((await K.call('test', 'stats', null)) as { cancelled: number }).cancelled === before.cancelled + 1,
+    30_000,
+    'the worker to abort the expired call',
+  );
+  t.pass("the worker was told, and aborted that call's signal");
 });
 
 t.test('cancellation: a call abandoned before its batch left is never delivered; after, it is aborted', async (t) => {
@@ -102,7 +125,7 @@ t.test('cancellation: a call abandoned before its batch left is never delivered;
   t.equal(wire.envelopesOut - before.envelopesOut, 2, 'nor was a cancel sent for it (the kept call and the recorded query)');
 
   // Cancelled once delivered: the worker's handler sees its signal abort; its batch-mates go on.
-  const stats0 = await K.call('test', 'stats', null) as { cancelled: number };
+  const stats0 = (await K.call('test', 'stats', null)) as { cancelled: number };
   const ac2 = new AbortController();
   const running = K.call('test', 'record', { n: 3, ms: 600_000 }, { signal: ac2.signal });
   const mate = K.call('test', 'record', { n: 4, ms: 20 });
@@ -110,8 +133,11 @@ t.test('cancellation: a call abandoned before its batch left is never delivered;
   ac2.abort();
   t.equal((await rejection(running)).outcome, 'unknown', 'a delivered call, cancelled: unknown outcome');
   t.equal(await mate, 4, 'its batch-mate is answered');
-  await until(async () => ((await K.call('test', 'stats', null)) as { cancelled: number }).cancelled === stats0.cancelled + 1,
-    30_000, 'the handler to see the abort');
+  await until(
+    async () => ((await K.call('test', 'stats', null)) as { cancelled: number }).cancelled === stats0.cancelled + 1,
+    30_000,
+    'the handler to see the abort',
+  );
   t.pass('the handler saw its signal abort');
 });
 
@@ -129,11 +155,14 @@ t.test('a crash mid-batch fails exactly the calls that batch delivered, as unkno
     K.call('test', 'record', { n: 2, ms: 600_000 }),
   ];
   const errors = await Promise.all(batch.map((p) => rejection(p)));
-  t.same(errors.map((e) => [e.code, e.outcome]), batch.map(() => ['ALBEDO_SERVICE_LOST', 'unknown']),
-    'every call of the batch, answered in the worker or not, fails as unknown: its reply never crossed');
+  t.same(
+    errors.map((e) => [e.code, e.outcome]),
+    batch.map(() => ['ALBEDO_SERVICE_LOST', 'unknown']),
+    'every call of the batch, answered in the worker or not, fails as unknown: its reply never crossed',
+  );
   t.equal(lost.length, 1, 'one loss');
   // A call made after the loss runs on the next incarnation.
-  const who = await K.call('test', 'whoami', null) as { incarnation: number };
+  const who = (await K.call('test', 'whoami', null)) as { incarnation: number };
   t.equal(who.incarnation, 2, 'the next call is served by the restarted worker');
   t.equal(await K.call('test', 'echo', 'after'), 'after');
 });

@@ -19,15 +19,22 @@ const root = process.getuid?.() === 0;
 /** Turns the caches on for the .ts files under `src`, imports each of `files` there, and says what each exports as `WHO`. */
 function run(t: { teardown(fn: () => unknown): void }, xdg: string, src: string, files: string[]): { dir: string | null; who: string[] } {
   const driver = path.join(tempHome(t), 'driver.mjs');
-  writeFileSync(driver, `
+  writeFileSync(
+    driver,
+    `
     const { enableCompileCaches } = await import(${JSON.stringify(CACHE)});
     const dir = enableCompileCaches({ root: ${JSON.stringify(pathToFileURL(src).href + '/')} });
     const who = [];
     for (const f of ${JSON.stringify(files)}) who.push((await import(${JSON.stringify(pathToFileURL(src).href + '/')} + f)).WHO);
     console.log(JSON.stringify({ dir, who }));
-  `);
+  `,
+  );
   // NODE_OPTIONS cleared: a test runner's --enable-source-maps there would keep Node's own stripping.
-  const r = spawnSync(NODE, [driver], { env: { ...process.env, NODE_OPTIONS: '', XDG_CACHE_HOME: xdg }, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(NODE, [driver], {
+    env: { ...process.env, NODE_OPTIONS: '', XDG_CACHE_HOME: xdg },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   if (r.status !== 0) throw new Error(`the driver failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!);
 }
@@ -40,7 +47,7 @@ function sources(t: { teardown(fn: () => unknown): void }): string {
   return src;
 }
 
-t.test('an entry moved to another entry\'s name is not run', async (t) => {
+t.test("an entry moved to another entry's name is not run", async (t) => {
   const xdg = tempHome(t);
   const src = sources(t);
   const dir = path.join(xdg, 'albedo', 'compile');
@@ -55,15 +62,19 @@ t.test('an entry moved to another entry\'s name is not run', async (t) => {
   t.same(run(t, xdg, src, ['b.ts']).who, ['b'], 'b.ts loads its own code, not the moved entry');
 });
 
-t.test('an albedo/ directory another user made turns the caches off; nothing is written under it', { skip: !root && 'needs root to chown' }, async (t) => {
-  const xdg = tempHome(t);
-  const src = sources(t);
-  const theirs = path.join(xdg, 'albedo');
-  mkdirSync(theirs, { mode: 0o755 });
-  chownSync(theirs, NOBODY, NOBODY);
-  t.same(run(t, xdg, src, ['a.ts']), { dir: null, who: ['a'] }, 'the caches are off, the module loads');
-  t.same(readdirSync(theirs), [], 'no compile/ directory was made in it');
-});
+t.test(
+  'an albedo/ directory another user made turns the caches off; nothing is written under it',
+  { skip: !root && 'needs root to chown' },
+  async (t) => {
+    const xdg = tempHome(t);
+    const src = sources(t);
+    const theirs = path.join(xdg, 'albedo');
+    mkdirSync(theirs, { mode: 0o755 });
+    chownSync(theirs, NOBODY, NOBODY);
+    t.same(run(t, xdg, src, ['a.ts']), { dir: null, who: ['a'] }, 'the caches are off, the module loads');
+    t.same(readdirSync(theirs), [], 'no compile/ directory was made in it');
+  },
+);
 
 t.test('a cache directory in a place others may write (not sticky) turns the caches off', async (t) => {
   const base = tempHome(t);

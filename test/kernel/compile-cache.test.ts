@@ -16,19 +16,28 @@ import { NODE, ROOT, tempHome } from '../helpers.ts';
 
 const cacheDir = (home: string): string => path.join(home, 'albedo', 'compile');
 /** An entry as the cache writes one under `file`'s name: the code, then the seal, the SHA-256 of the name and the code. */
-const sealed = (file: string, js: string): string => `${js}\n//# albedo-sha256=${createHash('sha256').update(`${path.basename(file)}\0${js}`).digest('hex')}\n`;
+const sealed = (file: string, js: string): string =>
+  `${js}\n//# albedo-sha256=${createHash('sha256')
+    .update(`${path.basename(file)}\0${js}`)
+    .digest('hex')}\n`;
 const codeOf = (entry: string): string => entry.slice(0, entry.lastIndexOf('\n//# albedo-sha256='));
 const CACHE = pathToFileURL(path.join(ROOT, 'kernel', 'compile-cache.ts')).href;
 const VERSIONS_FILE = path.join(ROOT, 'protocol', 'versions.ts');
 const VERSIONS = pathToFileURL(VERSIONS_FILE).href;
 const PLANTED = 'served from the cache';
 
-interface Out { dir: string | null; main: string; worker: string | null }
+interface Out {
+  dir: string | null;
+  main: string;
+  worker: string | null;
+}
 
 /** Turns the caches on, imports protocol/versions.ts here and in a worker started through workerEntry, and says what each saw. */
 function run(t: { teardown(fn: () => unknown): void }, tmp: string, env: Record<string, string> = {}): Out {
   const driver = path.join(tempHome(t), 'driver.mjs');
-  writeFileSync(driver, `
+  writeFileSync(
+    driver,
+    `
     import { Worker } from 'node:worker_threads';
     const { enableCompileCaches, workerEntry } = await import(${JSON.stringify(CACHE)});
     const dir = enableCompileCaches();
@@ -37,9 +46,14 @@ function run(t: { teardown(fn: () => unknown): void }, tmp: string, env: Record<
     const worker = await new Promise((resolve) => { w.once('message', resolve); w.once('exit', () => resolve(null)); });
     await w.terminate();
     console.log(JSON.stringify({ dir, main: MODERN_VERSION, worker }));
-  `);
+  `,
+  );
   // NODE_OPTIONS cleared: a test runner's --enable-source-maps there would leave only the code cache on.
-  const r = spawnSync(NODE, [driver], { env: { ...process.env, NODE_OPTIONS: '', XDG_CACHE_HOME: tmp, ...env }, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(NODE, [driver], {
+    env: { ...process.env, NODE_OPTIONS: '', XDG_CACHE_HOME: tmp, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   if (r.status !== 0) throw new Error(`the driver failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Out;
 }
@@ -54,11 +68,13 @@ t.test('a run keeps the stripped text of what it loaded; the next run, and its w
   t.equal(statSync(dir).mode & 0o777, 0o700, 'the directory is private');
   const source = readFileSync(VERSIONS_FILE, 'utf8');
   const suffix = `\n\n//# sourceURL=${VERSIONS}`;
-  const entries = readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f));
+  const entries = readdirSync(dir)
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => path.join(dir, f));
   const entry = entries.find((f) => codeOf(readFileSync(f, 'utf8')).endsWith(suffix));
   t.ok(entry, 'protocol/versions.ts has an entry');
   const text = codeOf(readFileSync(entry!, 'utf8'));
-  t.equal(text.length, source.length + suffix.length, 'types are blanked, not removed: positions (and stack traces) are the source\'s');
+  t.equal(text.length, source.length + suffix.length, "types are blanked, not removed: positions (and stack traces) are the source's");
   t.notMatch(text, /export type Era/, 'the types are gone');
   t.equal(statSync(entry!).mode & 0o777, 0o600);
 

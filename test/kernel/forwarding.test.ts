@@ -12,16 +12,24 @@ t.test('a worker hears the events its spec subscribes to, in order, and no other
   for (let i = 0; i < 5; i++) await K.call('test', 'announce', { n: i });
   await until(async () => (await K.call('listener', 'heard', null)).length === 5, 10_000, 'the five events to be forwarded');
   const heard = await K.call('listener', 'heard', null);
-  t.same(heard.map((h: any) => h.payload.n), [0, 1, 2, 3, 4], 'in the order they were published');
+  t.same(
+    heard.map((h: any) => h.payload.n),
+    [0, 1, 2, 3, 4],
+    'in the order they were published',
+  );
   t.same(await K.call('deaf', 'heard', null), [], 'a service that did not subscribe hears nothing');
   faults.crash('test' as never);
-  await until(async () => (await K.call('listener', 'heard', null)).some((h: any) => h.topic === 'kernel:service/lost'), 10_000, 'the loss');
+  await until(
+    async () => (await K.call('listener', 'heard', null)).some((h: any) => h.topic === 'kernel:service/lost'),
+    10_000,
+    'the loss',
+  );
   const lost = (await K.call('listener', 'heard', null)).find((h: any) => h.topic === 'kernel:service/lost');
-  t.equal(lost.payload.service, 'test', 'the kernel\'s own lifecycle events are forwarded too');
+  t.equal(lost.payload.service, 'test', "the kernel's own lifecycle events are forwarded too");
   t.equal(lost.payload.cause, 'uncaught_exception');
 });
 
-t.test('a worker\'s outbound call pinned to a key reaches the slot that holds it, and its release frees the slot', async (t) => {
+t.test("a worker's outbound call pinned to a key reaches the slot that holds it, and its release frees the slot", async (t) => {
   const { k, K } = await kernel(t);
   k.start(spec({ name: 'actors' }));
   const a = await K.call('test', 'askKeyed', { to: 'actors', method: 'whoami', key: 'actor-1', isolate: true });
@@ -30,7 +38,7 @@ t.test('a worker\'s outbound call pinned to a key reaches the slot that holds it
   t.equal(b.instance, a.instance, 'the next call with the key goes to the same worker');
   t.same(k.slots('actors' as never).find((s) => s.instance === 1)?.keys, ['actor-1']);
   const viaKernel = await K.call('actors', 'whoami', null, { key: 'actor-1' });
-  t.equal(viaKernel.instance, a.instance, 'the main thread\'s calls with the key find the same placement');
+  t.equal(viaKernel.instance, a.instance, "the main thread's calls with the key find the same placement");
   await K.call('test', 'release', { service: 'actors', key: 'actor-1' });
   await until(() => k.slots('actors' as never).length === 1, 10_000, 'the dedicated slot to stop once its key is released');
 });

@@ -18,7 +18,10 @@ export const spec = (over: Partial<ServiceSpec> = {}): ServiceSpec => ({
   ...over,
 });
 
-export async function kernel(t: { teardown(fn: () => unknown): void }, over: Partial<ServiceSpec> = {}): Promise<{ k: Kernel; K: Loose; faults: Faults }> {
+export async function kernel(
+  t: { teardown(fn: () => unknown): void },
+  over: Partial<ServiceSpec> = {},
+): Promise<{ k: Kernel; K: Loose; faults: Faults }> {
   const k = new Kernel();
   k.start(spec(over));
   t.teardown(() => k.stop(2_000));

@@ -6,7 +6,8 @@
 import t from 'tap';
 import { kernel } from './harness.ts';
 
-const instances = (k: { slots(s: never): ReadonlyArray<{ instance: number }> }): number[] => k.slots('test' as never).map((s) => s.instance);
+const instances = (k: { slots(s: never): ReadonlyArray<{ instance: number }> }): number[] =>
+  k.slots('test' as never).map((s) => s.instance);
 
 t.test('a pool of three: one worker at start, the next when every started one holds a key', async (t) => {
   const { k, K } = await kernel(t, { instances: 3 });
@@ -20,9 +21,13 @@ t.test('a pool of three: one worker at start, the next when every started one ho
   await k.release('test' as never, 'a');
   t.equal((await K.call('test', 'whoami', null, { key: 'c' })).instance, 0, 'a started worker holding no key is chosen before a new one');
   t.same(instances(k), [0, 1]);
-  t.equal((await K.call('test', 'whoami', null, { key: 'solo', isolate: true })).instance, 3, 'a dedicated slot is numbered after the pool');
+  t.equal(
+    (await K.call('test', 'whoami', null, { key: 'solo', isolate: true })).instance,
+    3,
+    'a dedicated slot is numbered after the pool',
+  );
   t.equal((await K.call('test', 'whoami', null, { key: 'd' })).instance, 2, 'the third shared worker keeps its number');
-  t.same(instances(k), [0, 1, 2, 3], 'the pool\'s slots come first, by instance');
+  t.same(instances(k), [0, 1, 2, 3], "the pool's slots come first, by instance");
 });
 
 t.test('keyless calls take turns over the pool: a turn that falls on a worker not started yet starts it', async (t) => {

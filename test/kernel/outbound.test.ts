@@ -6,19 +6,27 @@ import { kernel } from './harness.ts';
 function host(K: { provide(name: string, h: Record<string, (p: any, ctx: { signal: AbortSignal }) => unknown>): () => void }) {
   const seen = { started: 0, aborted: [] as any[] };
   K.provide('host', {
-    wait: (_p, ctx) => new Promise((_resolve, reject) => {
-      seen.started++;
-      ctx.signal.addEventListener('abort', () => { seen.aborted.push(ctx.signal.reason); reject(ctx.signal.reason); }, { once: true });
-    }),
+    wait: (_p, ctx) =>
+      new Promise((_resolve, reject) => {
+        seen.started++;
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            seen.aborted.push(ctx.signal.reason);
+            reject(ctx.signal.reason);
+          },
+          { once: true },
+        );
+      }),
   });
   return seen;
 }
 
-t.test('a worker that cancels its outbound call rejects at once, and the local handler\'s signal aborts', async (t) => {
+t.test("a worker that cancels its outbound call rejects at once, and the local handler's signal aborts", async (t) => {
   const { K } = await kernel(t);
   const seen = host(K);
   const out = await K.call('test', 'askAndCancel', { to: 'host', method: 'wait', when: 'after' }, { timeoutMs: 10_000 });
-  t.same(out, { code: 'ALBEDO_DEADLINE', outcome: 'unknown' }, 'ctx.call rejected with the caller\'s abort');
+  t.same(out, { code: 'ALBEDO_DEADLINE', outcome: 'unknown' }, "ctx.call rejected with the caller's abort");
   await until(() => seen.aborted.length === 1, 5_000, 'the local handler to see its signal abort');
   t.equal(seen.started, 1);
   t.equal(seen.aborted[0].code, 'ALBEDO_DEADLINE');

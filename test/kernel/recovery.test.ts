@@ -41,7 +41,11 @@ t.test('a failed slot takes no keys while another is healthy, its keys move, and
   await until(() => restarted.filter((e) => e.instance === bad).length > returnsBefore, 30_000, 'the failed slot to return');
   t.equal(slot(bad).state, 'ready');
   t.equal(slot(bad).healthy, true);
-  t.equal((await K.call('test', 'whoami', null, { key: 'd' })).instance, bad, 'the returned slot takes new keys again (it holds the fewest)');
+  t.equal(
+    (await K.call('test', 'whoami', null, { key: 'd' })).instance,
+    bad,
+    'the returned slot takes new keys again (it holds the fewest)',
+  );
   t.same(await K.call('test', 'echo', 'b still here', { key: 'b' }), 'b still here');
 });
 

@@ -5,13 +5,29 @@
 import t from 'tap';
 import { SERVER_STATES } from '../../protocol/composer.ts';
 import {
-  AUTH_STATES, LIVE_STATES, LOGIN_STATES, SAVED_STATES, SYMBOLS, authLabel, liveStateLabel, loginStateLabel, savedStateLabel,
-  TILDE_PROBLEM, commandTildeProblem, relativePathWord, suggestName, toolsLabel, transportOf, untaken, workingDirProblem,
+  AUTH_STATES,
+  LIVE_STATES,
+  LOGIN_STATES,
+  SAVED_STATES,
+  SYMBOLS,
+  authLabel,
+  liveStateLabel,
+  loginStateLabel,
+  savedStateLabel,
+  TILDE_PROBLEM,
+  commandTildeProblem,
+  relativePathWord,
+  suggestName,
+  toolsLabel,
+  transportOf,
+  untaken,
+  workingDirProblem,
 } from '../../web/shared/labels.js';
 
 t.test('every state the API reports has its own label, tone and symbol', async (t) => {
   for (const s of SERVER_STATES) t.ok(Object.hasOwn(LIVE_STATES, s), `live state ${s}`);
-  for (const s of ['disabled', 'error', 'needs_sign_in', 'discovered', 'configured']) t.ok(Object.hasOwn(SAVED_STATES, s), `saved state ${s}`);
+  for (const s of ['disabled', 'error', 'needs_sign_in', 'discovered', 'configured'])
+    t.ok(Object.hasOwn(SAVED_STATES, s), `saved state ${s}`);
   for (const s of ['none', 'needs_sign_in', 'signed_in', 'signed_out']) t.ok(Object.hasOwn(AUTH_STATES, s), `auth state ${s}`);
   for (const s of ['pending', 'completed', 'failed']) t.ok(Object.hasOwn(LOGIN_STATES, s), `login state ${s}`);
   for (const table of [LIVE_STATES, SAVED_STATES, AUTH_STATES, LOGIN_STATES]) {
@@ -73,7 +89,11 @@ t.test('a suggested name is never an address, localhost, a bare file name, nor a
     ['stdio', 'node /build/index.js', ''],
   ];
   for (const [transport, text, name] of cases) t.equal(suggestName(transport, text), name, `${transport} ${text}`);
-  t.equal(suggestName('stdio', 'node build/index.js', { cwd: '/home/u/projects/weather-server' }), 'weather', 'a relative path: the folder it runs in');
+  t.equal(
+    suggestName('stdio', 'node build/index.js', { cwd: '/home/u/projects/weather-server' }),
+    'weather',
+    'a relative path: the folder it runs in',
+  );
   t.equal(suggestName('stdio', 'node build/index.js'), '', 'and without one, nothing to go on');
   t.equal(suggestName('stdio', 'node /build/index.js', { cwd: '/home/u/weather' }), '', 'an absolute path is not taken from the folder');
 
@@ -91,9 +111,17 @@ t.test('path fields: a ~ is flagged, a working directory is a full path, relativ
   t.equal(commandTildeProblem('srv --root=~/docs'), TILDE_PROBLEM, 'a --flag= value too');
   t.equal(commandTildeProblem("srv '~/docs' a~b"), '', 'quoted, or not at the start: meant as written');
   const relative: Array<[string, string]> = [
-    ['node build/index.js', 'build/index.js'], ['npx -y @modelcontextprotocol/server-filesystem .', '.'], ['./server --x', './server'],
-    ['bin/server', 'bin/server'], ['uv run server.py', 'server.py'], ['python ../x.py', '../x.py'],
-    ['npx -y @scope/pkg', ''], ['docker run -i mcp/github', ''], ['node /abs/index.js', ''], ['srv --url=http://h/x.js', ''], ['uvx mcp-server-fetch', ''],
+    ['node build/index.js', 'build/index.js'],
+    ['npx -y @modelcontextprotocol/server-filesystem .', '.'],
+    ['./server --x', './server'],
+    ['bin/server', 'bin/server'],
+    ['uv run server.py', 'server.py'],
+    ['python ../x.py', '../x.py'],
+    ['npx -y @scope/pkg', ''],
+    ['docker run -i mcp/github', ''],
+    ['node /abs/index.js', ''],
+    ['srv --url=http://h/x.js', ''],
+    ['uvx mcp-server-fetch', ''],
   ];
   for (const [line, word] of relative) t.equal(relativePathWord(line), word, line);
 });

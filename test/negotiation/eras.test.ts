@@ -11,10 +11,22 @@ t.test('official SDK 2.x dual-era server is modern (2026-07-28)', async (t) => {
   t.equal(c.protocolVersion, '2026-07-28');
   t.same(c.info.serverInfo, { name: 'albedo-fixture-sdk2', version: '2.4.0' });
   t.equal(c.info.instructions, 'Fixture server for Albedo tests.');
-  t.same(c.catalogue.tools.map((x) => x.name), ['echo', 'add', 'sleep', 'fail', 'add_tool']);
-  t.same(c.catalogue.resources.map((x) => x.uri), ['fixture://readme']);
-  t.same(c.catalogue.resourceTemplates.map((x) => x.uriTemplate), ['fixture://items/{id}']);
-  t.same(c.catalogue.prompts.map((x) => x.name), ['greet']);
+  t.same(
+    c.catalogue.tools.map((x) => x.name),
+    ['echo', 'add', 'sleep', 'fail', 'add_tool'],
+  );
+  t.same(
+    c.catalogue.resources.map((x) => x.uri),
+    ['fixture://readme'],
+  );
+  t.same(
+    c.catalogue.resourceTemplates.map((x) => x.uriTemplate),
+    ['fixture://items/{id}'],
+  );
+  t.same(
+    c.catalogue.prompts.map((x) => x.name),
+    ['greet'],
+  );
   const r = await c.callTool('add', { a: 2, b: 40 });
   t.same(r.structuredContent, { sum: 42 });
   t.same((await c.readResource('fixture://items/7')).contents[0], { uri: 'fixture://items/7', text: 'item 7' });

@@ -26,8 +26,17 @@ const MiB = 1024 * 1024;
 const ENDLESS_BYTES = 32 * MiB;
 
 type Route = { json: unknown; status?: number } | 'declared' | 'endless';
-interface Stream { path: string; sent: number; finished: boolean; closed: Promise<void> }
-interface Hostile { base: string; hits: string[]; streams: Stream[] }
+interface Stream {
+  path: string;
+  sent: number;
+  finished: boolean;
+  closed: Promise<void>;
+}
+interface Hostile {
+  base: string;
+  hits: string[];
+  streams: Stream[];
+}
 
 /**
  * A loopback server whose answers a test sets per path: JSON, a body over the
@@ -75,7 +84,13 @@ async function hostile(t: Tap, routes: (base: string) => Record<string, Route>):
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   out.base = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-  t.teardown(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
+  );
   return out;
 }
 type Tap = { teardown(fn: () => unknown): void };
@@ -83,8 +98,13 @@ type Tap = { teardown(fn: () => unknown): void };
 const prm = (b: string): Route => ({ json: { resource: `${b}/mcp`, authorization_servers: [b] } });
 const asMeta = (b: string, extra: Record<string, unknown> = {}): Route => ({
   json: {
-    issuer: b, authorization_endpoint: `${b}/authorize`, token_endpoint: `${b}/token`, registration_endpoint: `${b}/register`,
-    code_challenge_methods_supported: ['S256'], grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'], ...extra,
+    issuer: b,
+    authorization_endpoint: `${b}/authorize`,
+    token_endpoint: `${b}/token`,
+    registration_endpoint: `${b}/register`,
+    code_challenge_methods_supported: ['S256'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    ...extra,
   },
 });
 const stack = (b: string, over: Record<string, Route>): Record<string, Route> => ({
@@ -115,15 +135,26 @@ t.test('discovery: resource and authorization server metadata over the bound', a
   const ctx = (base: string): FlowContext => ({ auth: authOf(''), serverUrl: `${base}/mcp`, store: undefined as never });
   t.same(await failure(discover(ctx(endless.base))), TOO_LARGE, 'an endless chunked resource metadata document');
   await endless.streams[0]!.closed;
-  t.notOk(endless.streams[0]!.finished, `the endless answer was cut off: the client left after ${endless.streams[0]!.sent} bytes had been written`);
-  t.notOk(endless.hits.some((h) => h.includes('oauth-authorization-server')), 'discovery stopped there');
+  t.notOk(
+    endless.streams[0]!.finished,
+    `the endless answer was cut off: the client left after ${endless.streams[0]!.sent} bytes had been written`,
+  );
+  t.notOk(
+    endless.hits.some((h) => h.includes('oauth-authorization-server')),
+    'discovery stopped there',
+  );
 
   const declared = await hostile(t, (b) => stack(b, { '/.well-known/oauth-authorization-server': 'declared' }));
   t.same(await failure(discover(ctx(declared.base))), TOO_LARGE, 'authorization server metadata with a 2 MiB Content-Length');
-  t.notOk(declared.hits.some((h) => h.includes('openid-configuration')), 'not taken for "no metadata here"');
+  t.notOk(
+    declared.hits.some((h) => h.includes('openid-configuration')),
+    'not taken for "no metadata here"',
+  );
 
   // The bound is not tight: a large but legal document (900 KiB of extra fields) is read.
-  const padded = await hostile(t, (b) => stack(b, { '/.well-known/oauth-authorization-server': asMeta(b, { padding: 'p'.repeat(900 * 1024) }) }));
+  const padded = await hostile(t, (b) =>
+    stack(b, { '/.well-known/oauth-authorization-server': asMeta(b, { padding: 'p'.repeat(900 * 1024) }) }),
+  );
   t.ok(OAUTH_MAX_RESPONSE_BYTES > 900 * 1024);
   t.equal((await discover(ctx(padded.base))).issuer, padded.base, 'a 900 KiB metadata document is within the bound');
 });
@@ -139,7 +170,10 @@ t.test('sign-in: registration, code exchange, client credentials, ID-JAG over th
   t.same(await failure(run(dcr.base, {})), TOO_LARGE, 'an endless registration answer');
   await dcr.streams[0]!.closed;
   t.notOk(dcr.streams[0]!.finished, 'the registration answer was cut off');
-  t.notOk(dcr.hits.some((h) => h.includes('/token')), 'no token request followed');
+  t.notOk(
+    dcr.hits.some((h) => h.includes('/token')),
+    'no token request followed',
+  );
 
   const code = await hostile(t, (b) => stack(b, { '/token': 'endless' }));
   t.same(await failure(run(code.base, { clientId: 'configured' })), TOO_LARGE, 'an endless answer to the authorization code');
@@ -151,11 +185,13 @@ t.test('sign-in: registration, code exchange, client credentials, ID-JAG over th
   const ccOauth: Partial<ResolvedOAuth> = { grant: 'client_credentials', clientId: 'svc', clientSecret: 'svc-secret' };
   t.same(await failure(run(cc.base, ccOauth)), TOO_LARGE, 'a 2 MiB client credentials answer');
 
-  const jag = await hostile(t, (b) => stack(b, { '/idp/token': 'endless', '/token': { json: { access_token: 'AT', token_type: 'Bearer' } } }));
+  const jag = await hostile(t, (b) =>
+    stack(b, { '/idp/token': 'endless', '/token': { json: { access_token: 'AT', token_type: 'Bearer' } } }),
+  );
   const idp = { tokenEndpoint: `${jag.base}/idp/token`, idToken: 'the-id-token' };
   t.same(await failure(run(jag.base, { grant: 'token_exchange', clientId: 'ent', idp })), TOO_LARGE, 'an endless ID-JAG answer');
   await jag.streams[0]!.closed;
-  t.notOk(jag.streams[0]!.finished, 'the identity provider\'s answer was cut off');
+  t.notOk(jag.streams[0]!.finished, "the identity provider's answer was cut off");
   t.notOk(jag.hits.includes('POST /token'), 'nothing was presented to the authorization server');
 
   t.notOk(existsSync(file), 'nothing was ever stored');
@@ -168,11 +204,20 @@ t.test('refresh and non-interactive renewal on the request path: over the bound,
   const url = `${as.base}/mcp`;
   const now = Date.now();
   const record: OAuthRecord = {
-    url, state: 'signed_in', updatedAt: 0, issuer: as.base,
+    url,
+    state: 'signed_in',
+    updatedAt: 0,
+    issuer: as.base,
     authServer: (asMeta(as.base) as { json: Record<string, unknown> }).json,
     client: { issuer: as.base, clientId: 'c', authMethod: 'none', kind: 'dcr', registeredAt: now },
     tokens: {
-      accessToken: 'AT0', refreshToken: 'RT0', tokenType: 'Bearer', issuer: as.base, obtainedAt: now - 3_600_000, expiresAt: now + 5_000, resource: url,
+      accessToken: 'AT0',
+      refreshToken: 'RT0',
+      tokenType: 'Bearer',
+      issuer: as.base,
+      obtainedAt: now - 3_600_000,
+      expiresAt: now + 5_000,
+      resource: url,
     },
   };
   await new FileCredsStore(file).update('m', url, () => ({ record, value: undefined }));
@@ -185,7 +230,13 @@ t.test('refresh and non-interactive renewal on the request path: over the bound,
   t.notOk(as.streams[0]!.finished, 'the refresh answer was cut off');
   t.equal(readFileSync(file, 'utf8'), before, 'the record is unchanged after the refresh before a request');
 
-  const challenge = { status: 401, wwwAuthenticate: 'Bearer error="invalid_token"', dpopNonce: undefined, sentToken: 'AT0', request: { renewed: false } };
+  const challenge = {
+    status: 401,
+    wwwAuthenticate: 'Bearer error="invalid_token"',
+    dpopNonce: undefined,
+    sentToken: 'AT0',
+    request: { renewed: false },
+  };
   const refused = la.onChallenge(challenge, 0);
   t.same(await failure(refused), TOO_LARGE, 'a refresh after a 401');
   t.equal(readFileSync(file, 'utf8'), before, 'the record is unchanged after the refresh for a 401');

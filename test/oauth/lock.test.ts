@@ -49,7 +49,8 @@ async function tokenServer(t: Tap, name: string, hold: boolean): Promise<TokenSe
       reached();
       void (hold ? releasedP : Promise.resolve()).then(() => {
         n++;
-        res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' })
           .end(JSON.stringify({ access_token: `${name}-AT${n}`, token_type: 'Bearer', expires_in: 3600, refresh_token: `${name}-RT${n}` }));
       });
     });
@@ -65,7 +66,14 @@ async function tokenServer(t: Tap, name: string, hold: boolean): Promise<TokenSe
       letGo();
     },
   };
-  t.teardown(() => new Promise<void>((r) => { out.release(); srv.closeAllConnections(); srv.close(() => r()); }));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        out.release();
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
+  );
   return out;
 }
 type Tap = { teardown(fn: () => unknown): void };
@@ -74,23 +82,42 @@ type Tap = { teardown(fn: () => unknown): void };
 function dueRecord(as: string, url: string, name: string): OAuthRecord {
   const now = Date.now();
   return {
-    url, state: 'signed_in', updatedAt: 0, issuer: as,
-    authServer: { issuer: as, token_endpoint: `${as}/token`, authorization_endpoint: `${as}/authorize`, code_challenge_methods_supported: ['S256'] },
+    url,
+    state: 'signed_in',
+    updatedAt: 0,
+    issuer: as,
+    authServer: {
+      issuer: as,
+      token_endpoint: `${as}/token`,
+      authorization_endpoint: `${as}/authorize`,
+      code_challenge_methods_supported: ['S256'],
+    },
     client: { issuer: as, clientId: `${name}-client`, authMethod: 'none', kind: 'dcr', registeredAt: now },
     tokens: {
-      accessToken: `${name}-AT0`, refreshToken: `${name}-RT0`, tokenType: 'Bearer', issuer: as,
-      obtainedAt: now - 3_600_000, expiresAt: now + 5_000, resource: url,
+      accessToken: `${name}-AT0`,
+      refreshToken: `${name}-RT0`,
+      tokenType: 'Bearer',
+      issuer: as,
+      obtainedAt: now - 3_600_000,
+      expiresAt: now + 5_000,
+      resource: url,
     },
   };
 }
 
-const authFor = (name: string, credsPath: string): ResolvedAuth => ({ name, credsPath, oauth: { grant: 'authorization_code', dpop: 'auto', callbackPort: 0 } });
+const authFor = (name: string, credsPath: string): ResolvedAuth => ({
+  name,
+  credsPath,
+  oauth: { grant: 'authorization_code', dpop: 'auto', callbackPort: 0 },
+});
 const urlOf = (name: string): string => `http://127.0.0.1:9/${name}`;
 
 /** Another process that writes one record when told to (test/fixtures/oauth-store-writer.ts), started and ready. */
 async function writerProcess(t: Tap, file: string, name: string, reason: string): Promise<{ go(): Promise<Record<string, unknown>> }> {
   const child = spawn(NODE, [fixture('oauth-store-writer.ts'), file, name, urlOf(name), reason], { stdio: ['pipe', 'pipe', 'inherit'] });
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
   const lines = createInterface({ input: child.stdout! });
   const messages: Array<Record<string, unknown>> = [];
   let onMessage: (() => void) | undefined;
@@ -98,15 +125,19 @@ async function writerProcess(t: Tap, file: string, name: string, reason: string)
     messages.push(JSON.parse(l) as Record<string, unknown>);
     onMessage?.();
   });
-  const next = (pred: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> => new Promise((resolve, reject) => {
-    const check = (): void => {
-      const m = messages.find(pred);
-      if (m) resolve(m);
-    };
-    onMessage = check;
-    child.once('exit', () => { check(); reject(new Error('the writer process exited without answering')); });
-    check();
-  });
+  const next = (pred: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        const m = messages.find(pred);
+        if (m) resolve(m);
+      };
+      onMessage = check;
+      child.once('exit', () => {
+        check();
+        reject(new Error('the writer process exited without answering'));
+      });
+      check();
+    });
   await next((m) => m.ready === true);
   return {
     go: () => {
@@ -122,7 +153,12 @@ t.test('a refresh stuck at a slow token endpoint holds up no other server: refre
   const slow = await tokenServer(t, 'a', true);
   const fast = await tokenServer(t, 'b', false);
   const store = new FileCredsStore(file);
-  for (const [name, as] of [['a', slow.base], ['b', fast.base], ['c', fast.base], ['d', fast.base]] as const) {
+  for (const [name, as] of [
+    ['a', slow.base],
+    ['b', fast.base],
+    ['c', fast.base],
+    ['d', fast.base],
+  ] as const) {
     await store.update(name, urlOf(name), () => ({ record: dueRecord(as, urlOf(name), name), value: undefined }));
   }
   // Started before A's refresh, so its start-up is not inside the window being measured.
@@ -130,11 +166,17 @@ t.test('a refresh stuck at a slow token endpoint holds up no other server: refre
 
   const events: string[] = [];
   const a = new LinkAuth(authFor('a', file), urlOf('a'));
-  const aHeaders = a.headers('POST', new URL(urlOf('a'))).then((h) => { events.push('A refreshed'); return h; });
+  const aHeaders = a.headers('POST', new URL(urlOf('a'))).then((h) => {
+    events.push('A refreshed');
+    return h;
+  });
   await slow.reached;
   events.push('A is at its token endpoint');
   // A bound so that the code before this change (which makes B wait for A) fails instead of hanging; 12 s is below A's 15 s request timeout.
-  const bound = setTimeout(() => { events.push('A answered (bound reached)'); slow.release(); }, 12_000);
+  const bound = setTimeout(() => {
+    events.push('A answered (bound reached)');
+    slow.release();
+  }, 12_000);
   t.teardown(() => clearTimeout(bound));
 
   const b = new LinkAuth(authFor('b', file), urlOf('b'));
@@ -151,8 +193,11 @@ t.test('a refresh stuck at a slow token endpoint holds up no other server: refre
   }
   const aH = await aHeaders;
 
-  t.same(events, ['A is at its token endpoint', 'B refreshed', 'C signed out', 'D written by another process', 'A answered', 'A refreshed'],
-    'every other write completed while A\'s token endpoint had not answered');
+  t.same(
+    events,
+    ['A is at its token endpoint', 'B refreshed', 'C signed out', 'D written by another process', 'A answered', 'A refreshed'],
+    "every other write completed while A's token endpoint had not answered",
+  );
   t.same(written, { done: true }, 'the other process wrote its record');
   t.equal(aH.headers.authorization, 'Bearer a-AT1', 'A got its refreshed token once its endpoint answered');
   t.equal(bHeaders.headers.authorization, 'Bearer b-AT1', 'B refreshed at its own endpoint');
@@ -160,11 +205,11 @@ t.test('a refresh stuck at a slow token endpoint holds up no other server: refre
   t.equal(fast.requests.length, 1, 'one refresh request for B');
 
   const doc = JSON.parse(readFileSync(file, 'utf8')) as { mcp: Record<string, { oauth: OAuthRecord }> };
-  t.equal(doc.mcp.a!.oauth.tokens?.refreshToken, 'a-RT1', 'A\'s rotated refresh token is stored');
-  t.equal(doc.mcp.b!.oauth.tokens?.refreshToken, 'b-RT1', 'B\'s rotated refresh token is kept beside it');
+  t.equal(doc.mcp.a!.oauth.tokens?.refreshToken, 'a-RT1', "A's rotated refresh token is stored");
+  t.equal(doc.mcp.b!.oauth.tokens?.refreshToken, 'b-RT1', "B's rotated refresh token is kept beside it");
   t.equal(doc.mcp.c!.oauth.state, 'signed_out');
-  t.notOk(doc.mcp.c!.oauth.tokens, 'C\'s sign-out is kept');
-  t.equal(doc.mcp.d!.oauth.reason, 'written-by-another-process', 'the other process\'s write is kept');
+  t.notOk(doc.mcp.c!.oauth.tokens, "C's sign-out is kept");
+  t.equal(doc.mcp.d!.oauth.reason, 'written-by-another-process', "the other process's write is kept");
   t.notOk(existsSync(`${file}.lock`), 'the document lock is released');
   t.same(readdirSync(`${file}.locks`), [], 'every record lock is released');
 });
@@ -178,9 +223,15 @@ t.test('a second refresh of the same record waits for the first and adopts its t
   // Two link auths for one server (two connections): each has its own in-memory single flight; the record lock is what joins them.
   const first = new LinkAuth(authFor('a', file), urlOf('a'));
   const second = new LinkAuth(authFor('a', file), urlOf('a'));
-  const p1 = first.headers('POST', new URL(urlOf('a'))).then((h) => { events.push('first done'); return h; });
+  const p1 = first.headers('POST', new URL(urlOf('a'))).then((h) => {
+    events.push('first done');
+    return h;
+  });
   await slow.reached;
-  const p2 = second.headers('POST', new URL(urlOf('a'))).then((h) => { events.push('second done'); return h; });
+  const p2 = second.headers('POST', new URL(urlOf('a'))).then((h) => {
+    events.push('second done');
+    return h;
+  });
   // The second is queued behind the first's record lock; give it every chance to overtake (it must not).
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setTimeout(r, 200));
@@ -189,6 +240,6 @@ t.test('a second refresh of the same record waits for the first and adopts its t
   const [h1, h2] = await Promise.all([p1, p2]);
   t.same(events.slice(0, 1), ['answer released'], 'neither finished before the token endpoint answered');
   t.equal(h1.headers.authorization, 'Bearer a-AT1');
-  t.equal(h2.headers.authorization, 'Bearer a-AT1', 'the second adopted the first\'s token');
+  t.equal(h2.headers.authorization, 'Bearer a-AT1', "the second adopted the first's token");
   t.equal(slow.requests.length, 1, 'exactly one refresh request');
 });

@@ -19,23 +19,36 @@ function polluted(): string[] {
   const out: string[] = [];
   if (({} as Record<string, unknown>).oauth !== undefined) out.push('({}).oauth');
   const places: Array<[string, object]> = [
-    ['Object.prototype', Object.prototype], ['Object', Object], ['Function.prototype', Function.prototype],
-    ...PROTO_KEYS.filter((k) => k !== '__proto__' && k !== 'constructor' && k !== 'prototype')
-      .map((k): [string, object] => [`Object.prototype.${k}`, (Object.prototype as unknown as Record<string, object>)[k]!]),
+    ['Object.prototype', Object.prototype],
+    ['Object', Object],
+    ['Function.prototype', Function.prototype],
+    ...PROTO_KEYS.filter((k) => k !== '__proto__' && k !== 'constructor' && k !== 'prototype').map((k): [string, object] => [
+      `Object.prototype.${k}`,
+      (Object.prototype as unknown as Record<string, object>)[k]!,
+    ]),
   ];
   for (const [what, o] of places) if (Object.hasOwn(o, 'oauth')) out.push(`${what}.oauth`);
   return out;
 }
 
-const rec = (url: string, account: string): OAuthRecord => ({ url, state: 'needs_sign_in', reason: 'not_signed_in', account, updatedAt: 0 });
+const rec = (url: string, account: string): OAuthRecord => ({
+  url,
+  state: 'needs_sign_in',
+  reason: 'not_signed_in',
+  account,
+  updatedAt: 0,
+});
 
-t.test('the store keeps records named like Object.prototype\'s properties as plain keys', async (t) => {
+t.test("the store keeps records named like Object.prototype's properties as plain keys", async (t) => {
   const home = tempHome(t);
   const file = path.join(home, 'creds.json');
   writeFileSync(file, JSON.stringify({ other: { keep: 'me' }, mcp: { ordinary: { oauth: rec('http://o/mcp', 'ordinary') } } }));
   const store = new FileCredsStore(file);
   for (const name of PROTO_KEYS) {
-    await store.update(name, `http://${name}/mcp`, (cur) => ({ record: { ...(cur ?? rec(`http://${name}/mcp`, name)) }, value: undefined }));
+    await store.update(name, `http://${name}/mcp`, (cur) => ({
+      record: { ...(cur ?? rec(`http://${name}/mcp`, name)) },
+      value: undefined,
+    }));
   }
   t.same(polluted(), [], 'after the writes');
   const doc = JSON.parse(readFileSync(file, 'utf8')) as { other: unknown; mcp: Record<string, { oauth?: OAuthRecord }> };
@@ -47,7 +60,11 @@ t.test('the store keeps records named like Object.prototype\'s properties as pla
   const again = new FileCredsStore(file);
   for (const name of PROTO_KEYS) t.equal((await again.get(name, `http://${name}/mcp`))?.account, name, `${name}: read back`);
   t.equal(await again.get('__proto__', 'http://other/mcp'), undefined, 'a record for another URL is still absent');
-  t.equal(await again.get('isPrototypeOf', 'http://isPrototypeOf/mcp'), undefined, 'a name never written is absent, not a prototype member');
+  t.equal(
+    await again.get('isPrototypeOf', 'http://isPrototypeOf/mcp'),
+    undefined,
+    'a name never written is absent, not a prototype member',
+  );
   const all = await again.all();
   t.same(Object.keys(all).sort(), ['ordinary', ...PROTO_KEYS].sort(), 'all() lists every record by name');
   t.equal(all['__proto__']?.account, '__proto__');
@@ -68,7 +85,14 @@ t.test('a hand-written creds.json with a __proto__ record is read as data', asyn
   const albedo = await createAlbedo({ home, transportWorkers: 1 });
   t.teardown(() => albedo.close());
   const statuses = await albedo.authStatuses();
-  t.same(statuses.map((s) => [s.server, s.account]).sort(), [['__proto__', 'proto'], ['b', 'b']], 'both records are listed');
+  t.same(
+    statuses.map((s) => [s.server, s.account]).sort(),
+    [
+      ['__proto__', 'proto'],
+      ['b', 'b'],
+    ],
+    'both records are listed',
+  );
   await new FileCredsStore(file).update('b', 'http://b/mcp', (cur) => ({ record: { ...cur!, account: 'b2' }, value: undefined }));
   const doc = JSON.parse(readFileSync(file, 'utf8')) as { mcp: Record<string, { oauth: OAuthRecord }> };
   t.ok(Object.hasOwn(doc.mcp, '__proto__'), 'the __proto__ record survived a write of another record');
@@ -82,7 +106,13 @@ t.test('the names __proto__, constructor, prototype are refused before anything 
   const file = path.join(home, 'creds.json');
   writeFileSync(file, JSON.stringify({ mcp: { kept: { oauth: rec('http://127.0.0.1:9/kept', 'kept') } } }));
   const before = readFileSync(file, 'utf8');
-  const albedo = await createAlbedo({ home, transportWorkers: 1, authorize: () => { throw new Error('the browser must not be opened'); } });
+  const albedo = await createAlbedo({
+    home,
+    transportWorkers: 1,
+    authorize: () => {
+      throw new Error('the browser must not be opened');
+    },
+  });
   t.teardown(() => albedo.close());
   // Port 9 (discard): nothing listens, so any attempt to reach it would fail with a network error, not ALBEDO_INVALID_CONFIG.
   const url = 'http://127.0.0.1:9/mcp';

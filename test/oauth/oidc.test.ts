@@ -27,9 +27,24 @@ process.stderr.write = ((chunk: unknown, ...rest: unknown[]) => {
   texts.push(String(chunk));
   return (origWrite as (...a: unknown[]) => boolean)(chunk, ...rest);
 }) as typeof process.stderr.write;
-t.teardown(() => { process.stderr.write = origWrite; });
+t.teardown(() => {
+  process.stderr.write = origWrite;
+});
 
-type Creds = { mcp?: Record<string, { oauth?: { tokens?: { accessToken: string; refreshToken?: string; expiresAt?: number }; client?: { clientSecret?: string }; state?: string; stepUp?: string; reason?: string } }> };
+type Creds = {
+  mcp?: Record<
+    string,
+    {
+      oauth?: {
+        tokens?: { accessToken: string; refreshToken?: string; expiresAt?: number };
+        client?: { clientSecret?: string };
+        state?: string;
+        stepUp?: string;
+        reason?: string;
+      };
+    }
+  >;
+};
 
 function readCreds(home: string): Creds {
   const file = path.join(home, 'creds.json');
@@ -54,7 +69,11 @@ function seen<T>(v: T): T {
   return v;
 }
 
-async function setup(t: Tap, stackOpts: Parameters<typeof startOAuthStack>[0] = {}, albedoOpts: AlbedoOptions = {}): Promise<{ stack: OAuthStack; home: string; albedo: Albedo }> {
+async function setup(
+  t: Tap,
+  stackOpts: Parameters<typeof startOAuthStack>[0] = {},
+  albedoOpts: AlbedoOptions = {},
+): Promise<{ stack: OAuthStack; home: string; albedo: Albedo }> {
   const stack = await startOAuthStack(stackOpts);
   const home = tempHome(t);
   const albedo = await createAlbedo({
@@ -82,7 +101,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-const text = (r: unknown): string => ((r as { content?: Array<{ text?: string }> }).content?.[0]?.text ?? '');
+const text = (r: unknown): string => (r as { content?: Array<{ text?: string }> }).content?.[0]?.text ?? '';
 
 t.test('sign-in, calls, step-up on insufficient_scope', async (t) => {
   const { stack, home, albedo } = await setup(t);
@@ -116,7 +135,10 @@ t.test('sign-in, calls, step-up on insufficient_scope', async (t) => {
 
   const c = await albedo.connect(cfg, { name });
   t.match(text(await c.callTool('whoami', {})), /^sub=alice scope=.*mcp:read/, 'the MCP server accepted the token');
-  t.ok(stack.stats.mcpAuthHeaders.every((h) => h.startsWith('Bearer ')), 'sent as Bearer');
+  t.ok(
+    stack.stats.mcpAuthHeaders.every((h) => h.startsWith('Bearer ')),
+    'sent as Bearer',
+  );
 
   // Step-up: the admin tool needs mcp:admin; the token is kept and the union recorded.
   const up = seen(await rejection(c.callTool('admin', {})));
@@ -147,7 +169,11 @@ t.test('sign-in, calls, step-up on insufficient_scope', async (t) => {
   t.not(moved.client?.id, again.client?.id);
 
   const all = seen(await albedo.authStatuses());
-  t.same(all.map((x) => [x.server, x.state]), [['secure', 'signed_in']], 'the list of every server with OAuth state');
+  t.same(
+    all.map((x) => [x.server, x.state]),
+    [['secure', 'signed_in']],
+    'the list of every server with OAuth state',
+  );
   const out = seen(await albedo.signOut(cfg, { name }));
   t.equal(out.state, 'signed_out');
   t.notOk(readCreds(home).mcp?.secure?.oauth?.tokens, 'signing out removed the tokens');
@@ -221,12 +247,16 @@ t.test('two processes race a rotating refresh token: one refresh, both signed in
     const lines = createInterface({ input: child.stdout! });
     const messages: Array<Record<string, unknown>> = [];
     const done = new Promise<void>((r) => child.on('exit', () => r()));
-    const ready = new Promise<void>((r) => lines.on('line', (l) => {
-      const m = JSON.parse(l) as Record<string, unknown>;
-      messages.push(m);
-      if (m.ready) r();
-    }));
-    t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+    const ready = new Promise<void>((r) =>
+      lines.on('line', (l) => {
+        const m = JSON.parse(l) as Record<string, unknown>;
+        messages.push(m);
+        if (m.ready) r();
+      }),
+    );
+    t.teardown(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
     return { child, messages, done, ready };
   });
   await Promise.all(kids.map((k) => k.ready));
@@ -251,19 +281,28 @@ t.test('two processes race a rotating refresh token: one refresh, both signed in
 t.test('bad callbacks are refused with a specific reason and store no token', async (t) => {
   const { stack, home, albedo } = await setup(t);
   const cfg = { url: stack.mcpUrl };
-  const tamper = (change: (u: URL) => void) => async ({ url }: { url: string }): Promise<string> => {
-    const { callbackUrl } = await redirectOnly(url);
-    const u = new URL(callbackUrl);
-    change(u);
-    return u.toString();
-  };
+  const tamper =
+    (change: (u: URL) => void) =>
+    async ({ url }: { url: string }): Promise<string> => {
+      const { callbackUrl } = await redirectOnly(url);
+      const u = new URL(callbackUrl);
+      change(u);
+      return u.toString();
+    };
   const cases: Array<[string, (u: URL) => void, string]> = [
     ['forged state', (u) => u.searchParams.set('state', 'forged-by-an-attacker'), 'state_mismatch'],
     ['missing state', (u) => u.searchParams.delete('state'), 'state_mismatch'],
     ['wrong iss', (u) => u.searchParams.set('iss', 'https://evil.example.com'), 'iss_mismatch'],
     ['normalised iss', (u) => u.searchParams.set('iss', `${stack.issuer}/`), 'iss_mismatch'],
     ['iss promised and missing', (u) => u.searchParams.delete('iss'), 'iss_missing'],
-    ['access denied', (u) => { u.searchParams.delete('code'); u.searchParams.set('error', 'access_denied'); }, 'denied'],
+    [
+      'access denied',
+      (u) => {
+        u.searchParams.delete('code');
+        u.searchParams.set('error', 'access_denied');
+      },
+      'denied',
+    ],
   ];
   for (const [what, change, reason] of cases) {
     const err = seen(await rejection(albedo.signIn(cfg, { name: 'bad', authorize: tamper(change) })));
@@ -275,16 +314,18 @@ t.test('bad callbacks are refused with a specific reason and store no token', as
 
   // A stray request to the loopback callback (an old tab) is answered 400 and does not end the sign-in.
   let strayStatus = 0;
-  const ok = seen(await albedo.signIn(cfg, {
-    name: 'stray',
-    authorize: async ({ url }) => {
-      const redirect = new URL(url).searchParams.get('redirect_uri')!;
-      const stray = await fetch(`${redirect}?code=stolen&state=not-this-one`);
-      strayStatus = stray.status;
-      await stray.body?.cancel();
-      await browserStandIn(url);
-    },
-  }));
+  const ok = seen(
+    await albedo.signIn(cfg, {
+      name: 'stray',
+      authorize: async ({ url }) => {
+        const redirect = new URL(url).searchParams.get('redirect_uri')!;
+        const stray = await fetch(`${redirect}?code=stolen&state=not-this-one`);
+        strayStatus = stray.status;
+        await stray.body?.cancel();
+        await browserStandIn(url);
+      },
+    }),
+  );
   t.equal(strayStatus, 400, 'the stray callback was refused');
   t.equal(ok.state, 'signed_in', 'and the real one completed the sign-in');
 

@@ -8,7 +8,15 @@ import { chmodSync, readFileSync, statSync, writeFileSync, existsSync, readdirSy
 import lockfile from 'proper-lockfile';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { parseWwwAuthenticate, authChallenge, authServerMetadataUrls, protectedResourceMetadataUrls, resourceCovers, scopeUnion, scopeCovers } from '../../protocol/oauth.ts';
+import {
+  parseWwwAuthenticate,
+  authChallenge,
+  authServerMetadataUrls,
+  protectedResourceMetadataUrls,
+  resourceCovers,
+  scopeUnion,
+  scopeCovers,
+} from '../../protocol/oauth.ts';
 import { FileCredsStore } from '../../services/oauth/store.ts';
 import { discover, checkCallback, authorizationUrl, refreshDue, type Discovery } from '../../services/oauth/flow.ts';
 import { parseServerConfig, resolveServer } from '../../api/resolve.ts';
@@ -19,28 +27,66 @@ import { LinkAuth } from '../../services/oauth/link-auth.ts';
 import { nameOf, createAlbedo } from '../../api/albedo.ts';
 
 t.test('WWW-Authenticate parsing', async (t) => {
-  t.same(parseWwwAuthenticate('Bearer error="invalid_token", error_description="Missing \\"Authorization\\" header", resource_metadata="http://x/.well-known/oauth-protected-resource/mcp"'), [
-    { scheme: 'bearer', params: { error: 'invalid_token', error_description: 'Missing "Authorization" header', resource_metadata: 'http://x/.well-known/oauth-protected-resource/mcp' } },
-  ]);
-  t.same(parseWwwAuthenticate('Basic realm="a, b", DPoP algs="ES256 PS256", Bearer scope=read'), [
-    { scheme: 'basic', params: { realm: 'a, b' } },
-    { scheme: 'dpop', params: { algs: 'ES256 PS256' } },
-    { scheme: 'bearer', params: { scope: 'read' } },
-  ], 'several challenges, commas inside quotes, token values');
-  t.same(parseWwwAuthenticate('Negotiate abc123==, Bearer'), [{ scheme: 'negotiate', params: {} }, { scheme: 'bearer', params: {} }], 'token68 and a bare scheme');
+  t.same(
+    parseWwwAuthenticate(
+      'Bearer error="invalid_token", error_description="Missing \\"Authorization\\" header", resource_metadata="http://x/.well-known/oauth-protected-resource/mcp"',
+    ),
+    [
+      {
+        scheme: 'bearer',
+        params: {
+          error: 'invalid_token',
+          error_description: 'Missing "Authorization" header',
+          resource_metadata: 'http://x/.well-known/oauth-protected-resource/mcp',
+        },
+      },
+    ],
+  );
+  t.same(
+    parseWwwAuthenticate('Basic realm="a, b", DPoP algs="ES256 PS256", Bearer scope=read'),
+    [
+      { scheme: 'basic', params: { realm: 'a, b' } },
+      { scheme: 'dpop', params: { algs: 'ES256 PS256' } },
+      { scheme: 'bearer', params: { scope: 'read' } },
+    ],
+    'several challenges, commas inside quotes, token values',
+  );
+  t.same(
+    parseWwwAuthenticate('Negotiate abc123==, Bearer'),
+    [
+      { scheme: 'negotiate', params: {} },
+      { scheme: 'bearer', params: {} },
+    ],
+    'token68 and a bare scheme',
+  );
   t.same(parseWwwAuthenticate(undefined), []);
-  t.same(authChallenge(['Bearer scope="mcp:basic"', 'DPoP error="use_dpop_nonce", resource_metadata="u"']), { scheme: 'dpop', error: 'use_dpop_nonce', scope: undefined, resourceMetadata: 'u' }, 'a DPoP error challenge wins');
-  t.same(authChallenge('Bearer error="insufficient_scope", scope="a b"'), { scheme: 'bearer', error: 'insufficient_scope', scope: 'a b', resourceMetadata: undefined });
+  t.same(
+    authChallenge(['Bearer scope="mcp:basic"', 'DPoP error="use_dpop_nonce", resource_metadata="u"']),
+    { scheme: 'dpop', error: 'use_dpop_nonce', scope: undefined, resourceMetadata: 'u' },
+    'a DPoP error challenge wins',
+  );
+  t.same(authChallenge('Bearer error="insufficient_scope", scope="a b"'), {
+    scheme: 'bearer',
+    error: 'insufficient_scope',
+    scope: 'a b',
+    resourceMetadata: undefined,
+  });
 });
 
 t.test('well-known URLs in the spec order', async (t) => {
-  t.same(authServerMetadataUrls('https://as.example.com'), ['https://as.example.com/.well-known/oauth-authorization-server', 'https://as.example.com/.well-known/openid-configuration']);
+  t.same(authServerMetadataUrls('https://as.example.com'), [
+    'https://as.example.com/.well-known/oauth-authorization-server',
+    'https://as.example.com/.well-known/openid-configuration',
+  ]);
   t.same(authServerMetadataUrls('https://as.example.com/tenant1'), [
     'https://as.example.com/.well-known/oauth-authorization-server/tenant1',
     'https://as.example.com/.well-known/openid-configuration/tenant1',
     'https://as.example.com/tenant1/.well-known/openid-configuration',
   ]);
-  t.same(protectedResourceMetadataUrls('https://mcp.example.com/api/mcp'), ['https://mcp.example.com/.well-known/oauth-protected-resource/api/mcp', 'https://mcp.example.com/.well-known/oauth-protected-resource']);
+  t.same(protectedResourceMetadataUrls('https://mcp.example.com/api/mcp'), [
+    'https://mcp.example.com/.well-known/oauth-protected-resource/api/mcp',
+    'https://mcp.example.com/.well-known/oauth-protected-resource',
+  ]);
   t.same(protectedResourceMetadataUrls('https://mcp.example.com'), ['https://mcp.example.com/.well-known/oauth-protected-resource']);
 });
 
@@ -70,7 +116,15 @@ t.test('creds.json: 0600, atomic, other content kept, no secret in errors', asyn
   writeFileSync(file, JSON.stringify({ other: { keep: 'me' }, mcp: { x: { bearer: 'kept' } } }));
   chmodSync(file, 0o644);
   const store = new FileCredsStore(file);
-  await store.update('x', 'https://m/mcp', () => ({ record: { url: 'ignored', state: 'signed_in', updatedAt: 0, tokens: { accessToken: 'AT-secret', tokenType: 'Bearer', issuer: 'https://as', obtainedAt: 1 } }, value: undefined }));
+  await store.update('x', 'https://m/mcp', () => ({
+    record: {
+      url: 'ignored',
+      state: 'signed_in',
+      updatedAt: 0,
+      tokens: { accessToken: 'AT-secret', tokenType: 'Bearer', issuer: 'https://as', obtainedAt: 1 },
+    },
+    value: undefined,
+  }));
   t.equal(statSync(file).mode & 0o777, 0o600, 'a 0644 file becomes 0600 on write');
   const doc = JSON.parse(readFileSync(file, 'utf8'));
   t.same(doc.other, { keep: 'me' }, 'unrelated content kept');
@@ -78,12 +132,21 @@ t.test('creds.json: 0600, atomic, other content kept, no secret in errors', asyn
   t.equal(doc.mcp.x.oauth.url, 'https://m/mcp', 'the record carries the server URL it belongs to');
   t.equal((await store.get('x', 'https://m/mcp'))?.tokens?.accessToken, 'AT-secret');
   t.equal(await store.get('x', 'https://other/mcp'), undefined, 'a record for another URL is never handed out');
-  t.same(readdirSync(home).filter((f) => f.includes('.tmp')), [], 'no temporary file left');
+  t.same(
+    readdirSync(home).filter((f) => f.includes('.tmp')),
+    [],
+    'no temporary file left',
+  );
   t.notOk(existsSync(`${file}.lock`), 'the lock is released');
 
   // A callback that throws writes nothing.
   const before = readFileSync(file, 'utf8');
-  await t.rejects(store.update('x', 'https://m/mcp', () => { throw new Error('boom'); }), /boom/);
+  await t.rejects(
+    store.update('x', 'https://m/mcp', () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   t.equal(readFileSync(file, 'utf8'), before, 'a failed update changes nothing');
   t.notOk(existsSync(`${file}.lock`));
 
@@ -92,12 +155,16 @@ t.test('creds.json: 0600, atomic, other content kept, no secret in errors', asyn
   const old = new Date(Date.now() - 60_000);
   utimesSync(`${file}.lock`, old, old);
   await store.update('x', 'https://m/mcp', (r) => ({ record: { ...r!, reason: 'after-stale-lock' }, value: undefined }));
-  t.equal((await store.get('x', 'https://m/mcp'))?.reason, 'after-stale-lock', 'a dead holder\'s lock was broken');
+  t.equal((await store.get('x', 'https://m/mcp'))?.reason, 'after-stale-lock', "a dead holder's lock was broken");
   const release = await lockfile.lock(file, { lockfilePath: `${file}.lock`, realpath: false, stale: 30_000 });
   let done = false;
-  const waiting = store.update('x', 'https://m/mcp', (r) => ({ record: { ...r!, reason: 'after-live-lock' }, value: undefined })).then(() => { done = true; });
+  const waiting = store
+    .update('x', 'https://m/mcp', (r) => ({ record: { ...r!, reason: 'after-live-lock' }, value: undefined }))
+    .then(() => {
+      done = true;
+    });
   await new Promise((r) => setTimeout(r, 400));
-  t.notOk(done, 'a live holder\'s lock is waited for');
+  t.notOk(done, "a live holder's lock is waited for");
   await release();
   await waiting;
   t.equal((await store.get('x', 'https://m/mcp'))?.reason, 'after-live-lock');
@@ -109,7 +176,10 @@ t.test('creds.json: 0600, atomic, other content kept, no secret in errors', asyn
 });
 
 /** A hand-written authorization stack whose documents a test sets. */
-async function fakeStack(t: { teardown(fn: () => unknown): void }, docs: (base: string) => Record<string, unknown>): Promise<{ base: string; hits: string[] }> {
+async function fakeStack(
+  t: { teardown(fn: () => unknown): void },
+  docs: (base: string) => Record<string, unknown>,
+): Promise<{ base: string; hits: string[] }> {
   const hits: string[] = [];
   let base = '';
   const srv = http.createServer((req, res) => {
@@ -120,14 +190,27 @@ async function fakeStack(t: { teardown(fn: () => unknown): void }, docs: (base: 
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-  t.teardown(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
+  );
   return { base, hits };
 }
 
 const auth = (): ResolvedAuth => ({ name: 's', credsPath: null, oauth: { grant: 'authorization_code', dpop: 'auto', callbackPort: 0 } });
 
 t.test('discovery refuses what it must, before any registration or token request', async (t) => {
-  const asMeta = (b: string, extra: Record<string, unknown> = {}) => ({ issuer: b, authorization_endpoint: `${b}/authorize`, token_endpoint: `${b}/token`, registration_endpoint: `${b}/register`, code_challenge_methods_supported: ['S256'], ...extra });
+  const asMeta = (b: string, extra: Record<string, unknown> = {}) => ({
+    issuer: b,
+    authorization_endpoint: `${b}/authorize`,
+    token_endpoint: `${b}/token`,
+    registration_endpoint: `${b}/register`,
+    code_challenge_methods_supported: ['S256'],
+    ...extra,
+  });
   const reason = async (p: Promise<unknown>): Promise<string> => {
     const e = await rejection(p);
     t.equal(e.code, 'ALBEDO_SIGN_IN_FAILED', e.message);
@@ -139,10 +222,19 @@ t.test('discovery refuses what it must, before any registration or token request
     '/.well-known/oauth-authorization-server': asMeta('https://attacker.example.com'),
     '/.well-known/openid-configuration': asMeta('https://attacker.example.com'),
   }));
-  t.equal(await reason(discover({ auth: auth(), serverUrl: `${mismatch.base}/mcp`, store: undefined as never })), 'issuer_mismatch', 'metadata naming another issuer is not used');
-  t.notOk(mismatch.hits.some((h) => /register|authorize|token/.test(h)), 'nothing of the mismatched metadata was used');
+  t.equal(
+    await reason(discover({ auth: auth(), serverUrl: `${mismatch.base}/mcp`, store: undefined as never })),
+    'issuer_mismatch',
+    'metadata naming another issuer is not used',
+  );
+  t.notOk(
+    mismatch.hits.some((h) => /register|authorize|token/.test(h)),
+    'nothing of the mismatched metadata was used',
+  );
 
-  const evil = await fakeStack(t, (b) => ({ '/.well-known/oauth-protected-resource/mcp': { resource: 'https://evil.example.com/mcp', authorization_servers: [b] } }));
+  const evil = await fakeStack(t, (b) => ({
+    '/.well-known/oauth-protected-resource/mcp': { resource: 'https://evil.example.com/mcp', authorization_servers: [b] },
+  }));
   t.equal(await reason(discover({ auth: auth(), serverUrl: `${evil.base}/mcp`, store: undefined as never })), 'resource_mismatch');
 
   const good = await fakeStack(t, (b) => ({
@@ -151,16 +243,39 @@ t.test('discovery refuses what it must, before any registration or token request
   }));
   const d = await discover({ auth: auth(), serverUrl: `${good.base}/mcp`, store: undefined as never });
   t.equal(d.resource, `${good.base}/mcp`, 'the PRM resource, verbatim');
-  t.equal(await reason(authorizationUrl(d, { issuer: d.issuer, clientId: 'c', authMethod: 'none', kind: 'dcr', registeredAt: 0 }, 'http://127.0.0.1:1/callback', 'r')), 'no_s256', 'no S256, no sign-in');
+  t.equal(
+    await reason(
+      authorizationUrl(
+        d,
+        { issuer: d.issuer, clientId: 'c', authMethod: 'none', kind: 'dcr', registeredAt: 0 },
+        'http://127.0.0.1:1/callback',
+        'r',
+      ),
+    ),
+    'no_s256',
+    'no S256, no sign-in',
+  );
 
   // An https MCP server: plain-http metadata or endpoints are refused before they are fetched.
   const hitsBefore = good.hits.length;
-  t.equal(await reason(discover({ auth: auth(), serverUrl: 'https://mcp.example.test/mcp', store: undefined as never }, `${good.base}/.well-known/oauth-protected-resource/mcp`)), 'insecure_endpoint');
+  t.equal(
+    await reason(
+      discover(
+        { auth: auth(), serverUrl: 'https://mcp.example.test/mcp', store: undefined as never },
+        `${good.base}/.well-known/oauth-protected-resource/mcp`,
+      ),
+    ),
+    'insecure_endpoint',
+  );
   t.equal(good.hits.length, hitsBefore, 'the http metadata URL was not fetched for the https server');
 });
 
 t.test('callback checks: state, iss table, error', async (t) => {
-  const d = { issuer: 'https://as.example.com', as: { issuer: 'https://as.example.com', authorization_response_iss_parameter_supported: true }, defaults: false } as Discovery;
+  const d = {
+    issuer: 'https://as.example.com',
+    as: { issuer: 'https://as.example.com', authorization_response_iss_parameter_supported: true },
+    defaults: false,
+  } as Discovery;
   const p = { url: '', state: 'S', verifier: 'v', redirectUri: 'r', scope: undefined };
   const check = (q: string, dd: Discovery = d): string | undefined => {
     try {
@@ -198,10 +313,16 @@ t.test('oauth config: specific errors, secrets resolved and never echoed', async
   bad({ url: 'https://m/mcp', oauth: {}, bearerTokenEnvVar: 'X' }, /either oauth or a fixed Authorization/);
   bad({ url: 'https://m/mcp', oauth: { clientSecret: 's' } }, /needs its clientId/);
   const parsed = parseServerConfig({ url: 'https://m/mcp', oauth: { clientId: 'c', clientSecret: { env: 'ALBEDO_TEST_OAUTH_SECRET' } } });
-  t.throws(() => resolveServer(parsed, {}, process.cwd(), { name: 'm', credsPath: null }), /oauth\.clientSecret names the environment variable ALBEDO_TEST_OAUTH_SECRET/);
+  t.throws(
+    () => resolveServer(parsed, {}, process.cwd(), { name: 'm', credsPath: null }),
+    /oauth\.clientSecret names the environment variable ALBEDO_TEST_OAUTH_SECRET/,
+  );
   const r = resolveServer(parsed, { ALBEDO_TEST_OAUTH_SECRET: 'shh' }, process.cwd(), { name: 'm', credsPath: null });
   t.equal(r.type === 'http' && r.auth?.oauth.clientSecret, 'shh');
-  const fixed = resolveServer(parseServerConfig({ url: 'https://m/mcp', headers: { Authorization: 'Bearer x' } }), {}, process.cwd(), { name: 'm', credsPath: null });
+  const fixed = resolveServer(parseServerConfig({ url: 'https://m/mcp', headers: { Authorization: 'Bearer x' } }), {}, process.cwd(), {
+    name: 'm',
+    credsPath: null,
+  });
   t.equal(fixed.type === 'http' && fixed.auth, null, 'a fixed Authorization header means no OAuth');
 });
 
@@ -212,21 +333,40 @@ t.test('a resource metadata outage during a refresh keeps the tokens (no fallbac
   // Serve the PRM with a status the test sets.
   const srv = http.createServer((req, res) => {
     if (req.url === '/.well-known/oauth-protected-resource/mcp') {
-      res.writeHead(prmStatus, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${base}/mcp`, authorization_servers: [st.base] }));
+      res
+        .writeHead(prmStatus, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ resource: `${base}/mcp`, authorization_servers: [st.base] }));
     } else res.writeHead(404).end();
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-  t.teardown(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+  t.teardown(
+    () =>
+      new Promise<void>((r) => {
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
+  );
   const file = path.join(home, 'creds.json');
   const a: ResolvedAuth = { name: 'm', credsPath: file, oauth: { grant: 'authorization_code', dpop: 'auto', callbackPort: 0 } };
   const store = new FileCredsStore(file);
   const now = Date.now();
   await store.update('m', `${base}/mcp`, () => ({
     record: {
-      url: `${base}/mcp`, state: 'signed_in', updatedAt: 0, issuer: st.base,
+      url: `${base}/mcp`,
+      state: 'signed_in',
+      updatedAt: 0,
+      issuer: st.base,
       client: { issuer: st.base, clientId: 'c', authMethod: 'none', kind: 'dcr', registeredAt: now },
-      tokens: { accessToken: 'AT', refreshToken: 'RT', tokenType: 'Bearer', issuer: st.base, obtainedAt: now - 3_600_000, expiresAt: now + 10_000, resource: `${base}/mcp` },
+      tokens: {
+        accessToken: 'AT',
+        refreshToken: 'RT',
+        tokenType: 'Bearer',
+        issuer: st.base,
+        obtainedAt: now - 3_600_000,
+        expiresAt: now + 10_000,
+        resource: `${base}/mcp`,
+      },
     },
     value: undefined,
   }));
@@ -236,7 +376,10 @@ t.test('a resource metadata outage during a refresh keeps the tokens (no fallbac
   const rec = await store.get('m', `${base}/mcp`);
   t.equal(rec?.state, 'signed_in', 'still signed in');
   t.equal(rec?.tokens?.refreshToken, 'RT', 'the refresh token is kept for the next try');
-  t.notOk(st.hits.some((x) => /register|token/.test(x)), 'nothing was sent to any token or registration endpoint');
+  t.notOk(
+    st.hits.some((x) => /register|token/.test(x)),
+    'nothing was sent to any token or registration endpoint',
+  );
 });
 
 t.test('default names keep two servers of one host apart', async (t) => {
@@ -248,22 +391,43 @@ t.test('default names keep two servers of one host apart', async (t) => {
 
 t.test('signIn refuses a mismatched issuer and plain-http metadata for an https server; nothing is stored', async (t) => {
   const home = tempHome(t);
-  const albedo = await createAlbedo({ home, transportWorkers: 1, authorize: () => { throw new Error('the browser must not be opened'); } });
+  const albedo = await createAlbedo({
+    home,
+    transportWorkers: 1,
+    authorize: () => {
+      throw new Error('the browser must not be opened');
+    },
+  });
   t.teardown(() => albedo.close());
   const mismatch = await fakeStack(t, (b) => ({
     '/.well-known/oauth-protected-resource/mcp': { resource: `${b}/mcp`, authorization_servers: [b] },
-    '/.well-known/oauth-authorization-server': { issuer: 'https://attacker.example.com', authorization_endpoint: `${b}/authorize`, token_endpoint: `${b}/token`, registration_endpoint: `${b}/register`, code_challenge_methods_supported: ['S256'] },
+    '/.well-known/oauth-authorization-server': {
+      issuer: 'https://attacker.example.com',
+      authorization_endpoint: `${b}/authorize`,
+      token_endpoint: `${b}/token`,
+      registration_endpoint: `${b}/register`,
+      code_challenge_methods_supported: ['S256'],
+    },
   }));
   const e1 = await rejection(albedo.signIn({ url: `${mismatch.base}/mcp` }, { name: 'mm' }));
   t.equal(e1.code, 'ALBEDO_SIGN_IN_FAILED');
   t.equal((e1.data as { reason: string }).reason, 'issuer_mismatch');
-  t.notOk(mismatch.hits.some((h) => /register|authorize|token/.test(h)), 'no endpoint of the mismatched metadata was used');
+  t.notOk(
+    mismatch.hits.some((h) => /register|authorize|token/.test(h)),
+    'no endpoint of the mismatched metadata was used',
+  );
   t.not((await albedo.authStatus({ url: `${mismatch.base}/mcp` }, { name: 'mm' })).state, 'signed_in');
 
   // An https server whose last challenge named plain-http resource metadata.
   const url = 'https://127.0.0.1:9/mcp';
   await new FileCredsStore(path.join(home, 'creds.json')).update('sec', url, () => ({
-    record: { url, state: 'needs_sign_in', reason: 'not_signed_in', updatedAt: 0, challenge: { resourceMetadata: `${mismatch.base}/.well-known/oauth-protected-resource/mcp`, at: 0 } },
+    record: {
+      url,
+      state: 'needs_sign_in',
+      reason: 'not_signed_in',
+      updatedAt: 0,
+      challenge: { resourceMetadata: `${mismatch.base}/.well-known/oauth-protected-resource/mcp`, at: 0 },
+    },
     value: undefined,
   }));
   const hits = mismatch.hits.length;
@@ -284,10 +448,26 @@ t.test('a refresh uses the authorization server the sign-in found: no metadata n
   const now = Date.now();
   await new FileCredsStore(file).update('m', url, () => ({
     record: {
-      url, state: 'signed_in', updatedAt: 0, issuer: as.base,
-      authServer: { issuer: as.base, token_endpoint: `${as.base}/token`, authorization_endpoint: `${as.base}/authorize`, code_challenge_methods_supported: ['S256'] },
+      url,
+      state: 'signed_in',
+      updatedAt: 0,
+      issuer: as.base,
+      authServer: {
+        issuer: as.base,
+        token_endpoint: `${as.base}/token`,
+        authorization_endpoint: `${as.base}/authorize`,
+        code_challenge_methods_supported: ['S256'],
+      },
       client: { issuer: as.base, clientId: 'c', authMethod: 'none', kind: 'dcr', registeredAt: now },
-      tokens: { accessToken: 'AT1', refreshToken: 'RT1', tokenType: 'Bearer', issuer: as.base, obtainedAt: now - 3_600_000, expiresAt: now + 5_000, resource: url },
+      tokens: {
+        accessToken: 'AT1',
+        refreshToken: 'RT1',
+        tokenType: 'Bearer',
+        issuer: as.base,
+        obtainedAt: now - 3_600_000,
+        expiresAt: now + 5_000,
+        resource: url,
+      },
     },
     value: undefined,
   }));

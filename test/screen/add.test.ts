@@ -50,7 +50,11 @@ t.test('add an http server with a bearer token and a header, and a stdio server 
   s.press('ctrl+s');
   await s.waitFor(/added web: connected \(\d+ tools\)/);
   await s.waitFor(/^ › web /m);
-  t.match(rowOf(s.lines(), 'web'), /^ › web\s+http\s+● discovered\s+\d+\s+○ fixed credentials\s+—$/, 'the new server is in the list, selected');
+  t.match(
+    rowOf(s.lines(), 'web'),
+    /^ › web\s+http\s+● discovered\s+\d+\s+○ fixed credentials\s+—$/,
+    'the new server is in the list, selected',
+  );
 
   const webServer = (await d.call('GET', srv('web'))).body;
   t.match(webServer, { config: { url: web.url }, secrets: { bearer: true, header: 'X-Tenant' } }, 'both secrets are stored');
@@ -61,8 +65,12 @@ t.test('add an http server with a bearer token and a header, and a stdio server 
   await s.waitFor('Add a server');
   s.press('right');
   await s.waitFor(/transport\s+http\s+\[stdio\]/);
-  t.equal(fieldText(s.lines(), 'command') !== null && fieldText(s.lines(), 'env') !== null, true, 'a stdio server has command and env fields');
-  t.equal(fieldText(s.lines(), 'working dir'), path.resolve(ROOT), 'and a working directory: the screen\'s own, shown');
+  t.equal(
+    fieldText(s.lines(), 'command') !== null && fieldText(s.lines(), 'env') !== null,
+    true,
+    'a stdio server has command and env fields',
+  );
+  t.equal(fieldText(s.lines(), 'working dir'), path.resolve(ROOT), "and a working directory: the screen's own, shown");
   t.equal(fieldText(s.lines(), 'bearer token'), null, 'and no bearer token');
   s.press('tab');
   s.type(`node ${fixture('sdk-server.ts')}`);
@@ -82,7 +90,11 @@ t.test('add an http server with a bearer token and a header, and a stdio server 
 
   const sdk = (await d.call('GET', srv('sdk'))).body;
   t.same(sdk.secrets.env.sort(), ['ALBEDO_TEST_TAG', 'API_KEY'], 'the env entries are stored secrets');
-  t.match(sdk.config, { command: 'node', args: [fixture('sdk-server.ts')], cwd: path.resolve(ROOT) }, 'the command line was split; the shown directory saved');
+  t.match(
+    sdk.config,
+    { command: 'node', args: [fixture('sdk-server.ts')], cwd: path.resolve(ROOT) },
+    'the command line was split; the shown directory saved',
+  );
   const ext = readFileSync(path.join(home, 'extensions.json'), 'utf8');
   const creds = readFileSync(path.join(home, 'creds.json'), 'utf8');
   for (const value of [BEARER, HEADER_VALUE, ENV_SECRET, tag]) {

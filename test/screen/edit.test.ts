@@ -24,7 +24,10 @@ t.test('edit: blank keeps a stored secret, - removes it, KEY=- removes one env e
   const web = await httpFixture(t, tag, fixture('sdk-http-server.ts'), ['--bearer', TOKEN]);
   const secrets = { bearer: TOKEN, header: { name: 'X-Tenant', value: 'first-value' } };
   t.equal((await d.call('PUT', srv('web'), { body: { url: web.url, secrets } })).status, 201);
-  t.equal((await d.call('PUT', srv('sdk'), { body: sdkServer({ secrets: { env: { API_KEY: 'key-one-1a', OTHER: 'key-two-2b' } } }) })).status, 201);
+  t.equal(
+    (await d.call('PUT', srv('sdk'), { body: sdkServer({ secrets: { env: { API_KEY: 'key-one-1a', OTHER: 'key-two-2b' } } }) })).status,
+    201,
+  );
   const creds = (): string => readFileSync(path.join(home, 'creds.json'), 'utf8');
   // Wide enough for the whole command line wherever the clone lives (a field shows a window of a longer text).
   const commandLine = `${sdkServer().command} ${fixture('sdk-server.ts')}`;
@@ -45,8 +48,11 @@ t.test('edit: blank keeps a stored secret, - removes it, KEY=- removes one env e
   s.type('X-Tenant: second-value');
   s.press('ctrl+s');
   await s.waitFor('saved web: connected');
-  t.match((await d.call('GET', srv('web'))).body, { state: 'discovered', secrets: { bearer: true, header: 'X-Tenant' } },
-    'the blank token kept the stored one');
+  t.match(
+    (await d.call('GET', srv('web'))).body,
+    { state: 'discovered', secrets: { bearer: true, header: 'X-Tenant' } },
+    'the blank token kept the stored one',
+  );
   t.ok(creds().includes(TOKEN), 'the token is still stored');
   t.ok(creds().includes('second-value') && !creds().includes('first-value'), 'the header value was replaced');
 
@@ -69,9 +75,11 @@ t.test('edit: blank keeps a stored secret, - removes it, KEY=- removes one env e
   await s.waitFor('Edit sdk');
   t.equal(fieldText(s.lines(), 'command'), commandLine, 'the command line is filled in');
   t.match(fieldText(s.lines(), 'env'), /^blank keeps · KEY=- removes one · - removes all · set: API_KEY, OTHER, ALBEDO_TES/);
-  t.ok(s.lines().findIndex((l) => /^\s*.? command /.test(l)) < s.lines().findIndex((l) => /^\s*.? working dir /.test(l))
-    && s.lines().findIndex((l) => /^\s*.? working dir /.test(l)) < s.lines().findIndex((l) => /^\s*.? name /.test(l)),
-  'the rows in the order of a new server\'s: command, working dir, name');
+  t.ok(
+    s.lines().findIndex((l) => /^\s*.? command /.test(l)) < s.lines().findIndex((l) => /^\s*.? working dir /.test(l)) &&
+      s.lines().findIndex((l) => /^\s*.? working dir /.test(l)) < s.lines().findIndex((l) => /^\s*.? name /.test(l)),
+    "the rows in the order of a new server's: command, working dir, name",
+  );
   s.press('tab', 'tab');
   await s.waitFor(/› env/);
   s.type('API_KEY=-');

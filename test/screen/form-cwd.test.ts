@@ -15,7 +15,6 @@ t.setTimeout(170_000);
 
 const FS = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 
-
 t.test('a new stdio server runs in the directory the form shows; ~ is flagged; a taken name is not suggested', async (t) => {
   const home = tempHome(t);
   const tag = newTag();
@@ -31,7 +30,7 @@ t.test('a new stdio server runs in the directory the form shows; ~ is flagged; a
   await s.waitFor('Add a server');
   s.press('right', 'tab');
   await s.waitFor(/› command/);
-  t.equal(fieldText(s.lines(), 'working dir'), here, 'the screen\'s directory is shown');
+  t.equal(fieldText(s.lines(), 'working dir'), here, "the screen's directory is shown");
   s.type(command);
   await s.waitFor(/name\s+filesystem-2$/m);
   t.pass('the name suggested is not the one taken');
@@ -62,8 +61,17 @@ t.test('a new stdio server runs in the directory the form shows; ~ is flagged; a
   t.equal(saved.config.cwd, there, 'the directory shown is the one saved');
   const allowed = await piped({ home, tag }, ['call', 'filesystem-2/list_allowed_directories', '--json']);
   t.equal(allowed.code, 0, allowed.stderr);
-  const text: string = JSON.parse(allowed.stdout).content.map((c: { text?: string }) => c.text ?? '').join('\n');
-  t.same(text.split('\n').map((l) => l.trim()).filter((l) => path.isAbsolute(l)), [there], '"." is that directory');
+  const text: string = JSON.parse(allowed.stdout)
+    .content.map((c: { text?: string }) => c.text ?? '')
+    .join('\n');
+  t.same(
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => path.isAbsolute(l)),
+    [there],
+    '"." is that directory',
+  );
   s.type('q');
   t.equal(await s.exited, 0);
 });

@@ -11,7 +11,18 @@ import { splitCommandLine } from '../../protocol/command-line.ts';
 import type { Server } from '../../bin/screen/api.ts';
 import { buildSave } from '../../bin/screen/form-body.ts';
 import {
-  editForm, fieldOfPath, fieldsOf, moveFocus, newForm, rowsOf, setText, shellWord, shownText, switchTransport, type FormState, type TextField,
+  editForm,
+  fieldOfPath,
+  fieldsOf,
+  moveFocus,
+  newForm,
+  rowsOf,
+  setText,
+  shellWord,
+  shownText,
+  switchTransport,
+  type FormState,
+  type TextField,
 } from '../../bin/screen/form-state.ts';
 import { TILDE_PROBLEM } from '../../web/shared/labels.js';
 import { editText, keyOf, splitKeys, textAt, view } from '../../bin/screen/text-input.ts';
@@ -26,8 +37,15 @@ function bodyOf(r: ReturnType<typeof buildSave>): unknown {
 }
 
 const server = (config: Record<string, unknown>, secrets: Partial<Server['secrets']> = {}): Server => ({
-  name: 'srv', enabled: true, config, secrets: { bearer: false, header: null, env: [], oauth_client: false, ...secrets },
-  tools: null, description: '', lastError: null, state: 'configured', auth: null,
+  name: 'srv',
+  enabled: true,
+  config,
+  secrets: { bearer: false, header: null, env: [], oauth_client: false, ...secrets },
+  tools: null,
+  description: '',
+  lastError: null,
+  state: 'configured',
+  auth: null,
 });
 
 t.test('secrets are masked one • per character; the rest (the env field too) shows as typed', async (t) => {
@@ -38,7 +56,7 @@ t.test('secrets are masked one • per character; the rest (the env field too) s
   t.equal(shownText('secretEnv', 'A=x=y'), 'A=•••', 'an = in the value is the value');
   t.equal(shownText('env', 'A=x B="s p"'), 'A=x B="s p"', 'the env field: values not marked secret show');
   t.equal(shownText('url', 'https://h/\u001b[2J'), 'https://h/\ufffd[2J', 'a control character is never sent to the terminal');
-  for (const text of ['A="x y" B=1', 'K=\'a"b\'', 'T: v']) {
+  for (const text of ['A="x y" B=1', "K='a\"b'", 'T: v']) {
     t.equal([...shownText('secretEnv', text)].length, [...text].length, 'one cell per character (the cursor stays in place)');
   }
 });
@@ -48,7 +66,8 @@ t.test('a new http server: the url, the name, a bearer token and one header, sav
   t.equal(f.fields.name.text, 'notion', 'the suggested name');
   t.same(buildSave(f), {
     request: {
-      method: 'PUT', name: 'notion',
+      method: 'PUT',
+      name: 'notion',
       body: { url: 'https://mcp.notion.com/mcp', secrets: { bearer: 'tok-1', header: { name: 'X-Tenant', value: 'acme 7' } } },
     },
   });
@@ -57,19 +76,36 @@ t.test('a new http server: the url, the name, a bearer token and one header, sav
   const bad = buildSave(fill(newForm(), { url: 'ftp://x/y', name: '', bearer: 'a b', header: 'Authorization: Bearer z' }));
   t.match(bad, { problems: { url: /http/, name: /name/, bearer: /no spaces/, header: /bearer token field/ } });
   t.match(buildSave(fill(newForm(), { url: 'x', header: 'no colon' })), { problems: { url: /not a URL/, header: /Name: value/ } });
-  t.match(buildSave(fill(newForm(), { url: 'https://h/', bearer: '${TOKEN}', header: 'X-K: ${KEY}' })),
-    { problems: { bearer: /albedo mcp edit/, header: /albedo mcp edit/ } }, 'a ${VAR} is not stored as a token: the CLI names variables');
+  t.match(
+    buildSave(fill(newForm(), { url: 'https://h/', bearer: '${TOKEN}', header: 'X-K: ${KEY}' })),
+    { problems: { bearer: /albedo mcp edit/, header: /albedo mcp edit/ } },
+    'a ${VAR} is not stored as a token: the CLI names variables',
+  );
 });
 
 t.test('a new stdio server: the command split as a shell would, env entries as secrets', async (t) => {
-  const f = fill(switchTransport(newForm({ cwd: '/work' })), { command: `./srv.js --root '/srv/my docs'`, env: 'TAG=t1', secretEnv: `API_KEY="s3 cret"` });
+  const f = fill(switchTransport(newForm({ cwd: '/work' })), {
+    command: `./srv.js --root '/srv/my docs'`,
+    env: 'TAG=t1',
+    secretEnv: `API_KEY="s3 cret"`,
+  });
   t.equal(f.fields.name.text, 'srv', 'the name from the program');
-  t.same(buildSave(f), {
-    request: {
-      method: 'PUT', name: 'srv',
-      body: { command: '/work/srv.js', args: ['--root', '/srv/my docs'], cwd: '/work', secrets: { env: { API_KEY: 's3 cret', TAG: 't1' } } },
+  t.same(
+    buildSave(f),
+    {
+      request: {
+        method: 'PUT',
+        name: 'srv',
+        body: {
+          command: '/work/srv.js',
+          args: ['--root', '/srv/my docs'],
+          cwd: '/work',
+          secrets: { env: { API_KEY: 's3 cret', TAG: 't1' } },
+        },
+      },
     },
-  }, 'a relative program is made absolute, as in a shell there; the server runs in that directory; both env fields are stored');
+    'a relative program is made absolute, as in a shell there; the server runs in that directory; both env fields are stored',
+  );
   t.match(buildSave(fill(f, { env: 'TAG=t1 API_KEY=x' })), { problems: { secretEnv: 'API_KEY is given in both env fields' } });
   t.match(buildSave(fill(f, { cwd: '' })), { problems: { cwd: /\.\/srv\.js is a relative path/ } }, 'no directory for ./srv.js');
   t.match(buildSave(fill(f, { cwd: '', command: '/abs/srv' })), { request: { body: { command: '/abs/srv' } } }, 'none needed: no cwd sent');
@@ -83,8 +119,13 @@ t.test('a new stdio server: the command split as a shell would, env entries as s
 t.test('problems in the env fields never quote what was typed there', async (t) => {
   const f = fill(switchTransport(newForm()), { command: 'srv' });
   for (const [env, want] of [
-    ['K=abc$SECRETPART', /\$variable/], ['K=abc|SECRETPART', /an operator/], ['K=a SECRETPART', /entry 2 is not KEY=value/],
-    ['K=a*SECRETPART', /pattern character/], ['K=', /K: an empty value/], ['K=1 K=2', /K is given twice/], ['K=-', /a new server has none/],
+    ['K=abc$SECRETPART', /\$variable/],
+    ['K=abc|SECRETPART', /an operator/],
+    ['K=a SECRETPART', /entry 2 is not KEY=value/],
+    ['K=a*SECRETPART', /pattern character/],
+    ['K=', /K: an empty value/],
+    ['K=1 K=2', /K is given twice/],
+    ['K=-', /a new server has none/],
     ['K="SECRETPART', /unbalanced/],
   ] as const) {
     for (const field of ['env', 'secretEnv'] as const) {
@@ -99,27 +140,54 @@ t.test('an edit sends a merge patch: blank keeps, - removes, KEY=- removes one e
   const web = editForm(server({ type: 'http', url: 'https://h/mcp', headers: {} }, { bearer: true, header: 'X-Tenant' }), '"v1"');
   t.equal(web.focus, 'url');
   t.same(buildSave(web), { unchanged: true }, 'nothing typed: nothing to send');
-  t.same(buildSave(fill(web, { bearer: '-', header: '-' })),
-    { request: { method: 'PATCH', name: 'srv', etag: '"v1"', body: { secrets: { bearer: null, header: null } } } });
-  t.same(buildSave(fill(web, { url: 'https://h/v2', header: 'X-Tenant: new' })),
-    { request: { method: 'PATCH', name: 'srv', etag: '"v1"', body: { url: 'https://h/v2', secrets: { header: { name: 'X-Tenant', value: 'new' } } } } });
+  t.same(buildSave(fill(web, { bearer: '-', header: '-' })), {
+    request: { method: 'PATCH', name: 'srv', etag: '"v1"', body: { secrets: { bearer: null, header: null } } },
+  });
+  t.same(buildSave(fill(web, { url: 'https://h/v2', header: 'X-Tenant: new' })), {
+    request: {
+      method: 'PATCH',
+      name: 'srv',
+      etag: '"v1"',
+      body: { url: 'https://h/v2', secrets: { header: { name: 'X-Tenant', value: 'new' } } },
+    },
+  });
 
   const named = editForm(server({ url: 'https://h/mcp', bearerTokenEnvVar: 'TOK', headers: { 'X-Tenant': { env: 'TEN' } } }), null);
-  t.match(buildSave(fill(named, { bearer: 'typed' })), { request: { body: { bearerTokenEnvVar: null, secrets: { bearer: 'typed' } } } },
-    'a typed token replaces a named one');
+  t.match(
+    buildSave(fill(named, { bearer: 'typed' })),
+    { request: { body: { bearerTokenEnvVar: null, secrets: { bearer: 'typed' } } } },
+    'a typed token replaces a named one',
+  );
   t.match(buildSave(fill(named, { bearer: '-' })), { request: { body: { bearerTokenEnvVar: null } } });
-  t.match(buildSave(fill(named, { header: 'x-tenant: v' })),
-    { request: { body: { headers: { 'X-Tenant': null }, secrets: { header: { name: 'x-tenant' } } } } }, 'a typed header replaces a named one of that name');
+  t.match(
+    buildSave(fill(named, { header: 'x-tenant: v' })),
+    { request: { body: { headers: { 'X-Tenant': null }, secrets: { header: { name: 'x-tenant' } } } } },
+    'a typed header replaces a named one of that name',
+  );
   t.match(buildSave(fill(named, { header: '-' })), { problems: { header: 'nothing is stored to remove' } });
 
-  const stdio = editForm(server({ type: 'stdio', command: '/bin/srv', args: ['a b', "it's"], env: { NAMED: { env: 'V' } } }, { env: ['A', 'B'] }), '"e"');
+  const stdio = editForm(
+    server({ type: 'stdio', command: '/bin/srv', args: ['a b', "it's"], env: { NAMED: { env: 'V' } } }, { env: ['A', 'B'] }),
+    '"e"',
+  );
   t.equal(stdio.fields.command.text, `/bin/srv 'a b' 'it'\\''s'`, 'the command line as it would be typed');
-  t.same(bodyOf(buildSave(fill(stdio, { env: 'A=- NAMED=- C=new' }))),
-    { env: { NAMED: null }, secrets: { env: { A: null, C: 'new' } } });
-  t.same(bodyOf(buildSave(fill(stdio, { env: ' - ' }))), { env: { NAMED: null }, secrets: { env: { A: null, B: null } } }, 'a lone - removes them all');
+  t.same(bodyOf(buildSave(fill(stdio, { env: 'A=- NAMED=- C=new' }))), { env: { NAMED: null }, secrets: { env: { A: null, C: 'new' } } });
+  t.same(
+    bodyOf(buildSave(fill(stdio, { env: ' - ' }))),
+    { env: { NAMED: null }, secrets: { env: { A: null, B: null } } },
+    'a lone - removes them all',
+  );
   t.match(buildSave(fill(stdio, { env: 'Z=-' })), { problems: { env: 'Z=-: the server has no variable Z' } });
-  t.same(bodyOf(buildSave(fill(stdio, { command: '/bin/srv x' }))), { command: '/bin/srv', args: ['x'] }, 'a changed command line replaces the vector');
-  t.same(bodyOf(buildSave(fill(stdio, { secretEnv: 'A=new' }))), { secrets: { env: { A: 'new' } } }, 'the secret env field: the same rules');
+  t.same(
+    bodyOf(buildSave(fill(stdio, { command: '/bin/srv x' }))),
+    { command: '/bin/srv', args: ['x'] },
+    'a changed command line replaces the vector',
+  );
+  t.same(
+    bodyOf(buildSave(fill(stdio, { secretEnv: 'A=new' }))),
+    { secrets: { env: { A: 'new' } } },
+    'the secret env field: the same rules',
+  );
   t.match(buildSave(fill(stdio, { env: '-', secretEnv: 'A=x' })), { problems: { env: /leave the other env field blank/ } });
 
   // The working directory: shown as saved; changed, it is sent; emptied, removed (the server's own empty directory).
@@ -128,7 +196,11 @@ t.test('an edit sends a merge patch: blank keeps, - removes, KEY=- removes one e
   t.same(buildSave(placed), { unchanged: true });
   t.same(bodyOf(buildSave(fill(placed, { cwd: '/srv/v' }))), { cwd: '/srv/v' });
   t.match(buildSave(fill(placed, { cwd: '' })), { problems: { cwd: /\. is a relative path/ } }, 'emptied, with "." in the command');
-  t.same(bodyOf(buildSave(fill(placed, { cwd: '', command: '/bin/srv /data' }))), { cwd: null, command: '/bin/srv', args: ['/data'] }, 'emptied: removed');
+  t.same(
+    bodyOf(buildSave(fill(placed, { cwd: '', command: '/bin/srv /data' }))),
+    { cwd: null, command: '/bin/srv', args: ['/data'] },
+    'emptied: removed',
+  );
   const byHand = editForm(server({ type: 'stdio', command: 'node', args: ['build/index.js'] }, { env: ['A'] }), null);
   t.same(bodyOf(buildSave(fill(byHand, { secretEnv: 'A=v' }))), { secrets: { env: { A: 'v' } } }, 'what was saved is not checked again');
 });
@@ -148,8 +220,22 @@ t.test('the line editor and keys that arrive together', async (t) => {
   t.same(editText(s, '', keyOf({ delete: true })), { text: 'abX', cursor: 3 });
   t.same(editText(s, 'a', keyOf({ ctrl: true })), { text: 'abXc', cursor: 0 }, 'ctrl+a: to the start');
   t.equal(editText(s, '', keyOf({ return: true })), null, 'enter is not an edit');
-  t.same(splitKeys('ab\r', keyOf()).map((k) => [k.input, k.key.return]), [['a', false], ['b', false], ['', true]]);
-  t.same(splitKeys('\u0001%\u0013', keyOf()).map((k) => [k.input, k.key.ctrl]), [['a', true], ['%', false], ['s', true]]);
+  t.same(
+    splitKeys('ab\r', keyOf()).map((k) => [k.input, k.key.return]),
+    [
+      ['a', false],
+      ['b', false],
+      ['', true],
+    ],
+  );
+  t.same(
+    splitKeys('\u0001%\u0013', keyOf()).map((k) => [k.input, k.key.ctrl]),
+    [
+      ['a', true],
+      ['%', false],
+      ['s', true],
+    ],
+  );
   const v = view('x'.repeat(100), 100, 20);
   t.equal(v.at, ' ', 'the cursor at the end is visible');
   t.ok(v.before.startsWith('…') && (v.before + v.at + v.after).length <= 20, 'a long text scrolls, cut with …');
@@ -172,7 +258,7 @@ t.test('one field order for a new server and an edited one; a ~ is flagged when 
   const http = newForm();
   const httpEdit = editForm(server({ type: 'http', url: 'https://h/mcp' }), null);
   t.same(rowsOf(httpEdit), rowsOf(http));
-  t.equal(fresh.fields.cwd.text, '/here', 'the screen\'s directory, shown');
+  t.equal(fresh.fields.cwd.text, '/here', "the screen's directory, shown");
 
   let f: FormState = { ...fill(fresh, { cwd: '~/w' }), focus: 'cwd' };
   t.same(f.problems, {}, 'nothing said while typing');

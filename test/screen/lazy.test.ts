@@ -17,7 +17,10 @@ t.setTimeout(170_000);
 
 /** The files of the repository a run loaded, relative to it (node_modules included). */
 function loaded(log: string): string[] {
-  return readFileSync(log, 'utf8').trim().split('\n').filter((u) => u.startsWith(`file://${ROOT}`))
+  return readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .filter((u) => u.startsWith(`file://${ROOT}`))
     .map((u) => decodeURIComponent(u.slice(`file://${ROOT}`.length)));
 }
 
@@ -31,12 +34,18 @@ t.test('albedo mcp list loads no Ink, no React, no screen; the screen loads them
 
   const listLog = path.join(home, 'list.txt');
   const r = spawnSync(NODE, ['--import', fixture('load-log.ts'), BIN, 'mcp', 'list', '--json'], {
-    env: { ...process.env, ALBEDO_HOME: home, ALBEDO_LOAD_LOG: listLog }, encoding: 'utf8', timeout: 60_000,
+    env: { ...process.env, ALBEDO_HOME: home, ALBEDO_LOAD_LOG: listLog },
+    encoding: 'utf8',
+    timeout: 60_000,
   });
   t.equal(r.status, 0, r.stderr);
   const list = loaded(listLog);
   t.ok(list.includes('bin/commands/mcp.ts'), 'the log sees the command');
-  t.same(list.filter((f) => /^(node_modules\/(ink|react|yoga-layout)\/|bin\/screen\/)/.test(f)), [], 'no Ink, React or screen module');
+  t.same(
+    list.filter((f) => /^(node_modules\/(ink|react|yoga-layout)\/|bin\/screen\/)/.test(f)),
+    [],
+    'no Ink, React or screen module',
+  );
 
   const screenLog = path.join(home, 'screen.txt');
   const s = openScreen(t, { home, nodeArgs: ['--import', fixture('load-log.ts')], env: { ALBEDO_LOAD_LOG: screenLog } });
@@ -49,6 +58,9 @@ t.test('albedo mcp list loads no Ink, no React, no screen; the screen loads them
   t.equal(await s.exited, 0);
   const screen = loaded(screenLog);
   t.ok(screen.includes('bin/screen/app.ts') && screen.some((f) => f.startsWith('node_modules/ink/')), 'the screen loads Ink');
-  t.same(screen.filter((f) => KERNEL_SIDE.test(f) || (f.startsWith('protocol/') && !CLI_PROTOCOL.has(f))), [],
-    'nothing of the kernel\'s side');
+  t.same(
+    screen.filter((f) => KERNEL_SIDE.test(f) || (f.startsWith('protocol/') && !CLI_PROTOCOL.has(f))),
+    [],
+    "nothing of the kernel's side",
+  );
 });

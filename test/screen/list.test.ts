@@ -22,7 +22,8 @@ t.test('select, delete with a confirmation, switch on and off', async (t) => {
     ['alpha', sdkServer({ secrets: { env: { DEL_KEY: 'delete-me-4e' } } })],
     ['beta', sdkServer()],
     ['broken', { command: 'nodee', args: [fixture('sdk-server.ts')], enabled: false }],
-  ] as const) t.equal((await d.call('PUT', srv(name), { body })).status, 201, `${name} added`);
+  ] as const)
+    t.equal((await d.call('PUT', srv(name), { body })).status, 201, `${name} added`);
   // A server whose file names a variable the daemon lacks (edited by hand): it cannot start as saved.
   const file = path.join(home, 'extensions.json');
   const doc = JSON.parse(readFileSync(file, 'utf8'));
@@ -67,7 +68,10 @@ t.test('select, delete with a confirmation, switch on and off', async (t) => {
   await s.waitFor('○ switched off: press e to switch it on');
   s.type('e');
   await s.waitFor('switched on beta: connected (5 tools)');
-  t.ok(s.frames().some((f) => f.includes('trying the server…')), 'a spinner while the server was tried');
+  t.ok(
+    s.frames().some((f) => f.includes('trying the server…')),
+    'a spinner while the server was tried',
+  );
   await s.waitFor(/^ › beta\s+stdio\s+● discovered\s+5\s/m);
   t.match((await d.call('GET', srv('beta'))).body, { enabled: true });
   s.type('e');
@@ -111,9 +115,19 @@ t.test('at 80×24 every server keeps one row: long names and URLs are cut, not w
   const lines = s.lines();
   const rows = lines.filter((l) => /^ [› ] \S+\s+http\s+○ disabled\s+—\s+○ no sign-in\s+—$/.test(l));
   t.equal(rows.length, 3, 'one row per server, every column on it');
-  t.match(lines.find((l) => l.startsWith(' › ')), /^ › a-server-\S*…\s+http/, 'the long name is cut with …');
-  t.ok(lines.some((l) => l.startsWith(` ${long}  https://mcp.exa`) && l.endsWith('…')), 'the URL is cut on its one line');
-  t.ok(lines.some((l) => l.includes('q quit')), 'the keys are on the screen');
+  t.match(
+    lines.find((l) => l.startsWith(' › ')),
+    /^ › a-server-\S*…\s+http/,
+    'the long name is cut with …',
+  );
+  t.ok(
+    lines.some((l) => l.startsWith(` ${long}  https://mcp.exa`) && l.endsWith('…')),
+    'the URL is cut on its one line',
+  );
+  t.ok(
+    lines.some((l) => l.includes('q quit')),
+    'the keys are on the screen',
+  );
   t.equal(lines.length, 24);
   s.press('ctrl+c');
   t.equal(await s.exited, 0);

@@ -19,8 +19,17 @@ function files(home: string): Array<Buffer | null> {
   return ['extensions.json', 'creds.json'].map((f) => (existsSync(path.join(home, f)) ? readFileSync(path.join(home, f)) : null));
 }
 
-function same(t: { same(a: unknown, b: unknown, m: string): unknown }, a: Array<Buffer | null>, b: Array<Buffer | null>, what: string): void {
-  t.same(a.map((x) => x?.toString('base64') ?? null), b.map((x) => x?.toString('base64') ?? null), what);
+function same(
+  t: { same(a: unknown, b: unknown, m: string): unknown },
+  a: Array<Buffer | null>,
+  b: Array<Buffer | null>,
+  what: string,
+): void {
+  t.same(
+    a.map((x) => x?.toString('base64') ?? null),
+    b.map((x) => x?.toString('base64') ?? null),
+    what,
+  );
 }
 
 /** Opens the form for a new stdio server and types its command line. */

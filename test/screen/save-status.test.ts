@@ -7,15 +7,29 @@ import type { SaveResult, Server } from '../../bin/screen/api.ts';
 import { resultStatus } from '../../bin/screen/ui.ts';
 
 const server = (warnings: Server['warnings']): Server => ({
-  name: 'fs', enabled: true, config: { type: 'stdio', command: 'node', args: ['fs.js', '.'] }, tools: 14, description: '', lastError: null,
-  secrets: { bearer: false, header: null, env: [], oauth_client: false }, state: 'discovered', auth: null, warnings,
+  name: 'fs',
+  enabled: true,
+  config: { type: 'stdio', command: 'node', args: ['fs.js', '.'] },
+  tools: 14,
+  description: '',
+  lastError: null,
+  secrets: { bearer: false, header: null, env: [], oauth_client: false },
+  state: 'discovered',
+  auth: null,
+  warnings,
 });
 const saved = (warnings: Server['warnings'], tried = true): SaveResult => ({
-  saved: true, created: true, server: server(warnings), check: tried ? { tried: true, result: 'connected' } : { tried: false, reason: 'disabled' },
+  saved: true,
+  created: true,
+  server: server(warnings),
+  check: tried ? { tried: true, result: 'connected' } : { tried: false, reason: 'disabled' },
 });
 
 t.test('a save that exposes the home is a warning; a clean one is a success', async (t) => {
-  const warned = [{ path: ['cwd'], message: 'the working directory holds $ALBEDO_HOME' }, { path: ['args', 1], message: '"." holds it' }];
+  const warned = [
+    { path: ['cwd'], message: 'the working directory holds $ALBEDO_HOME' },
+    { path: ['args', 1], message: '"." holds it' },
+  ];
   t.equal(resultStatus('fs', saved([])).tone, 'ok');
   t.equal(resultStatus('fs', saved(warned)).tone, 'warn', 'connected, but exposed');
   t.equal(resultStatus('fs', saved(undefined)).tone, 'ok', 'an older daemon says nothing');

@@ -21,9 +21,24 @@ const { Terminal } = xterm as unknown as { Terminal: typeof import('@xterm/headl
 
 /** Keys by name, as a terminal in its default modes sends them. */
 export const KEYS = {
-  up: '\x1b[A', down: '\x1b[B', right: '\x1b[C', left: '\x1b[D', home: '\x1b[H', end: '\x1b[F',
-  enter: '\r', tab: '\t', 'shift+tab': '\x1b[Z', esc: '\x1b', backspace: '\x7f', delete: '\x1b[3~',
-  'ctrl+s': '\x13', 'ctrl+l': '\x0c', 'ctrl+u': '\x15', 'ctrl+c': '\x03', 'ctrl+a': '\x01', 'ctrl+e': '\x05',
+  up: '\x1b[A',
+  down: '\x1b[B',
+  right: '\x1b[C',
+  left: '\x1b[D',
+  home: '\x1b[H',
+  end: '\x1b[F',
+  enter: '\r',
+  tab: '\t',
+  'shift+tab': '\x1b[Z',
+  esc: '\x1b',
+  backspace: '\x7f',
+  delete: '\x1b[3~',
+  'ctrl+s': '\x13',
+  'ctrl+l': '\x0c',
+  'ctrl+u': '\x15',
+  'ctrl+c': '\x03',
+  'ctrl+a': '\x01',
+  'ctrl+e': '\x05',
 } as const;
 export type KeyName = keyof typeof KEYS;
 
@@ -106,10 +121,12 @@ export function openScreen(t: Tap, o: ScreenOptions): Screen {
       if (frames.at(-1) !== f) frames.push(f);
     });
   });
-  const exited = new Promise<number>((resolve) => p.onExit(({ exitCode }) => {
-    running = false;
-    resolve(exitCode);
-  }));
+  const exited = new Promise<number>((resolve) =>
+    p.onExit(({ exitCode }) => {
+      running = false;
+      resolve(exitCode);
+    }),
+  );
   t.teardown(async () => {
     if (!running) return;
     p.write(KEYS['ctrl+c']);
@@ -133,8 +150,12 @@ export function openScreen(t: Tap, o: ScreenOptions): Screen {
     return read().join('\n');
   };
   return {
-    get cols() { return cols; },
-    get rows() { return rows; },
+    get cols() {
+      return cols;
+    },
+    get rows() {
+      return rows;
+    },
     exited,
     lines: read,
     text: () => read().join('\n'),

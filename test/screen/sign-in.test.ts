@@ -29,7 +29,8 @@ const login = (name: string): string => `/v1/auth/logins/mcp:${encodeURIComponen
 /** The tokens creds.json holds for the servers: none of them may ever be on the screen. */
 function tokens(home: string): string[] {
   const doc = JSON.parse(readFileSync(path.join(home, 'creds.json'), 'utf8')) as { mcp?: Record<string, any> };
-  return Object.values(doc.mcp ?? {}).flatMap((e) => [e.oauth?.tokens?.accessToken, e.oauth?.tokens?.refreshToken])
+  return Object.values(doc.mcp ?? {})
+    .flatMap((e) => [e.oauth?.tokens?.accessToken, e.oauth?.tokens?.refreshToken])
     .filter((v): v is string => typeof v === 'string' && v.length > 8);
 }
 
@@ -41,7 +42,10 @@ t.test('ctrl+l signs in (URL shown, callback pasted), ctrl+u signs out, esc canc
   const d = await startDaemon(t, home, { tag });
   t.equal((await d.call('PUT', srv('secure'), { body: { url: stack.mcpUrl, oauth: { callbackPort: 0 } } })).status, 201);
   t.equal((await d.call('PUT', srv('sdk'), { body: sdkServer() })).status, 201);
-  t.equal((await d.call('PUT', srv('fixed'), { body: { url: stack.mcpUrl, enabled: false, secrets: { bearer: 'fixed-tok-81' } } })).status, 201);
+  t.equal(
+    (await d.call('PUT', srv('fixed'), { body: { url: stack.mcpUrl, enabled: false, secrets: { bearer: 'fixed-tok-81' } } })).status,
+    201,
+  );
 
   const s = openScreen(t, { home });
   await s.waitFor(/^ › secure\s+http\s+! needs sign-in\s+—\s+! needs sign-in/m);
@@ -116,11 +120,14 @@ t.test('ctrl+l signs in (URL shown, callback pasted), ctrl+u signs out, esc canc
   const argv = readFileSync(opened, 'utf8').trimEnd().split('\n');
   const asked = new URL(shown);
   for (const secret of [shown, asked.search, asked.searchParams.get('state')!, asked.searchParams.get('code_challenge')!]) {
-    t.notOk(argv.some((a) => a.includes(secret)), 'no argument of the opener holds the URL, its state or its PKCE challenge');
+    t.notOk(
+      argv.some((a) => a.includes(secret)),
+      'no argument of the opener holds the URL, its state or its PKCE challenge',
+    );
   }
   t.equal(argv.length, 2, 'one argument');
   const page = fileURLToPath(argv[1]!);
-  t.equal(statSync(page).mode & 0o777, 0o600, 'a page of the user\'s own');
+  t.equal(statSync(page).mode & 0o777, 0o600, "a page of the user's own");
   t.ok(readFileSync(page, 'utf8').includes(`url=${shown.replace(/&/g, '&amp;')}"`), 'that sends the browser on to the URL shown');
   // The browser completes it through the daemon's loopback callback: the screen sees it on its own.
   await browserStandIn(shown);

@@ -26,19 +26,34 @@ t.test('kinds', async (t) => {
   t.equal(kindOf(true), 'any');
 });
 
-t.test('parameters in the schema\'s order, required and defaults said', async (t) => {
+t.test("parameters in the schema's order, required and defaults said", async (t) => {
   const tool = {
-    name: 'find', enabled: false, description: 'Finds.\nSecond line.',
-    inputSchema: { type: 'object', properties: { q: { type: 'string', description: 'What\nto find' }, limit: { type: 'integer', default: 10 } }, required: ['q'] },
+    name: 'find',
+    enabled: false,
+    description: 'Finds.\nSecond line.',
+    inputSchema: {
+      type: 'object',
+      properties: { q: { type: 'string', description: 'What\nto find' }, limit: { type: 'integer', default: 10 } },
+      required: ['q'],
+    },
   };
   const params = paramsOf(tool);
-  t.same(params.map((p) => [p.name, p.required]), [['q', true], ['limit', false]]);
+  t.same(
+    params.map((p) => [p.name, p.required]),
+    [
+      ['q', true],
+      ['limit', false],
+    ],
+  );
   t.equal(paramLine(params[0]!), 'q (string, required) — What');
   t.equal(paramLine(params[1]!), 'limit (integer, default 10)');
   t.same(paramsOf({ name: 'x', enabled: true, inputSchema: { type: 'object' } }), [], 'no properties: none');
   const page = toolPage(tool);
   t.ok(page.includes('Second line.'), 'the whole description');
-  t.ok(page.some((l) => l.startsWith('○ kept from the model')), 'a filtered tool says so');
+  t.ok(
+    page.some((l) => l.startsWith('○ kept from the model')),
+    'a filtered tool says so',
+  );
   t.ok(page.includes('parameters (2):') && page.includes('      to find'), 'every parameter, its description whole');
   t.ok(page.includes('input schema:'), 'and the schema');
 });

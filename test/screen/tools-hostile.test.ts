@@ -34,7 +34,7 @@ t.test('hostile catalogues, small terminals, a resize', async (t) => {
     // It used to freeze here: every row of the description was copied out of the whole 5 MB again.
     await s.waitFor(/^ {5}after\s+The tool after the huge one$/m);
     await s.waitFor(/^ › {3}huge\s+H+…$/m);
-    t.match(s.text(), /^ instructions: I+…/m, 'the instructions\' first line, cut');
+    t.match(s.text(), /^ instructions: I+…/m, "the instructions' first line, cut");
     s.press('enter');
     await s.waitFor('huge · huge');
     await s.waitFor(/lines 1–\d+ of 5\d{4}/);
@@ -88,7 +88,7 @@ t.test('hostile catalogues, small terminals, a resize', async (t) => {
     t.equal(await s.exited, 0);
   });
 
-  t.test('the smallest terminal: the title stays on screen, a note takes the keys\' row', async (t) => {
+  t.test("the smallest terminal: the title stays on screen, a note takes the keys' row", async (t) => {
     const s = openScreen(t, { home, cols: 100, rows: 12 });
     await s.waitFor(/^ › huge /m);
     s.type('jjj');
@@ -99,12 +99,12 @@ t.test('hostile catalogues, small terminals, a resize', async (t) => {
     s.type('i');
     await s.waitFor('bare gave no instructions');
     t.match(s.lines()[0], /^ Tools of bare /, 'still there with the note');
-    t.notOk(s.text().includes('esc back'), 'the note took the keys\' row');
+    t.notOk(s.text().includes('esc back'), "the note took the keys' row");
     s.type('j');
     await s.waitFor('esc back');
     s.resize(100, 13);
     await s.waitFor('about: A bare server');
-    t.match(s.lines()[0], /^ Tools of bare /, 'one row more: the server\'s description too');
+    t.match(s.lines()[0], /^ Tools of bare /, "one row more: the server's description too");
     s.press('esc');
     await s.waitFor(/^ › bare /m);
     s.resize(100, 12);

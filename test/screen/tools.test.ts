@@ -22,12 +22,17 @@ t.test('t lists the saved tools, enter and i show all, esc goes back; no session
     ['everything', entry(NODE, [EVERYTHING, 'stdio'])],
     ['hostile', entry(NODE, [fixture('terminal-hostile-server.ts')])],
     ['later', { ...entry(NODE, [EVERYTHING, 'stdio']), enabled: false }],
-  ] as const) t.equal((await d.call('PUT', srv(name), { body })).status, 201, `${name} added`);
+  ] as const)
+    t.equal((await d.call('PUT', srv(name), { body })).status, 201, `${name} added`);
 
   const s = openScreen(t, { home });
   await s.waitFor(/^ › everything /m);
   t.match(s.text(), HEADER, 'the shared columns');
-  t.match(rowOf(s.lines(), 'everything'), /^ › everything\s+stdio\s+● discovered\s+13\s+—\s+—$/, 'its tools counted, — for no sign-in and no problem');
+  t.match(
+    rowOf(s.lines(), 'everything'),
+    /^ › everything\s+stdio\s+● discovered\s+13\s+—\s+—$/,
+    'its tools counted, — for no sign-in and no problem',
+  );
   t.match(rowOf(s.lines(), 'later'), /^ {3}later\s+stdio\s+○ disabled\s+—\s+—\s+—$/, 'no catalogue: —');
   // The description is server-everything's instructions: its first line only, the rest on demand.
   await s.waitFor('# Everything Server – Server Instructions  (t shows more)');
@@ -38,8 +43,8 @@ t.test('t lists the saved tools, enter and i show all, esc goes back; no session
   await s.waitFor(/^ › {3}echo\s+Echoes back the input string$/m);
   const view = s.text();
   t.match(view, /13 tools · 7 resources · 2 resource templates · 4 prompts/, 'what the catalogue holds');
-  t.match(view, /instructions: # Everything Server – Server Instructions {2}\(i shows all\)/, 'the instructions\' first line');
-  t.match(view, /message \(string, required\) — Message to echo/, 'the selected tool\'s parameter');
+  t.match(view, /instructions: # Everything Server – Server Instructions {2}\(i shows all\)/, "the instructions' first line");
+  t.match(view, /message \(string, required\) — Message to echo/, "the selected tool's parameter");
   t.match(view, /1–\d+ of 13/, 'it scrolls');
   s.type('j');
   await s.waitFor(/^ › {3}get-annotated-message /m);
@@ -60,7 +65,10 @@ t.test('t lists the saved tools, enter and i show all, esc goes back; no session
   t.match(s.text(), /^ Audience: These instructions/m, 'the rest of them');
   s.type('G');
   await s.waitFor('## Easter Egg');
-  t.ok(s.frames().some((f) => f.includes('## Cross-Feature Relationships')), 'markdown shown as text, its marks kept');
+  t.ok(
+    s.frames().some((f) => f.includes('## Cross-Feature Relationships')),
+    'markdown shown as text, its marks kept',
+  );
   s.press('esc');
   await s.waitFor('Tools of everything');
   s.press('esc');

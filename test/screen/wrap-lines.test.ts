@@ -22,7 +22,7 @@ t.test('rows at spaces, a long word cut, the cut marked, control characters spel
   t.same(wrapLines(`ab${' '.repeat(200)}cd${' '.repeat(200)}ef`, 10, 2), ['ab', 'cd…']);
 });
 
-t.test('a server\'s text of megabytes: only what is shown is cut (the screen does not freeze)', async (t) => {
+t.test("a server's text of megabytes: only what is shown is cut (the screen does not freeze)", async (t) => {
   t.same(wrapLines('H'.repeat(MB5), 98, 3), ['H'.repeat(98), 'H'.repeat(98), `${'H'.repeat(97)}…`], 'one line without a space');
   t.same(wrapLines('\n'.repeat(MB5), 98, 2), ['', '…'], 'a million line feeds');
   t.same(wrapLines(`${'\x1b'.repeat(MB5)}`, 20, 1), [`${'\\x1b'.repeat(4)}\\x1…`], 'control characters, spelled longer');
@@ -31,7 +31,7 @@ t.test('a server\'s text of megabytes: only what is shown is cut (the screen doe
   t.equal(all.join('').length, MB5);
 });
 
-t.test('the list\'s columns fit the terminal, down to the screen\'s 40 columns', async (t) => {
+t.test("the list's columns fit the terminal, down to the screen's 40 columns", async (t) => {
   // The row: selection mark 2, NAME, TYPE 5, STATE, TOOLS 5, SIGN-IN (each and a space), PROBLEM the rest.
   const row = (inner: number, name: number, sign: number): number => {
     const w = columnWidths(inner, name, sign);
@@ -40,7 +40,11 @@ t.test('the list\'s columns fit the terminal, down to the screen\'s 40 columns',
   t.same(columnWidths(98, 10, 1), { name: 10, state: 23, signIn: 7 }, 'wide: every column whole');
   t.same(columnWidths(98, 40, 40), { name: 24, state: 23, signIn: 18 }, 'long names bounded; a long sign-in gives PROBLEM its room');
   for (const inner of [38, 48, 58, 68, 78]) {
-    for (const [name, sign] of [[4, 1], [24, 30], [64, 64]] as const) {
+    for (const [name, sign] of [
+      [4, 1],
+      [24, 30],
+      [64, 64],
+    ] as const) {
       t.ok(row(inner, name, sign) <= inner, `${inner + 2} columns, names of ${name}, sign-ins of ${sign}: the row fits`);
     }
   }

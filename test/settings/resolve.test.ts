@@ -55,7 +55,12 @@ t.test('a missing variable or file fails resolve with the reason and the field, 
     ['bearer var unset', httpDoc({ bearerTokenEnvVar: 'UNSET_TOKEN' }), ['bearerTokenEnvVar'], 'missing_env'],
     ['bearer var empty', httpDoc({ bearerTokenEnvVar: 'EMPTY' }), ['bearerTokenEnvVar'], 'missing_env'],
     ['header var unset', httpDoc({ headers: { 'X-Key': { env: 'UNSET' } } }), ['headers', 'X-Key'], 'missing_env'],
-    ['oauth secret file absent', httpDoc({ oauth: { clientId: 'c', clientSecret: { file: '/no/such/secret' } } }), ['oauth', 'clientSecret'], 'missing_file'],
+    [
+      'oauth secret file absent',
+      httpDoc({ oauth: { clientId: 'c', clientSecret: { file: '/no/such/secret' } } }),
+      ['oauth', 'clientSecret'],
+      'missing_file',
+    ],
   ];
   for (const [what, doc, where, reason] of cases) {
     writeSettings(home, doc);
@@ -69,7 +74,7 @@ t.test('a missing variable or file fails resolve with the reason and the field, 
   }
 });
 
-t.test('named secrets resolve into the transport\'s form: env and file values, relative paths from the home', async (t) => {
+t.test("named secrets resolve into the transport's form: env and file values, relative paths from the home", async (t) => {
   const home = tempHome(t);
   writeFileSync(path.join(home, 'token'), 'from-a-file\n');
   writeSettings(home, stdioDoc({ DOCS_TOKEN: { env: 'MY_DOCS_TOKEN' }, OTHER: { file: 'token' } }));
@@ -77,7 +82,11 @@ t.test('named secrets resolve into the transport\'s form: env and file values, r
   const r = s.resolve('docs');
   t.equal(r.server.type, 'stdio');
   if (r.server.type !== 'stdio') return;
-  t.same(r.server.env, { PATH: BASE_ENV.PATH, HOME: BASE_ENV.HOME, DOCS_TOKEN: 'docs-secret-1', OTHER: 'from-a-file' }, 'only HOME, PATH, TMPDIR inherited');
+  t.same(
+    r.server.env,
+    { PATH: BASE_ENV.PATH, HOME: BASE_ENV.HOME, DOCS_TOKEN: 'docs-secret-1', OTHER: 'from-a-file' },
+    'only HOME, PATH, TMPDIR inherited',
+  );
   t.not(r.server.cwd, home, 'cwd does not default to the home (issue 20: an empty directory of its own)');
   t.notOk(path.relative(home, r.server.cwd) === '' || !path.relative(home, r.server.cwd).startsWith('..'), 'nor to anything in it');
   t.match(r.fingerprint, /^[0-9a-f]{64}$/);
@@ -89,21 +98,32 @@ t.test('typed secrets from creds.json are merged in; secrets saved for another U
   writeSettings(home, {});
   const s = await open(home);
   await s.putServer('h', { url: 'https://h.example/mcp' }, { bearerToken: 'typed-bearer-1' });
-  await s.putServer('k', { url: 'https://k.example/mcp', oauth: { scope: 'read' } }, { header: { name: 'X-Api-Key', value: 'typed-header-1' },
-    oauthClient: { clientId: 'cid', clientSecret: 'typed-client-secret-1' } });
+  await s.putServer(
+    'k',
+    { url: 'https://k.example/mcp', oauth: { scope: 'read' } },
+    { header: { name: 'X-Api-Key', value: 'typed-header-1' }, oauthClient: { clientId: 'cid', clientSecret: 'typed-client-secret-1' } },
+  );
   await s.putServer('e', { command: '/bin/true', env: { A: { env: 'MY_DOCS_TOKEN' } } }, { env: { B: 'typed-env-1' } });
   const h = s.resolve('h').server;
-  t.same(h.type === 'http' && [h.headers, h.auth], [{ Authorization: 'Bearer typed-bearer-1' }, null], 'a bearer token fixes Authorization (no OAuth)');
+  t.same(
+    h.type === 'http' && [h.headers, h.auth],
+    [{ Authorization: 'Bearer typed-bearer-1' }, null],
+    'a bearer token fixes Authorization (no OAuth)',
+  );
   const k = s.resolve('k').server;
   t.same(k.type === 'http' && k.headers, { 'X-Api-Key': 'typed-header-1' });
   t.match(k.type === 'http' && k.auth, {
-    name: 'k', credsPath: path.join(home, 'creds.json'), oauth: { clientId: 'cid', clientSecret: 'typed-client-secret-1', scope: 'read' },
+    name: 'k',
+    credsPath: path.join(home, 'creds.json'),
+    oauth: { clientId: 'cid', clientSecret: 'typed-client-secret-1', scope: 'read' },
   });
   const e = s.resolve('e').server;
   t.match(e.type === 'stdio' && e.env, { A: 'docs-secret-1', B: 'typed-env-1' });
 
   // A hand edit moves h to another URL: its token stays where it was saved.
-  writeSettings(home, { mcp: { servers: { h: { url: 'https://elsewhere.example/mcp' }, e: { command: '/bin/true', env: { B: { env: 'MY_DOCS_TOKEN' } } } } } });
+  writeSettings(home, {
+    mcp: { servers: { h: { url: 'https://elsewhere.example/mcp' }, e: { command: '/bin/true', env: { B: { env: 'MY_DOCS_TOKEN' } } } } },
+  });
   await s.reload();
   t.same(thrown(() => s.resolve('h')).data, { server: 'h', path: ['url'], reason: 'credentials_for_other_url' });
   t.same(thrown(() => s.resolve('e')).data, { server: 'e', path: ['env', 'B'], reason: 'conflict' }, 'a name both in the file and stored');
@@ -114,20 +134,39 @@ t.test('typed secrets from creds.json are merged in; secrets saved for another U
 });
 
 const signedIn = (url: string, over: Partial<OAuthRecord> = {}, tokens: Partial<NonNullable<OAuthRecord['tokens']>> = {}): OAuthRecord => ({
-  url, state: 'signed_in', issuer: 'https://as.example', account: 'alice',
+  url,
+  state: 'signed_in',
+  issuer: 'https://as.example',
+  account: 'alice',
   client: { issuer: 'https://as.example', clientId: 'client-1', authMethod: 'none', kind: 'dcr', registeredAt: 1 },
-  tokens: { accessToken: 'at-1', tokenType: 'Bearer', refreshToken: 'rt-1', scope: 'read write', issuer: 'https://as.example', obtainedAt: 1, ...tokens },
-  updatedAt: 0, ...over,
+  tokens: {
+    accessToken: 'at-1',
+    tokenType: 'Bearer',
+    refreshToken: 'rt-1',
+    scope: 'read write',
+    issuer: 'https://as.example',
+    obtainedAt: 1,
+    ...tokens,
+  },
+  updatedAt: 0,
+  ...over,
 });
 
-t.test('the fingerprint moves with a secret\'s value and a sign-in, not with another server, a timeout or a refresh', async (t) => {
+t.test("the fingerprint moves with a secret's value and a sign-in, not with another server, a timeout or a refresh", async (t) => {
   const home = tempHome(t);
   const doc = (searchTimeout = 30000, docsArgs = ['--root', '/srv/docs']) => ({
-    mcp: { servers: {
-      docs: { type: 'stdio', command: '/usr/local/bin/docs-mcp', args: docsArgs, env: { DOCS_TOKEN: { env: 'MY_DOCS_TOKEN' }, K: { file: 'k' } } },
-      search: { type: 'http', url: 'https://mcp.example.com/mcp', bearerTokenEnvVar: 'MY_SEARCH_TOKEN', callTimeoutMs: searchTimeout },
-      signin: { type: 'http', url: 'https://o.example/mcp' },
-    } },
+    mcp: {
+      servers: {
+        docs: {
+          type: 'stdio',
+          command: '/usr/local/bin/docs-mcp',
+          args: docsArgs,
+          env: { DOCS_TOKEN: { env: 'MY_DOCS_TOKEN' }, K: { file: 'k' } },
+        },
+        search: { type: 'http', url: 'https://mcp.example.com/mcp', bearerTokenEnvVar: 'MY_SEARCH_TOKEN', callTimeoutMs: searchTimeout },
+        signin: { type: 'http', url: 'https://o.example/mcp' },
+      },
+    },
   });
   writeFileSync(path.join(home, 'k'), 'file-secret-1');
   writeSettings(home, doc());
@@ -139,13 +178,13 @@ t.test('the fingerprint moves with a secret\'s value and a sign-in, not with ano
   t.same(await fp(), a, 'the same config gives the same fingerprints');
 
   const b = await fp({ ...BASE_ENV, MY_DOCS_TOKEN: 'docs-secret-2' });
-  t.not(b.docs, a.docs, 'a named variable\'s value moves it');
+  t.not(b.docs, a.docs, "a named variable's value moves it");
   t.equal(b.search, a.search, 'other servers keep theirs');
   writeFileSync(path.join(home, 'k'), 'file-secret-2');
   const c = await fp();
-  t.not(c.docs, a.docs, 'a secret file\'s contents move it');
+  t.not(c.docs, a.docs, "a secret file's contents move it");
   writeFileSync(path.join(home, 'k'), 'file-secret-1');
-  t.not((await fp({ ...BASE_ENV, MY_SEARCH_TOKEN: 'search-secret-2' })).search, a.search, 'a bearer token\'s value moves it');
+  t.not((await fp({ ...BASE_ENV, MY_SEARCH_TOKEN: 'search-secret-2' })).search, a.search, "a bearer token's value moves it");
 
   writeSettings(home, doc(45000));
   const d = await fp();
@@ -160,7 +199,7 @@ t.test('the fingerprint moves with a secret\'s value and a sign-in, not with ano
   await s.putServer('typed', { url: 'https://t.example/mcp' }, { bearerToken: 'typed-1' });
   const t1 = s.resolve('typed').fingerprint;
   await s.putServer('typed', { url: 'https://t.example/mcp' }, { bearerToken: 'typed-2' });
-  t.not(s.resolve('typed').fingerprint, t1, 'a stored secret\'s value moves it');
+  t.not(s.resolve('typed').fingerprint, t1, "a stored secret's value moves it");
 
   // OAuth, through the real store as the oauth worker writes it.
   const creds = new FileCredsStore(path.join(home, 'creds.json'));
@@ -179,7 +218,9 @@ t.test('the fingerprint moves with a secret\'s value and a sign-in, not with ano
   t.not(bob, alice, 'another account moves it');
   await put(signedIn(url, {}, { scope: 'read write admin' }));
   t.not(s.resolve('signin').fingerprint, alice, 'a step-up (more scope) moves it');
-  await put(signedIn(url, { client: { issuer: 'https://as.example', clientId: 'client-2', authMethod: 'none', kind: 'dcr', registeredAt: 2 } }));
+  await put(
+    signedIn(url, { client: { issuer: 'https://as.example', clientId: 'client-2', authMethod: 'none', kind: 'dcr', registeredAt: 2 } }),
+  );
   t.not(s.resolve('signin').fingerprint, alice, 'another client moves it');
   await put({ ...signedIn(url), state: 'signed_out', tokens: undefined, account: undefined });
   t.equal(s.resolve('signin').fingerprint, none, 'signed out is no sign-in');
@@ -190,15 +231,24 @@ t.test('the fingerprint is the same in another process', async (t) => {
   const home = tempHome(t);
   writeFileSync(path.join(home, 'k'), 'file-secret-1');
   writeSettings(home, {
-    mcp: { servers: {
-      docs: { command: '/usr/local/bin/docs-mcp', args: ['a', 'b'], env: { Z: { env: 'MY_DOCS_TOKEN' }, A: { file: 'k' } } },
-      search: { url: 'https://mcp.example.com/mcp', headers: { 'X-B': { env: 'MY_SEARCH_TOKEN' }, 'X-A': { env: 'MY_DOCS_TOKEN' } }, oauth: { scope: 'x' } },
-    } },
+    mcp: {
+      servers: {
+        docs: { command: '/usr/local/bin/docs-mcp', args: ['a', 'b'], env: { Z: { env: 'MY_DOCS_TOKEN' }, A: { file: 'k' } } },
+        search: {
+          url: 'https://mcp.example.com/mcp',
+          headers: { 'X-B': { env: 'MY_SEARCH_TOKEN' }, 'X-A': { env: 'MY_DOCS_TOKEN' } },
+          oauth: { scope: 'x' },
+        },
+      },
+    },
   });
   const s = await open(home);
   await s.putServer('typed', { url: 'https://t.example/mcp' }, { header: { name: 'X-K', value: 'v-1' } });
   const searchUrl = 'https://mcp.example.com/mcp';
-  await new FileCredsStore(path.join(home, 'creds.json')).update('search', searchUrl, () => ({ record: signedIn(searchUrl), value: undefined }));
+  await new FileCredsStore(path.join(home, 'creds.json')).update('search', searchUrl, () => ({
+    record: signedIn(searchUrl),
+    value: undefined,
+  }));
   const here = Object.fromEntries(s.resolveAll().servers.map((x) => [x.name, x.fingerprint]));
   const code = `
     const { SettingsStore } = await import(${JSON.stringify(path.join(ROOT, 'services/settings/store.ts'))});

@@ -11,8 +11,7 @@ import type { SettingsIssue } from '../../protocol/settings.ts';
 import { ROOT, tempHome } from '../helpers.ts';
 import { SEED_EXAMPLE } from '../fixtures/settings-examples.ts';
 
-
-t.test('seed 000\'s example parses, with the defaults', async (t) => {
+t.test("seed 000's example parses, with the defaults", async (t) => {
   const home = tempHome(t);
   const file = path.join(home, 'extensions.json');
   writeFileSync(file, JSON.stringify(SEED_EXAMPLE, null, 2));
@@ -22,17 +21,32 @@ t.test('seed 000\'s example parses, with the defaults', async (t) => {
   t.same(Object.keys(s.servers), ['docs', 'search']);
   t.equal(Object.getPrototypeOf(s.servers), null, 'servers has no prototype');
   t.match(s.servers.docs, {
-    type: 'stdio', command: '/usr/local/bin/docs-mcp', args: ['--root', '/srv/docs'], cwd: '/srv/docs', env: { DOCS_TOKEN: { env: 'MY_DOCS_TOKEN' } },
-    enabled: true, disabledTools: [], isolate: false, startupTimeoutMs: 30000, callTimeoutMs: 60000,
+    type: 'stdio',
+    command: '/usr/local/bin/docs-mcp',
+    args: ['--root', '/srv/docs'],
+    cwd: '/srv/docs',
+    env: { DOCS_TOKEN: { env: 'MY_DOCS_TOKEN' } },
+    enabled: true,
+    disabledTools: [],
+    isolate: false,
+    startupTimeoutMs: 30000,
+    callTimeoutMs: 60000,
   });
   t.equal(s.servers.docs!.enabledTools, undefined, 'no enabledTools: every tool');
   t.match(s.servers.search, {
-    type: 'http', url: 'https://mcp.example.com/mcp', bearerTokenEnvVar: 'MY_SEARCH_TOKEN', enabledTools: ['search'], callTimeoutMs: 30000,
+    type: 'http',
+    url: 'https://mcp.example.com/mcp',
+    bearerTokenEnvVar: 'MY_SEARCH_TOKEN',
+    enabledTools: ['search'],
+    callTimeoutMs: 30000,
   });
   t.equal(s.retryMs, 30000, 'retryMs defaults to 30000');
   t.same(s.enabled, { mcp: true, 'editor-mcp': true }, 'both extensions on when `enabled` is absent');
 
-  const full = parseSettingsDocument({ mcp: { servers: {}, retryMs: 5000 }, enabled: { mcp: false, 'editor-mcp': false, other: 'theirs' } });
+  const full = parseSettingsDocument({
+    mcp: { servers: {}, retryMs: 5000 },
+    enabled: { mcp: false, 'editor-mcp': false, other: 'theirs' },
+  });
   if (!full.ok) throw new Error(JSON.stringify(full.issues));
   t.equal(full.settings.retryMs, 5000);
   t.same(full.settings.enabled, { mcp: false, 'editor-mcp': false });
@@ -43,7 +57,9 @@ t.test('seed 000\'s example parses, with the defaults', async (t) => {
 /** [what, document, expected issue (server and path)]. */
 type Case = [string, unknown, { server: string | null; path: Array<string | number> }];
 const stdio = (extra: Record<string, unknown>): unknown => ({ mcp: { servers: { s1: { type: 'stdio', command: 'x', ...extra } } } });
-const http = (extra: Record<string, unknown>): unknown => ({ mcp: { servers: { h1: { type: 'http', url: 'https://h.example/mcp', ...extra } } } });
+const http = (extra: Record<string, unknown>): unknown => ({
+  mcp: { servers: { h1: { type: 'http', url: 'https://h.example/mcp', ...extra } } },
+});
 const S = (...p: Array<string | number>) => ({ server: 's1', path: p });
 const H = (...p: Array<string | number>) => ({ server: 'h1', path: p });
 
@@ -78,8 +94,11 @@ const CASES: Case[] = [
   ['oauth clientSecret inlined', http({ oauth: { clientId: 'c', clientSecret: 'literal' } }), H('oauth', 'clientSecret')],
   ['oauth privateKey inlined', http({ oauth: { clientId: 'c', privateKey: 'literal' } }), H('oauth', 'privateKey')],
   ['oauth assertion inlined', http({ oauth: { grant: 'jwt_bearer', assertion: 'literal' } }), H('oauth', 'assertion')],
-  ['oauth idToken inlined', http({ oauth: { grant: 'token_exchange', clientId: 'c', idp: { tokenEndpoint: 'https://i/t', idToken: 'x' } } }),
-    H('oauth', 'idp', 'idToken')],
+  [
+    'oauth idToken inlined',
+    http({ oauth: { grant: 'token_exchange', clientId: 'c', idp: { tokenEndpoint: 'https://i/t', idToken: 'x' } } }),
+    H('oauth', 'idp', 'idToken'),
+  ],
   ['oauth secret without client', http({ oauth: { clientSecret: { env: 'S' } } }), H('oauth', 'clientId')],
   ['oauth callbackPort', http({ oauth: { callbackPort: 70000 } }), H('oauth', 'callbackPort')],
   ['oauth dpop', http({ oauth: { dpop: 'sometimes' } }), H('oauth', 'dpop')],
@@ -106,7 +125,7 @@ t.test('the example of docs/config.md parses', async (t) => {
   if (r.ok) t.same(Object.keys(r.settings.servers), ['docs', 'search', 'tickets']);
 });
 
-t.test('every field\'s error names the server and the field path', async (t) => {
+t.test("every field's error names the server and the field path", async (t) => {
   for (const [what, doc, want] of CASES) {
     const r = parseSettingsDocument(doc);
     if (r.ok) {
@@ -115,11 +134,14 @@ t.test('every field\'s error names the server and the field path', async (t) => 
     }
     const hit = r.issues.find((i: SettingsIssue) => i.server === want.server && JSON.stringify(i.path) === JSON.stringify(want.path));
     t.ok(hit, `${what}: an issue for ${want.server}/${want.path.join('.')}`, { issues: r.issues });
-    t.ok(r.issues.every((i) => typeof i.message === 'string' && i.message.length > 0), `${what}: every issue says what was expected`);
+    t.ok(
+      r.issues.every((i) => typeof i.message === 'string' && i.message.length > 0),
+      `${what}: every issue says what was expected`,
+    );
   }
 });
 
-t.test('other servers\' errors do not hide each other: one issue list for the whole file', async (t) => {
+t.test("other servers' errors do not hide each other: one issue list for the whole file", async (t) => {
   const r = parseSettingsDocument({ mcp: { servers: { a: { command: '' }, b: { url: 'nope' }, c: { command: 'ok' } }, retryMs: -5 } });
   t.notOk(r.ok);
   if (r.ok) return;
@@ -133,7 +155,10 @@ t.test('a server named __proto__ in the file is refused as a name and never reac
   const r = readSettingsFile(file);
   t.notOk(r.result.ok);
   if (r.result.ok) return;
-  t.same(r.result.issues.map((i) => [i.server, i.path]), [['__proto__', []]]);
+  t.same(
+    r.result.issues.map((i) => [i.server, i.path]),
+    [['__proto__', []]],
+  );
   t.equal(({} as Record<string, unknown>).command, undefined, 'Object.prototype untouched');
 });
 

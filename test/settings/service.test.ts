@@ -10,7 +10,6 @@ import type { SettingsChangedEvent } from '../../protocol/services/settings.ts';
 import { rejection, tempHome, until } from '../helpers.ts';
 import { SEED_EXAMPLE } from '../fixtures/settings-examples.ts';
 
-
 const MODULE = fileURLToPath(new URL('../../services/settings/service.ts', import.meta.url));
 
 async function start(t: { teardown(fn: () => unknown): void }, home: string, env: Record<string, string>): Promise<Kernel> {
@@ -44,23 +43,37 @@ t.test('the service answers get, resolve, resolve-all, put, remove and reload, a
 
   const search = await k.call('settings', 'settings/resolve', { name: 'search' });
   t.match(search, {
-    name: 'search', enabled: true, enabledTools: ['search'], server: { type: 'http', url: 'https://mcp.example.com/mcp', callTimeoutMs: 30000 },
+    name: 'search',
+    enabled: true,
+    enabledTools: ['search'],
+    server: { type: 'http', url: 'https://mcp.example.com/mcp', callTimeoutMs: 30000 },
   });
   t.same(search.server.type === 'http' && search.server.headers, { Authorization: 'Bearer search-secret' });
 
   const draft = await k.call('settings', 'settings/resolve-draft', {
-    name: 'docs', entry: { command: '/opt/draft-docs', cwd: home }, secrets: { env: { X: 'typed' } },
+    name: 'docs',
+    entry: { command: '/opt/draft-docs', cwd: home },
+    secrets: { env: { X: 'typed' } },
   });
   t.match(draft.server, { type: 'stdio', command: '/opt/draft-docs', env: { X: 'typed' } });
   t.notOk(readFileSync(path.join(home, 'extensions.json'), 'utf8').includes('/opt/draft-docs'), 'a draft writes nothing');
 
   const put = await k.call('settings', 'settings/put-server', {
-    name: 'docs', entry: { command: '/opt/draft-docs', cwd: home, env: { T: { env: 'MY_DOCS_TOKEN' } } }, secrets: { env: { X: 'typed' } },
+    name: 'docs',
+    entry: { command: '/opt/draft-docs', cwd: home, env: { T: { env: 'MY_DOCS_TOKEN' } } },
+    secrets: { env: { X: 'typed' } },
   });
   t.match(put, { name: 'docs', change: 'updated', fingerprint: /^[0-9a-f]{64}$/ });
-  await until(() => changed.some((c) => c.cause === 'write' && c.servers.some((s) => s.name === 'docs')), 10_000, 'settings/changed after the write');
+  await until(
+    () => changed.some((c) => c.cause === 'write' && c.servers.some((s) => s.name === 'docs')),
+    10_000,
+    'settings/changed after the write',
+  );
   const ready = await k.call('settings', 'settings/resolve-all', { exclude: ['search'] });
-  t.same(ready.servers.map((s) => s.name), ['docs']);
+  t.same(
+    ready.servers.map((s) => s.name),
+    ['docs'],
+  );
   t.equal(ready.servers[0]!.fingerprint, put.fingerprint);
   t.same((await k.call('settings', 'settings/get', {})).servers.docs!.secrets.env, ['X']);
 
@@ -72,10 +85,18 @@ t.test('the service answers get, resolve, resolve-all, put, remove and reload, a
   const cur = JSON.parse(readFileSync(file, 'utf8'));
   cur.mcp.servers.search.enabled = false;
   writeFileSync(file, JSON.stringify(cur));
-  await until(() => changed.some((c) => c.cause === 'file' && c.servers.some((s) => s.name === 'search' && !s.enabled)), 10_000, 'the hand edit');
+  await until(
+    () => changed.some((c) => c.cause === 'file' && c.servers.some((s) => s.name === 'search' && !s.enabled)),
+    10_000,
+    'the hand edit',
+  );
   writeFileSync(file, '{ nope');
   await until(() => invalid.length === 1, 10_000, 'settings/invalid');
-  t.same((await k.call('settings', 'settings/resolve-all', {})).servers.map((s) => s.name), ['docs'], 'the last valid settings stay in force');
+  t.same(
+    (await k.call('settings', 'settings/resolve-all', {})).servers.map((s) => s.name),
+    ['docs'],
+    'the last valid settings stay in force',
+  );
   t.ok((await k.call('settings', 'settings/reload', {})).invalid, 'reload reports the broken file');
   writeFileSync(file, JSON.stringify(cur));
   t.equal((await k.call('settings', 'settings/reload', {})).invalid, null);
@@ -101,5 +122,8 @@ t.test('a file broken from the start: get reports it, preparation refuses, a fix
   writeFileSync(file, JSON.stringify({ mcp: { servers: { a: { command: '/bin/true' } } } }));
   await until(() => changed.length > 0, 10_000, 'the fix');
   t.match(changed[0], { cause: 'file', servers: [{ name: 'a', change: 'added' }] });
-  t.same((await k.call('settings', 'settings/resolve-all', {})).servers.map((s) => s.name), ['a']);
+  t.same(
+    (await k.call('settings', 'settings/resolve-all', {})).servers.map((s) => s.name),
+    ['a'],
+  );
 });

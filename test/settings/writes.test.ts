@@ -28,17 +28,26 @@ const credsOf = (home: string): any => JSON.parse(readFileSync(path.join(home, '
 t.test('putServer and removeServer keep everything else in the file, in place', async (t) => {
   const home = tempHome(t);
   const file = path.join(home, 'extensions.json');
-  const original = { skills: { dir: '/x' }, mcp: { servers: { a: { command: 'a' } }, retryMs: 1000 }, enabled: { mcp: true, other: false } };
+  const original = {
+    skills: { dir: '/x' },
+    mcp: { servers: { a: { command: 'a' } }, retryMs: 1000 },
+    enabled: { mcp: true, other: false },
+  };
   writeFileSync(file, JSON.stringify(original));
   const { s, events } = await open(home);
   events.length = 0;
   const added = await s.putServer('b', { type: 'http', url: 'https://b.example/mcp', enabledTools: ['x'] });
   t.match(added, { name: 'b', change: 'added', enabled: true, fingerprint: /^[0-9a-f]{64}$/ });
   const doc = JSON.parse(readFileSync(file, 'utf8'));
-  t.same(doc, {
-    skills: { dir: '/x' }, mcp: { servers: { a: { command: 'a' }, b: { type: 'http', url: 'https://b.example/mcp', enabledTools: ['x'] } }, retryMs: 1000 },
-    enabled: { mcp: true, other: false },
-  }, 'other sections, servers and keys kept; the entry written as given');
+  t.same(
+    doc,
+    {
+      skills: { dir: '/x' },
+      mcp: { servers: { a: { command: 'a' }, b: { type: 'http', url: 'https://b.example/mcp', enabledTools: ['x'] } }, retryMs: 1000 },
+      enabled: { mcp: true, other: false },
+    },
+    'other sections, servers and keys kept; the entry written as given',
+  );
   t.same(Object.keys(doc), ['skills', 'mcp', 'enabled'], 'in their places');
   t.match(events, [['settings/changed', { cause: 'write', servers: [{ name: 'b', change: 'added' }] }]]);
   const updated = await s.putServer('a', { command: 'a', args: ['--v'] });
@@ -62,19 +71,31 @@ t.test('bad input is refused with issues naming the server and field, and change
     ['name', () => s.putServer('__proto__', { command: 'x' }), []],
     ['patch field', () => s.putServer('x', { url: 'https://x.example/' }, { bearerToken: 'has space' }), ['secrets', 'bearerToken']],
     ['patch for the other transport', () => s.putServer('x', { command: 'x' }, { bearerToken: 'tok' }), ['secrets', 'bearerToken']],
-    ['token beside bearerTokenEnvVar', () => s.putServer('x', { url: 'https://x.example/', bearerTokenEnvVar: 'MY_TOKEN' }, { bearerToken: 'tok' }),
-      ['secrets']],
+    [
+      'token beside bearerTokenEnvVar',
+      () => s.putServer('x', { url: 'https://x.example/', bearerTokenEnvVar: 'MY_TOKEN' }, { bearerToken: 'tok' }),
+      ['secrets'],
+    ],
     ['token beside oauth', () => s.putServer('x', { url: 'https://x.example/', oauth: {} }, { bearerToken: 'tok' }), ['secrets']],
-    ['header named twice',
-      () => s.putServer('x', { url: 'https://x.example/', headers: { 'X-K': { env: 'MY_TOKEN' } } }, { header: { name: 'x-k', value: 'v' } }),
-      ['secrets', 'header', 'name']],
-    ['env named twice', () => s.putServer('x', { command: 'x', env: { A: { env: 'MY_TOKEN' } } }, { env: { A: 'v' } }), ['secrets', 'env', 'A']],
+    [
+      'header named twice',
+      () =>
+        s.putServer('x', { url: 'https://x.example/', headers: { 'X-K': { env: 'MY_TOKEN' } } }, { header: { name: 'x-k', value: 'v' } }),
+      ['secrets', 'header', 'name'],
+    ],
+    [
+      'env named twice',
+      () => s.putServer('x', { command: 'x', env: { A: { env: 'MY_TOKEN' } } }, { env: { A: 'v' } }),
+      ['secrets', 'env', 'A'],
+    ],
   ];
   for (const [what, put, where] of cases) {
     const e = await rejection(put());
     t.equal(e.code, 'ALBEDO_INVALID_CONFIG', what);
     const issues = (e.data as { issues: Array<{ server: string; path: unknown[] }> }).issues;
-    const named = issues.some((i) => (i.server === 'x' || i.server === '__proto__') && JSON.stringify(i.path.slice(0, where.length)) === JSON.stringify(where));
+    const named = issues.some(
+      (i) => (i.server === 'x' || i.server === '__proto__') && JSON.stringify(i.path.slice(0, where.length)) === JSON.stringify(where),
+    );
     t.ok(named, what, { issues });
   }
   t.same(bytes(file), before, 'the file is byte-identical');
@@ -89,7 +110,13 @@ t.test('a write that fails leaves the file byte-identical and no temporary file'
   await (await open(home)).s.putServer('h', { url: 'https://h.example/mcp' }, { bearerToken: 'first-token' });
   const before = bytes(file);
   const credsBefore = bytes(path.join(home, 'creds.json'));
-  const s2 = await open(home, { hooks: { beforeConfigRename: () => { throw new Error('injected: disk full'); } } });
+  const s2 = await open(home, {
+    hooks: {
+      beforeConfigRename: () => {
+        throw new Error('injected: disk full');
+      },
+    },
+  });
   await rejection(s2.s.putServer('h', { url: 'https://h.example/mcp' }, { bearerToken: 'second-token' }));
   await rejection(s2.s.removeServer('a'));
   t.same(bytes(file), before, 'extensions.json byte-identical');
@@ -110,7 +137,13 @@ t.test('entry and credentials change together: a failed creds write puts extensi
   const credsBefore = bytes(credsFile);
 
   // A hook that throws just before creds.json's rename.
-  const hooked = await open(home, { hooks: { beforeCredsRename: () => { throw new Error('injected: creds write failed'); } } });
+  const hooked = await open(home, {
+    hooks: {
+      beforeCredsRename: () => {
+        throw new Error('injected: creds write failed');
+      },
+    },
+  });
   await rejection(hooked.s.putServer('h', { url: 'https://moved.example/mcp' }, { bearerToken: 'new-token' }));
   t.same(bytes(file), before, 'extensions.json restored byte for byte');
   t.same(bytes(credsFile), credsBefore, 'creds.json unchanged');
@@ -129,12 +162,25 @@ t.test('entry and credentials change together: a failed creds write puts extensi
   t.same(temps(home), []);
   t.equal((broken.s.get().servers.h as { url: string }).url, 'https://h.example/mcp', 'the old entry stays in force');
   const e2 = await rejection((async () => broken.s.resolve('h'))());
-  t.match(e2.data, { server: 'h', reason: 'invalid_credentials' }, 'and a creds.json that cannot be read fails resolution, never connecting without it');
+  t.match(
+    e2.data,
+    { server: 'h', reason: 'invalid_credentials' },
+    'and a creds.json that cannot be read fails resolution, never connecting without it',
+  );
 });
 
 const oauthRecord = (url: string): OAuthRecord => ({
-  url, state: 'signed_in', issuer: 'https://as.example', account: 'alice',
-  tokens: { accessToken: 'oauth-access-secret', tokenType: 'Bearer', refreshToken: 'oauth-refresh-secret', issuer: 'https://as.example', obtainedAt: 1 },
+  url,
+  state: 'signed_in',
+  issuer: 'https://as.example',
+  account: 'alice',
+  tokens: {
+    accessToken: 'oauth-access-secret',
+    tokenType: 'Bearer',
+    refreshToken: 'oauth-refresh-secret',
+    issuer: 'https://as.example',
+    obtainedAt: 1,
+  },
   updatedAt: 0,
 });
 
@@ -147,9 +193,12 @@ t.test('typed secrets and the OAuth record of one server live side by side; remo
   const oauth = new FileCredsStore(credsFile);
   await oauth.update('k', url, () => ({ record: oauthRecord(url), value: undefined }));
   await s.putServer('k', { url, oauth: {} }, { oauthClient: { clientId: 'cid', clientSecret: 'client-secret-1' } });
-  await oauth.update('k', url, (cur) => ({ record: { ...cur!, tokens: { ...cur!.tokens!, accessToken: 'oauth-access-secret-2' } }, value: undefined }));
+  await oauth.update('k', url, (cur) => ({
+    record: { ...cur!, tokens: { ...cur!.tokens!, accessToken: 'oauth-access-secret-2' } },
+    value: undefined,
+  }));
   const c = credsOf(home);
-  t.equal(c.mcp.k.oauth.tokens.accessToken, 'oauth-access-secret-2', 'the oauth worker\'s write kept');
+  t.equal(c.mcp.k.oauth.tokens.accessToken, 'oauth-access-secret-2', "the oauth worker's write kept");
   t.same(c.mcp.k.secrets.oauthClient, { clientId: 'cid', clientSecret: 'client-secret-1' }, 'beside the typed secrets');
   t.same(c.providers, { keep: 'me' }, 'other content of creds.json kept');
   t.equal(statSync(credsFile).mode & 0o777, 0o600, 'mode 0600');
@@ -166,13 +215,30 @@ t.test('typed secrets and the OAuth record of one server live side by side; remo
 
 t.test('no secret value reaches an error, an event or a listing', async (t) => {
   const home = tempHome(t);
-  const secrets = ['env-secret-value-1', 'typed-bearer-SECRET', 'typed-header-SECRET', 'typed-env-SECRET', 'client-SECRET', 'file-SECRET',
-    'line\nbreak-SECRET', 'oauth-access-secret', 'oauth-refresh-secret', 'has space-SECRET'];
+  const secrets = [
+    'env-secret-value-1',
+    'typed-bearer-SECRET',
+    'typed-header-SECRET',
+    'typed-env-SECRET',
+    'client-SECRET',
+    'file-SECRET',
+    'line\nbreak-SECRET',
+    'oauth-access-secret',
+    'oauth-refresh-secret',
+    'has space-SECRET',
+  ];
   writeFileSync(path.join(home, 'secret-file'), 'file-SECRET');
-  writeFileSync(path.join(home, 'extensions.json'), JSON.stringify({ mcp: { servers: {
-    f: { command: '/bin/true', env: { A: { file: 'secret-file' }, B: { env: 'MY_TOKEN' } } },
-    nl: { url: 'https://nl.example/mcp', headers: { 'X-K': { env: 'NEWLINE' } } },
-  } } }));
+  writeFileSync(
+    path.join(home, 'extensions.json'),
+    JSON.stringify({
+      mcp: {
+        servers: {
+          f: { command: '/bin/true', env: { A: { file: 'secret-file' }, B: { env: 'MY_TOKEN' } } },
+          nl: { url: 'https://nl.example/mcp', headers: { 'X-K': { env: 'NEWLINE' } } },
+        },
+      },
+    }),
+  );
   const { s, events } = await open(home, { env: { ...ENV, NEWLINE: 'line\nbreak-SECRET' } });
   const errors: unknown[] = [];
   const catchIt = async (p: Promise<unknown> | (() => unknown)): Promise<void> => {
@@ -182,7 +248,11 @@ t.test('no secret value reaches an error, an event or a listing', async (t) => {
       errors.push(err);
     }
   };
-  await s.putServer('b', { url: 'https://b.example/mcp' }, { bearerToken: 'typed-bearer-SECRET', header: { name: 'X-H', value: 'typed-header-SECRET' } });
+  await s.putServer(
+    'b',
+    { url: 'https://b.example/mcp' },
+    { bearerToken: 'typed-bearer-SECRET', header: { name: 'X-H', value: 'typed-header-SECRET' } },
+  );
   await s.putServer('e', { command: '/bin/true' }, { env: { T: 'typed-env-SECRET' } });
   await s.putServer('o', { url: 'https://o.example/mcp', oauth: {} }, { oauthClient: { clientId: 'c', clientSecret: 'client-SECRET' } });
   const oUrl = 'https://o.example/mcp';
@@ -194,11 +264,18 @@ t.test('no secret value reaches an error, an event or a listing', async (t) => {
   await catchIt(() => s.resolve('nl'));
   await catchIt(() => s.resolveAll());
   // Hand edits that make resolution fail for the stored secrets, then a broken file.
-  writeFileSync(path.join(home, 'extensions.json'), JSON.stringify({ mcp: { servers: {
-    b: { url: 'https://other.example/mcp' },
-    e: { command: '/bin/true', env: { T: { env: 'MY_TOKEN' } } },
-    o: { url: 'https://o.example/mcp', oauth: { clientId: 'x' } },
-  } } }));
+  writeFileSync(
+    path.join(home, 'extensions.json'),
+    JSON.stringify({
+      mcp: {
+        servers: {
+          b: { url: 'https://other.example/mcp' },
+          e: { command: '/bin/true', env: { T: { env: 'MY_TOKEN' } } },
+          o: { url: 'https://o.example/mcp', oauth: { clientId: 'x' } },
+        },
+      },
+    }),
+  );
   await s.reload();
   for (const n of ['b', 'e', 'o']) await catchIt(() => s.resolve(n));
   writeFileSync(path.join(home, 'extensions.json'), '{"mcp": {"servers": {"z": {"command": "x", "env": {"T": "env-secret-value-1"}}}}}');
@@ -212,5 +289,6 @@ t.test('no secret value reaches an error, an event or a listing', async (t) => {
     ...events.map((e) => JSON.stringify(e)),
     JSON.stringify(s.get()),
   ].join('\n');
-  for (const v of secrets) t.notOk(seen.includes(v) || seen.includes(JSON.stringify(v).slice(1, -1)), `${JSON.stringify(v)} appears nowhere`);
+  for (const v of secrets)
+    t.notOk(seen.includes(v) || seen.includes(JSON.stringify(v).slice(1, -1)), `${JSON.stringify(v)} appears nowhere`);
 });

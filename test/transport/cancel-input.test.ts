@@ -11,13 +11,18 @@ function waiting(): { aborted: unknown[]; started: number; handler: (p: unknown,
   const w = {
     aborted: [] as unknown[],
     started: 0,
-    handler: (_p: unknown, ctx: { signal: AbortSignal }) => new Promise<never>((_, reject) => {
-      w.started++;
-      ctx.signal.addEventListener('abort', () => {
-        w.aborted.push(ctx.signal.reason);
-        reject(ctx.signal.reason);
-      }, { once: true });
-    }),
+    handler: (_p: unknown, ctx: { signal: AbortSignal }) =>
+      new Promise<never>((_, reject) => {
+        w.started++;
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            w.aborted.push(ctx.signal.reason);
+            reject(ctx.signal.reason);
+          },
+          { once: true },
+        );
+      }),
   };
   return w;
 }

@@ -14,7 +14,6 @@ const hostileHttp = fixture('hostile-http-server.ts');
 /** A worker's heap may keep some of what a hostile input cost (code, compiled regexps, pools): this much. */
 const HEAP_SLACK = 24 * 1024 * 1024;
 
-
 interface Harness {
   a: Albedo;
   /** A healthy connection on the same (only) transport worker. */
@@ -50,7 +49,10 @@ async function harness(t: Test): Promise<Harness> {
       t.equal((r.content[0] as unknown as { text: string }).text, 'still here', 'the healthy connection on the same worker still answers');
       t.same(lifecycle, [], 'the worker was never lost or restarted');
       const after = await heap();
-      t.ok(after < base + HEAP_SLACK, `the worker's heap returned to its baseline (${(base / 1e6).toFixed(1)} MB → ${(after / 1e6).toFixed(1)} MB)`);
+      t.ok(
+        after < base + HEAP_SLACK,
+        `the worker's heap returned to its baseline (${(base / 1e6).toFixed(1)} MB → ${(after / 1e6).toFixed(1)} MB)`,
+      );
     },
   };
 }
@@ -77,10 +79,17 @@ t.test('a catalogue nested past the depth bound is refused, naming the server', 
 t.test('a catalogue that turns too deep on rediscovery is refused; the previous one stays', async (t) => {
   const h = await harness(t);
   const { c, warnings } = await h.open('deep-later', 'later');
-  t.same(c.catalogue.tools.map((x) => x.name), ['echo']);
+  t.same(
+    c.catalogue.tools.map((x) => x.name),
+    ['echo'],
+  );
   await c.callTool('echo', { text: 'x' }); // the server sends list_changed, then a deep list
   await until(() => warnings.some(([, code]) => code === 'ALBEDO_CATALOGUE_TOO_LARGE'), 20_000, 'the refusal');
-  t.same(c.catalogue.tools.map((x) => x.name), ['echo'], 'the catalogue was not replaced');
+  t.same(
+    c.catalogue.tools.map((x) => x.name),
+    ['echo'],
+    'the catalogue was not replaced',
+  );
   t.equal((await c.callTool('echo', { text: 'y' })).content.length, 1, 'the connection goes on');
   await h.settle(t, c);
 });
@@ -103,7 +112,7 @@ t.test('a 16 MiB description passes the frame cap and fails that connection alon
 t.test('invalid UTF-8 in a result becomes U+FFFD; the connection goes on', async (t) => {
   const h = await harness(t);
   const { c } = await h.open('invalid-utf8');
-  const text = (((await c.callTool('echo', { text: 'x' })).content[0]) as unknown as { text: string }).text;
+  const text = ((await c.callTool('echo', { text: 'x' })).content[0] as unknown as { text: string }).text;
   t.match(text, /^before .*\uFFFD.* after$/);
   await h.settle(t, c);
 });
@@ -112,7 +121,11 @@ t.test('duplicate, unknown and wrongly typed ids, and a result for a notificatio
   const h = await harness(t);
   const { c, warnings } = await h.open('bad-ids');
   t.equal(((await c.callTool('echo', { text: 'one' })).content[0] as unknown as { text: string }).text, 'one');
-  t.equal(((await c.callTool('echo', { text: 'two' })).content[0] as unknown as { text: string }).text, 'two', 'the real answer still matched');
+  t.equal(
+    ((await c.callTool('echo', { text: 'two' })).content[0] as unknown as { text: string }).text,
+    'two',
+    'the real answer still matched',
+  );
   t.equal(((await c.callTool('echo', { text: 'three' })).content[0] as unknown as { text: string }).text, 'three');
   await until(() => warnings.length > 0, 10_000, 'warnings');
   await h.settle(t, c);
@@ -216,7 +229,15 @@ t.test('capabilities nested 20,000 levels fail the open and leave no connection 
 t.test('server requests: deep params never reach the handler, a storm is served 64 at a time', async (t) => {
   const tag = newTag();
   let calls = 0;
-  const a = await albedoFor(t, tag, { transportWorkers: 1, handlers: { elicitation: () => { calls++; return new Promise(() => {}); } } });
+  const a = await albedoFor(t, tag, {
+    transportWorkers: 1,
+    handlers: {
+      elicitation: () => {
+        calls++;
+        return new Promise(() => {});
+      },
+    },
+  });
   const lost: string[] = [];
   a.kernel.on('kernel', 'service/lost', (e) => lost.push(e.reason));
   const deep = await a.connect(server(tag, hostile, ['elicit-deep']));

@@ -27,7 +27,10 @@ t.test('legacy: a broken SSE response is resumed with Last-Event-ID and delivers
   const { c, srv, calls } = await setup(t, 'legacy', 'drop-once');
   t.equal((await c.callTool('echo', { text: 'resumed' })).content[0].text, 'resumed');
   t.equal(calls().length, 1, 'the request itself was sent once');
-  t.match(srv.log.filter((l) => l.http === 'GET' && l.lastEventId), [{ lastEventId: /^e\d+$/ }]);
+  t.match(
+    srv.log.filter((l) => l.http === 'GET' && l.lastEventId),
+    [{ lastEventId: /^e\d+$/ }],
+  );
 });
 
 t.test('legacy: five resumptions in a row that bring nothing give up', async (t) => {
@@ -65,7 +68,10 @@ t.test('legacy: a GET answered 405 is not tried again', async (t) => {
   await c.callTool('echo', { text: 'x' });
   await new Promise((r) => setTimeout(r, 1_500));
   t.equal(srv.log.filter((l) => l.http === 'GET').length, 1);
-  t.ok(srv.log.filter((l) => l.http === 'GET').every((l) => typeof l.session === 'string'), 'the GET carries the session');
+  t.ok(
+    srv.log.filter((l) => l.http === 'GET').every((l) => typeof l.session === 'string'),
+    'the GET carries the session',
+  );
 });
 
 t.test('legacy: a GET stream that drops is reopened after a growing wait', async (t) => {
@@ -98,8 +104,11 @@ for (const era of ['modern', 'legacy'] as const) {
     const { c } = await setup(t, era, 'huge');
     const e = await rejection(c.callTool('echo', { text: 'x' }));
     t.equal(e.code, 'ALBEDO_FRAME_TOO_LARGE');
-    t.equal((await c.callTool('echo', { text: 'still fine' }).catch((err) => err)).code ?? 'ok', 'ALBEDO_FRAME_TOO_LARGE',
-      'every call to the tool meets the same cap');
+    t.equal(
+      (await c.callTool('echo', { text: 'still fine' }).catch((err) => err)).code ?? 'ok',
+      'ALBEDO_FRAME_TOO_LARGE',
+      'every call to the tool meets the same cap',
+    );
   });
 }
 

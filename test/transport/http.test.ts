@@ -12,19 +12,35 @@ t.test('official SDK 2.x dual-era server over HTTP: modern, full catalogue, call
   t.equal(c.era, 'modern');
   t.equal(c.protocolVersion, '2026-07-28');
   t.same(c.info.serverInfo, { name: 'albedo-fixture-sdk2', version: '2.4.0' });
-  t.same(c.catalogue.tools.map((x) => x.name), ['echo', 'add', 'sleep', 'fail', 'add_tool', 'regional', 'confirm'], 'bad_header is left out');
+  t.same(
+    c.catalogue.tools.map((x) => x.name),
+    ['echo', 'add', 'sleep', 'fail', 'add_tool', 'regional', 'confirm'],
+    'bad_header is left out',
+  );
   t.match(c.warnings.join('\n'), /left out tool "bad_header": x-mcp-header "N" .* type "number"/);
-  t.same(c.catalogue.resources.map((x) => x.uri), ['fixture://readme']);
-  t.same(c.catalogue.prompts.map((x) => x.name), ['greet']);
+  t.same(
+    c.catalogue.resources.map((x) => x.uri),
+    ['fixture://readme'],
+  );
+  t.same(
+    c.catalogue.prompts.map((x) => x.name),
+    ['greet'],
+  );
   t.same((await c.callTool('add', { a: 2, b: 40 })).structuredContent, { sum: 42 });
   t.same((await c.readResource('fixture://items/7')).contents[0], { uri: 'fixture://items/7', text: 'item 7' });
   t.match((await c.getPrompt('greet', { name: 'Ada' })).messages[0], { content: { text: 'Hello, Ada!' } });
   // The server checks Mcp-Param-Region against the body (after base64 decoding): a mismatch would be -32020.
   t.equal((await c.callTool('regional', { region: 'eu-west1', query: 'q' })).content[0].text, 'eu-west1: q');
-  t.equal((await c.callTool('regional', { region: ' Zürich 世界 ', query: 'q' })).content[0].text, ' Zürich 世界 : q',
-    'non-ASCII and edge spaces go base64');
-  t.equal((await c.callTool('regional', { region: '=?base64?x?=', query: 'q' })).content[0].text, '=?base64?x?=: q',
-    'a value that looks like the sentinel is encoded too');
+  t.equal(
+    (await c.callTool('regional', { region: ' Zürich 世界 ', query: 'q' })).content[0].text,
+    ' Zürich 世界 : q',
+    'non-ASCII and edge spaces go base64',
+  );
+  t.equal(
+    (await c.callTool('regional', { region: '=?base64?x?=', query: 'q' })).content[0].text,
+    '=?base64?x?=: q',
+    'a value that looks like the sentinel is encoded too',
+  );
   t.equal((await c.callTool('echo', { text: 'ünïcödé name' })).content[0].text, 'ünïcödé name');
 });
 
@@ -58,11 +74,16 @@ t.test('official SDK 1.x server over HTTP: legacy, SSE resumption with Last-Even
   t.same(c.info.serverInfo, { name: 'albedo-fixture-sdk1', version: '1.0.0' });
   t.equal((await c.callTool('echo', { text: 'old' })).content[0].text, 'old');
   const posts = srv.log.filter((l) => l.http === 'POST');
-  t.ok(posts.length >= 3 && posts.slice(2).every((l) => typeof l.session === 'string' && l.version === '2025-11-25'),
-    'session id and version on every request after initialize');
+  t.ok(
+    posts.length >= 3 && posts.slice(2).every((l) => typeof l.session === 'string' && l.version === '2025-11-25'),
+    'session id and version on every request after initialize',
+  );
   // The server closes the tool's SSE stream and answers later: the client resumes it.
   t.equal((await c.callTool('poll', { ms: 300 })).content[0].text, 'answered after 300 ms');
-  t.ok(srv.log.some((l) => l.http === 'GET' && typeof l.lastEventId === 'string'), 'a GET with Last-Event-ID resumed the stream');
+  t.ok(
+    srv.log.some((l) => l.http === 'GET' && typeof l.lastEventId === 'string'),
+    'a GET with Last-Event-ID resumed the stream',
+  );
   await c.close();
   await until(() => srv.log.some((l) => l.http === 'DELETE'), 5_000, 'DELETE of the session');
   t.pass('close sent DELETE with the session id');
@@ -74,7 +95,10 @@ t.test('legacy server requests are answered by the embedder handlers', async (t)
   const seen: string[] = [];
   const a = await albedoFor(t, tag, {
     handlers: {
-      elicitation: (p) => { seen.push(`elicit:${String(p.message)}`); return { action: 'accept', content: { name: 'Ada' } }; },
+      elicitation: (p) => {
+        seen.push(`elicit:${String(p.message)}`);
+        return { action: 'accept', content: { name: 'Ada' } };
+      },
       sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'hi there' }, model: 'stand-in', stopReason: 'endTurn' }),
       roots: () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }),
     },
@@ -99,7 +123,14 @@ t.test('MRTR: input_required is fulfilled by the handler and retried with the ex
   const tag = newTag();
   const srv = await httpFixture(t, tag, SDK2, ['--mode', 'dual']);
   const asked: unknown[] = [];
-  const a = await albedoFor(t, tag, { handlers: { elicitation: (p) => { asked.push(p); return { action: 'accept', content: { confirm: true } }; } } });
+  const a = await albedoFor(t, tag, {
+    handlers: {
+      elicitation: (p) => {
+        asked.push(p);
+        return { action: 'accept', content: { confirm: true } };
+      },
+    },
+  });
   const c = await a.connect({ url: srv.url });
   t.equal((await c.callTool('confirm', { what: 'deploy' })).content[0].text, 'deploy: confirmed');
   t.match(asked, [{ message: 'Really deploy?', requestedSchema: { type: 'object' } }]);
@@ -150,7 +181,9 @@ t.test('bearer token from a named variable, and a custom header', async (t) => {
   t.match(wrong.data, { status: 401 });
   t.notMatch(wrong.message, /wrong-token/, 'the token is not in the message');
   process.env.ALBEDO_TEST_BEARER = 's3cret-token';
-  t.teardown(() => { delete process.env.ALBEDO_TEST_BEARER; });
+  t.teardown(() => {
+    delete process.env.ALBEDO_TEST_BEARER;
+  });
   const c = await a.connect({ url: srv.url, bearerTokenEnvVar: 'ALBEDO_TEST_BEARER', headers: { 'X-Fixture-Probe': 'yes' } });
   t.equal((await c.callTool('echo', { text: 'authorised' })).content[0].text, 'authorised');
   const unset = await rejection(a.connect({ url: srv.url, bearerTokenEnvVar: 'ALBEDO_TEST_NOT_SET' }));
@@ -166,10 +199,16 @@ t.test('bad HTTP configs are refused before any request', async (t) => {
     [{ url: 'http://127.0.0.1:1/mcp#frag' }, /fragment/],
     [{ url: 'ws://127.0.0.1:1/mcp' }, /http or https/],
     [{ url: 'not a url' }, /not a URL/],
-    [{ url: 'http://127.0.0.1:1/mcp', headers: { 'Mcp-Session-Id': 'x' } }, /headers\.Mcp-Session-Id: bad key: Albedo sets this header itself/],
+    [
+      { url: 'http://127.0.0.1:1/mcp', headers: { 'Mcp-Session-Id': 'x' } },
+      /headers\.Mcp-Session-Id: bad key: Albedo sets this header itself/,
+    ],
     [{ url: 'http://127.0.0.1:1/mcp', headers: { 'Bad Header': 'x' } }, /header name/],
     [{ url: 'http://127.0.0.1:1/mcp', headers: { 'X-A': 'a\r\nInjected: 1' } }, /line break/],
-    [{ url: 'http://127.0.0.1:1/mcp', bearerTokenEnvVar: 'X', headers: { Authorization: 'x' } }, /either bearerTokenEnvVar or an Authorization header/],
+    [
+      { url: 'http://127.0.0.1:1/mcp', bearerTokenEnvVar: 'X', headers: { Authorization: 'x' } },
+      /either bearerTokenEnvVar or an Authorization header/,
+    ],
   ];
   for (const [cfg, re] of cases) {
     const e = await rejection(a.connect(cfg as never));
@@ -193,9 +232,11 @@ t.test('modern: list changes arrive on the held subscriptions/listen and refresh
   const a = await albedoFor(t, tag);
   const c = await a.connect({ url: srv.url });
   t.notOk(c.catalogue.tools.some((x) => x.name === 'late_tool'));
-  const changed = new Promise<string[]>((resolve) => c.on('catalogue', (cat) => {
-    if (cat.tools.some((x) => x.name === 'late_tool')) resolve(cat.tools.map((x) => x.name));
-  }));
+  const changed = new Promise<string[]>((resolve) =>
+    c.on('catalogue', (cat) => {
+      if (cat.tools.some((x) => x.name === 'late_tool')) resolve(cat.tools.map((x) => x.name));
+    }),
+  );
   t.equal((await c.callTool('add_tool')).content[0].text, 'added');
   t.ok((await changed).includes('late_tool'), 'the new tool appeared through the listen stream');
   t.equal((await c.callTool('late_tool')).content[0].text, 'late');

@@ -8,17 +8,24 @@ import { rejection } from '../helpers.ts';
 function context(inputRequests: unknown): { asked: number; ctx: Parameters<typeof requestWithInput>[0] } {
   const state = { asked: 0 };
   return {
-    get asked() { return state.asked; },
+    get asked() {
+      return state.asked;
+    },
     ctx: {
       send: async () => ({ resultType: 'input_required', inputRequests, requestState: 's' }),
       capabilities: { elicitation: {} },
-      ask: async () => { state.asked++; return { action: 'decline' }; },
+      ask: async () => {
+        state.asked++;
+        return { action: 'decline' };
+      },
     },
   };
 }
 
 t.test('an inputRequests key named __proto__ is refused, not dropped', async (t) => {
-  const c = context(JSON.parse('{"__proto__":{"method":"elicitation/create","params":{}},"b":{"method":"elicitation/create","params":{}}}'));
+  const c = context(
+    JSON.parse('{"__proto__":{"method":"elicitation/create","params":{}},"b":{"method":"elicitation/create","params":{}}}'),
+  );
   const e = await rejection(requestWithInput(c.ctx, 'tools/call', { name: 'x' }, 5_000));
   t.equal(e.code, 'ALBEDO_INVALID_RESPONSE');
   t.equal(c.asked, 0);
@@ -35,9 +42,10 @@ t.test('10,000 input requests in one round are refused', async (t) => {
 t.test('a round within the bounds is answered', async (t) => {
   let round = 0;
   const ctx = {
-    send: async () => (round++ === 0
-      ? { resultType: 'input_required', inputRequests: { a: { method: 'elicitation/create', params: {} } }, requestState: 's' }
-      : { resultType: 'complete', content: [] }),
+    send: async () =>
+      round++ === 0
+        ? { resultType: 'input_required', inputRequests: { a: { method: 'elicitation/create', params: {} } }, requestState: 's' }
+        : { resultType: 'complete', content: [] },
     capabilities: { elicitation: {} },
     ask: async () => ({ action: 'decline' }),
   };

@@ -44,7 +44,11 @@ async function waitNone(tag: string, withinMs: number): Promise<number[]> {
   return left;
 }
 
-type How = 'SIGHUP to the group' | 'SIGKILL to the group' | 'SIGKILL to the probe' | `${'SIGHUP' | 'SIGQUIT' | 'SIGINT' | 'SIGTERM'} to the launcher`;
+type How =
+  | 'SIGHUP to the group'
+  | 'SIGKILL to the group'
+  | 'SIGKILL to the probe'
+  | `${'SIGHUP' | 'SIGQUIT' | 'SIGINT' | 'SIGTERM'} to the launcher`;
 
 /** The launcher serving `tag`'s probe (its argv carries the server's, which names the tag). */
 function launcherOf(tag: string): number {
@@ -62,11 +66,25 @@ async function probeMidCall(tag: string, launcher: 'c' | 'python'): Promise<Chil
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (launcher === 'python') env.ALBEDO_LAUNCHER = 'python';
   else delete env.ALBEDO_LAUNCHER;
-  const args = [BIN, 'probe', '--env', `ALBEDO_TEST_TAG=${tag}`, '--call', 'sleep', '--args', '{"ms":120000}',
-    '--', NODE, fixture('stdio-group-server.ts'), mark];
+  const args = [
+    BIN,
+    'probe',
+    '--env',
+    `ALBEDO_TEST_TAG=${tag}`,
+    '--call',
+    'sleep',
+    '--args',
+    '{"ms":120000}',
+    '--',
+    NODE,
+    fixture('stdio-group-server.ts'),
+    mark,
+  ];
   const probe = spawn(NODE, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
-  probe.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  probe.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   const marked = (): string => (existsSync(mark) ? readFileSync(mark, 'utf8') : '');
   await until(() => /^call$/m.test(marked()) || probe.exitCode !== null, 60_000, 'the server to receive the call');
   if (probe.exitCode !== null) throw new Error(`the probe exited early (${probe.exitCode}): ${stderr}`);
@@ -80,14 +98,22 @@ async function scenario(t: Tap, launcher: 'c' | 'python', how: How): Promise<voi
   let probe: ChildProcess | undefined;
   t.teardown(() => {
     // Whatever a failed case left behind goes now, not with the next test.
-    for (const pid of [...(probe?.exitCode === null ? [probe.pid!] : []), ...leftovers(tag)]) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    for (const pid of [...(probe?.exitCode === null ? [probe.pid!] : []), ...leftovers(tag)])
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
   });
   probe = await probeMidCall(tag, launcher);
   const before = leftovers(tag).length;
   // Bounded: a launcher that ignored the signal would leave the probe waiting for its call.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     const timer = setTimeout(() => resolve({ code: null, signal: null }), 30_000);
-    probe.once('exit', (code, signal) => { clearTimeout(timer); resolve({ code, signal }); });
+    probe.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal });
+    });
   });
   if (how === 'SIGHUP to the group') process.kill(-probe.pid!, 'SIGHUP');
   else if (how === 'SIGKILL to the group') process.kill(-probe.pid!, 'SIGKILL');
@@ -108,7 +134,9 @@ t.test('the C launcher was built (npm run prepare)', async (t) => {
 for (const launcher of ['c', 'python'] as const) {
   t.test(`${launcher} launcher: group signals do not stop it before it has cleaned up`, async (t) => {
     // The three cases are independent (each has its own tag and process group), so they run at once.
-    await Promise.all((['SIGHUP to the group', 'SIGKILL to the group', 'SIGKILL to the probe'] as const).map((how) => scenario(t, launcher, how)));
+    await Promise.all(
+      (['SIGHUP to the group', 'SIGKILL to the group', 'SIGKILL to the probe'] as const).map((how) => scenario(t, launcher, how)),
+    );
   });
   t.test(`${launcher} launcher: a stop signal sent to it runs its shutdown`, async (t) => {
     await Promise.all((['SIGHUP', 'SIGQUIT', 'SIGINT', 'SIGTERM'] as const).map((sig) => scenario(t, launcher, `${sig} to the launcher`)));

@@ -27,16 +27,23 @@ function pieces(text: string): string[] {
 
 function stdio(tag: string, mode: string): ResolvedStdioServer {
   return {
-    type: 'stdio', command: NODE, args: [fixture('echo-key-server.ts'), mode], cwd: process.cwd(),
+    type: 'stdio',
+    command: NODE,
+    args: [fixture('echo-key-server.ts'), mode],
+    cwd: process.cwd(),
     env: { LEAKY_KEY: KEY, ALBEDO_TEST_TAG: tag, PATH: process.env.PATH ?? '' },
-    startupTimeoutMs: 20_000, callTimeoutMs: 20_000, fingerprint: randomUUID(),
+    startupTimeoutMs: 20_000,
+    callTimeoutMs: 20_000,
+    fingerprint: randomUUID(),
   };
 }
 
 function open(t: Test, mode: string): { conn: Connection; events: unknown[] } {
   const tag = newTag();
   const events: unknown[] = [];
-  const conn = new Connection('c1', stdio(tag, mode), { name: 'test', version: '0' }, null, (name, payload) => events.push([name, payload]));
+  const conn = new Connection('c1', stdio(tag, mode), { name: 'test', version: '0' }, null, (name, payload) =>
+    events.push([name, payload]),
+  );
   t.teardown(async () => {
     await conn.close();
     const left = await waitNoLeftovers(tag);
@@ -59,8 +66,16 @@ t.test('tool-call failures: message and data hold no piece of the key', async (t
   const { conn, events } = open(t, 'call');
   const opened = await conn.open();
   t.same(pieces(JSON.stringify(opened.warnings)), [], 'the repeated cursor, quoted across its cut');
-  t.ok(opened.warnings.some((w) => w.includes('repeated cursor')), 'the warning is there');
-  const codes: Record<string, string> = { caps: 'ALBEDO_INPUT_REQUIRED', kind: 'ALBEDO_INVALID_RESPONSE', input: 'ALBEDO_INPUT_REQUIRED', data: 'ALBEDO_SERVER_ERROR' };
+  t.ok(
+    opened.warnings.some((w) => w.includes('repeated cursor')),
+    'the warning is there',
+  );
+  const codes: Record<string, string> = {
+    caps: 'ALBEDO_INPUT_REQUIRED',
+    kind: 'ALBEDO_INVALID_RESPONSE',
+    input: 'ALBEDO_INPUT_REQUIRED',
+    data: 'ALBEDO_SERVER_ERROR',
+  };
   for (const [name, code] of Object.entries(codes)) {
     const err = await failure(conn.request({ method: 'tools/call', name }, 20_000));
     t.equal(err.code, code, `${name}: its code`);

@@ -48,13 +48,25 @@ async function events(d: Daemon, id: string) {
   const seen: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (e) => seen.push(e) });
   const done = (async () => {
-    try { for await (const chunk of r.body) parser.feed(Buffer.from(chunk).toString('utf8')); } catch { /* closed by the test */ }
+    try {
+      for await (const chunk of r.body) parser.feed(Buffer.from(chunk).toString('utf8'));
+    } catch {
+      /* closed by the test */
+    }
   })();
   let closed: Promise<void> | undefined;
-  return { seen, close: () => (closed ??= (async () => { r.body.destroy(); await done; await agent.close(); })()) };
+  return {
+    seen,
+    close: () =>
+      (closed ??= (async () => {
+        r.body.destroy();
+        await done;
+        await agent.close();
+      })()),
+  };
 }
 
-t.test('through the daemon: strict save\'s 409, a session\'s warnings, status and events hold no piece of the key', async (t) => {
+t.test("through the daemon: strict save's 409, a session's warnings, status and events hold no piece of the key", async (t) => {
   const tag = newTag();
   const d = await startDaemon(t, tempHome(t), { tag });
   const seen: string[] = [];
@@ -68,7 +80,7 @@ t.test('through the daemon: strict save\'s 409, a session\'s warnings, status an
   t.same([exited.status, exited.body?.error?.code], [409, 'ALBEDO_SERVER_EXITED'], 'the key across the start of the stderr tail: refused');
   t.same(pieces(strings(exited.body).join('\n')), [], 'no piece of the key in the 409');
   const failing = await api('PUT', srv('fails'), { body: leaky('error') });
-  t.equal(failing.status, 409, 'the key across the end of a JSON-RPC error\'s quote: refused');
+  t.equal(failing.status, 409, "the key across the end of a JSON-RPC error's quote: refused");
   t.same(pieces(strings(failing.body).join('\n')), [], 'no piece of the key in that 409');
 
   const saved = await api('PUT', srv('noisy'), { body: leaky('junk') });
@@ -79,7 +91,12 @@ t.test('through the daemon: strict save\'s 409, a session\'s warnings, status an
   const stream = await events(d, id);
   t.teardown(stream.close);
   await until(() => stream.seen.some((e) => e.event === 'warning'), 30_000, 'a warning event');
-  t.ok(strings(opened.body).concat(stream.seen.map((e) => e.data)).some((s) => s.includes('[redacted]')), 'the key was there, and is marked');
+  t.ok(
+    strings(opened.body)
+      .concat(stream.seen.map((e) => e.data))
+      .some((s) => s.includes('[redacted]')),
+    'the key was there, and is marked',
+  );
   await api('GET', `/v1/sessions/${id}`);
   await api('GET', '/v1/mcp/servers');
   await stream.close();
@@ -107,7 +124,9 @@ t.test('an HTTP error body with the key across the 200-character excerpt: no pie
   t.teardown(() => new Promise((r) => server.close(r)));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
   process.env.ALBEDO_TEST_API_KEY = KEY;
-  t.teardown(() => { delete process.env.ALBEDO_TEST_API_KEY; });
+  t.teardown(() => {
+    delete process.env.ALBEDO_TEST_API_KEY;
+  });
   const albedo = await albedoFor(t, newTag(), { transportWorkers: 1 });
   const err = await rejection(albedo.connect({ url, headers: { 'X-Api-Key': { env: 'ALBEDO_TEST_API_KEY' } } } as never));
   t.equal(err.code, 'ALBEDO_HTTP_ERROR');

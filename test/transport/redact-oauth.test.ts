@@ -36,7 +36,10 @@ async function listen(t: Test, handler: (req: http.IncomingMessage, body: string
     req.on('end', () => handler(req, body, res));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => { server.closeAllConnections(); return new Promise((r) => server.close(() => r(undefined))); });
+  t.teardown(() => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(() => r(undefined)));
+  });
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
@@ -51,7 +54,11 @@ t.test('an MCP server that echoes the OAuth tokens: not in its errors, their dat
     if (m.id === undefined) return void res.writeHead(202).end();
     const auth = String(req.headers.authorization ?? '');
     if (m.method === 'initialize') {
-      return json(res, { jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'x', version: '1' } } });
+      return json(res, {
+        jsonrpc: '2.0',
+        id: m.id,
+        result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'x', version: '1' } },
+      });
     }
     if (m.method === 'tools/list') {
       // A notification that is not an MCP one (a warning quotes its method), then the answer.
@@ -69,16 +76,37 @@ t.test('an MCP server that echoes the OAuth tokens: not in its errors, their dat
   const now = Date.now();
   await new FileCredsStore(file).update('m', url, () => ({
     record: {
-      url, state: 'signed_in', updatedAt: 0, issuer: base,
-      authServer: { issuer: base, authorization_endpoint: `${base}/authorize`, token_endpoint: `${base}/token`, code_challenge_methods_supported: ['S256'] },
+      url,
+      state: 'signed_in',
+      updatedAt: 0,
+      issuer: base,
+      authServer: {
+        issuer: base,
+        authorization_endpoint: `${base}/authorize`,
+        token_endpoint: `${base}/token`,
+        code_challenge_methods_supported: ['S256'],
+      },
       client: { issuer: base, clientId: 'c', authMethod: 'none', kind: 'dcr', registeredAt: now },
-      tokens: { accessToken: AT, refreshToken: RT, tokenType: 'Bearer', issuer: base, obtainedAt: now, expiresAt: now + 3_600_000, resource: url },
+      tokens: {
+        accessToken: AT,
+        refreshToken: RT,
+        tokenType: 'Bearer',
+        issuer: base,
+        obtainedAt: now,
+        expiresAt: now + 3_600_000,
+        resource: url,
+      },
     } as never,
     value: undefined,
   }));
   const events: unknown[] = [];
   const server = {
-    type: 'http', url, headers: {}, startupTimeoutMs: 10_000, callTimeoutMs: 10_000, fingerprint: 'f',
+    type: 'http',
+    url,
+    headers: {},
+    startupTimeoutMs: 10_000,
+    callTimeoutMs: 10_000,
+    fingerprint: 'f',
     auth: { name: 'm', credsPath: file, oauth: { grant: 'authorization_code', dpop: false, callbackPort: 0 } },
   } as never;
   const conn = new Connection('c1', server, { name: 'test', version: '0' }, null, (name, payload) => events.push([name, payload]));
@@ -99,11 +127,15 @@ t.test('an MCP server that echoes the OAuth tokens: not in its errors, their dat
 
 t.test('a token endpoint that echoes the client secret: not in the sign-in error, which is short', async (t) => {
   const base: string = await listen(t, (req, body, res) => {
-    if (req.url === '/.well-known/oauth-protected-resource/mcp') return json(res, { resource: `${base}/mcp`, authorization_servers: [base] });
+    if (req.url === '/.well-known/oauth-protected-resource/mcp')
+      return json(res, { resource: `${base}/mcp`, authorization_servers: [base] });
     if (req.url === '/.well-known/oauth-authorization-server') {
       return json(res, {
-        issuer: base, authorization_endpoint: `${base}/a`, token_endpoint: `${base}/token`,
-        grant_types_supported: ['client_credentials'], token_endpoint_auth_methods_supported: ['client_secret_post'],
+        issuer: base,
+        authorization_endpoint: `${base}/a`,
+        token_endpoint: `${base}/token`,
+        grant_types_supported: ['client_credentials'],
+        token_endpoint_auth_methods_supported: ['client_secret_post'],
       });
     }
     if (req.url === '/token') {
@@ -113,15 +145,25 @@ t.test('a token endpoint that echoes the client secret: not in the sign-in error
     }
     res.writeHead(404).end();
   });
-  const auth = new LinkAuth({ name: 'm', credsPath: null, oauth: { grant: 'client_credentials', clientId: 'svc', clientSecret: CLIENT_SECRET, dpop: false, callbackPort: 0 } } as never, `${base}/mcp`);
+  const auth = new LinkAuth(
+    {
+      name: 'm',
+      credsPath: null,
+      oauth: { grant: 'client_credentials', clientId: 'svc', clientSecret: CLIENT_SECRET, dpop: false, callbackPort: 0 },
+    } as never,
+    `${base}/mcp`,
+  );
   let err: unknown;
   try {
-    await auth.onChallenge({ status: 401, wwwAuthenticate: 'Bearer', dpopNonce: undefined, sentToken: undefined, request: { renewed: false } }, 0);
+    await auth.onChallenge(
+      { status: 401, wwwAuthenticate: 'Bearer', dpopNonce: undefined, sentToken: undefined, request: { renewed: false } },
+      0,
+    );
   } catch (e) {
     err = e;
   }
   t.ok(AlbedoError.is(err), 'the sign-in failed');
   const shown = JSON.stringify((err as AlbedoError).toJSON());
   t.same(pieces(shown, CLIENT_SECRET), [], 'no piece of the client secret');
-  t.ok((err as AlbedoError).message.length < 1_000, 'the server\'s text is bounded');
+  t.ok((err as AlbedoError).message.length < 1_000, "the server's text is bounded");
 });

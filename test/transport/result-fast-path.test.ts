@@ -18,7 +18,7 @@ function sameAsZod(t: Test, raw: Record<string, unknown>, label: string): boolea
   return true;
 }
 
-t.test('tools/call results: corner cases give zod\'s verdict and value', async (t) => {
+t.test("tools/call results: corner cases give zod's verdict and value", async (t) => {
   const taken = [
     '{"content":[{"type":"text","text":"a"}]}',
     '{"resultType":"complete","content":[{"type":"text","text":"hi"}]}',
@@ -52,7 +52,9 @@ t.test('tools/call results: corner cases give zod\'s verdict and value', async (
   t.equal(callToolResultFast(sparse), undefined, 'a sparse array is left to zod');
   const inherited = { content: [Object.create({ type: 'text' }) as Record<string, unknown>] };
   t.equal(callToolResultFast(inherited), undefined, 'an item whose type is inherited is left to zod');
-  const classy = new (class { content = [] })() as unknown as Record<string, unknown>;
+  const classy = new (class {
+    content = [];
+  })() as unknown as Record<string, unknown>;
   t.equal(callToolResultFast(classy), undefined, 'a class instance is left to zod');
 });
 
@@ -67,10 +69,23 @@ function rng(seed: number): () => number {
   };
 }
 
-t.test('tools/call results: generated near the schema\'s edges', async (t) => {
+t.test("tools/call results: generated near the schema's edges", async (t) => {
   const r = rng(20261201);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-  const keys = ['type', 'text', 'content', 'isError', 'structuredContent', '__proto__', 'constructor', '0', '12', '_meta', 'resultType', 'x'];
+  const keys = [
+    'type',
+    'text',
+    'content',
+    'isError',
+    'structuredContent',
+    '__proto__',
+    'constructor',
+    '0',
+    '12',
+    '_meta',
+    'resultType',
+    'x',
+  ];
   const scalar = (): string => pick(['1', '-0.5', '"s"', '""', 'true', 'false', 'null']);
   const value = (depth: number): string => {
     const k = r();
@@ -90,7 +105,8 @@ t.test('tools/call results: generated near the schema\'s edges', async (t) => {
     }
     return `{${parts.join(',')}}`;
   };
-  const item = (): string => (r() < 0.85 ? (r() < 0.5 ? `{"type":"text","text":"a"${r() < 0.3 ? `,"x":${value(2)}` : ''}}` : object(2)) : value(2));
+  const item = (): string =>
+    r() < 0.85 ? (r() < 0.5 ? `{"type":"text","text":"a"${r() < 0.3 ? `,"x":${value(2)}` : ''}}` : object(2)) : value(2);
   const result = (): string => {
     const parts: string[] = [];
     const order = ['content', 'isError', 'structuredContent', 'resultType', '_meta', '9', '__proto__'].sort(() => r() - 0.5);
@@ -119,7 +135,7 @@ t.test('tools/call results: generated near the schema\'s edges', async (t) => {
   t.ok(taken > 1000, `most valid results take the fast path (${taken} taken, ${declinedValid} valid ones left to zod)`);
 });
 
-t.test('classify: a plain success response takes the fast path with zod\'s verdict', async (t) => {
+t.test("classify: a plain success response takes the fast path with zod's verdict", async (t) => {
   const cases = [
     '{"jsonrpc":"2.0","id":1,"result":{"a":1,"b":[2]}}',
     '{"jsonrpc":"2.0","id":"x","result":{}}',

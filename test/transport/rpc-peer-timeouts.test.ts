@@ -5,11 +5,19 @@ import t from 'tap';
 import { RpcPeer, type PeerLink } from '../../services/transport/rpc-peer.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 
-interface Sent { id?: number; method?: string; params?: Record<string, unknown> }
+interface Sent {
+  id?: number;
+  method?: string;
+  params?: Record<string, unknown>;
+}
 
 function peerWithLink(): { peer: RpcPeer; sent: Sent[] } {
   const sent: Sent[] = [];
-  const link: PeerLink = { send: (m) => { sent.push(m as Sent); } };
+  const link: PeerLink = {
+    send: (m) => {
+      sent.push(m as Sent);
+    },
+  };
   const peer = new RpcPeer(link, { onRequest: () => ({}), onNotification: () => {}, onJunk: () => {} });
   return { peer, sent };
 }

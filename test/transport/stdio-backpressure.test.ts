@@ -35,7 +35,11 @@ t.test('a server that stops reading: calls time out or are refused, not_run when
   const overloaded = count('ALBEDO_OVERLOADED', 'not_run');
   const withdrawn = count('ALBEDO_TIMEOUT', 'not_run');
   const written = count('ALBEDO_TIMEOUT', 'unknown');
-  t.equal(overloaded + withdrawn + written, calls, `every call timed out or was refused (${overloaded} refused, ${withdrawn} withdrawn, ${written} written)`);
+  t.equal(
+    overloaded + withdrawn + written,
+    calls,
+    `every call timed out or was refused (${overloaded} refused, ${withdrawn} withdrawn, ${written} written)`,
+  );
   t.ok(overloaded > 0, 'the outbox is bounded: the calls past it are refused at once');
   t.ok(withdrawn > 0, 'calls that waited in the outbox time out as not_run');
   t.ok(withdrawn <= MAX_OUTBOX_BYTES / MiB, 'no more waited than the bound holds');
@@ -51,7 +55,10 @@ t.test('a server that stops reading: calls time out or are refused, not_run when
   await stall.close();
   const after = await memory(a, other.id);
   t.equal(after.connections, 1, 'the same worker, without the closed connection');
-  t.ok(after.bytes < base.bytes + 16 * MiB, `back near the baseline after close (${((after.bytes - base.bytes) / MiB).toFixed(1)} MiB over)`);
+  t.ok(
+    after.bytes < base.bytes + 16 * MiB,
+    `back near the baseline after close (${((after.bytes - base.bytes) / MiB).toFixed(1)} MiB over)`,
+  );
   t.equal((await other.callTool('echo', { text: 'after' })).content[0]!.text, 'after');
 });
 

@@ -42,7 +42,11 @@ t.test('a server that exits mid-call: unknown outcome with its stderr, next call
   t.match(e.message, /fatal: the tool crashed the server/);
   t.same(dropped, ['ALBEDO_SERVER_EXITED']);
   const tools = await c.listTools();
-  t.same(tools.map((x) => x.name), ['echo'], 'the next request dialled the server again');
+  t.same(
+    tools.map((x) => x.name),
+    ['echo'],
+    'the next request dialled the server again',
+  );
 });
 
 t.test('a server that ignores stdin EOF and SIGTERM is killed on close', async (t) => {
@@ -79,7 +83,9 @@ t.test('spawn failures and bad config are refused with specific errors, nothing 
   const envName = await rejection(a.connect(server(tag, bad, [], { env: { SECRET: { env: 'ALBEDO_SURELY_UNSET_VAR' } } })));
   t.equal(envName.code, 'ALBEDO_INVALID_CONFIG');
   t.match(envName.message, /ALBEDO_SURELY_UNSET_VAR/);
-  const exited = await rejection(a.connect({ command: NODE, args: ['-e', 'console.error("cannot read config file"); process.exit(2)'], env: { ALBEDO_TEST_TAG: tag } }));
+  const exited = await rejection(
+    a.connect({ command: NODE, args: ['-e', 'console.error("cannot read config file"); process.exit(2)'], env: { ALBEDO_TEST_TAG: tag } }),
+  );
   t.equal(exited.code, 'ALBEDO_SERVER_EXITED');
   t.match(exited.message, /code 2/);
   t.match(exited.message, /cannot read config file/);
@@ -88,12 +94,18 @@ t.test('spawn failures and bad config are refused with specific errors, nothing 
 t.test('the server sees only HOME, PATH, TMPDIR and the named values', async (t) => {
   const tag = newTag();
   process.env.ALBEDO_TEST_SECRET_SOURCE = 's3cret';
-  t.teardown(() => { delete process.env.ALBEDO_TEST_SECRET_SOURCE; });
+  t.teardown(() => {
+    delete process.env.ALBEDO_TEST_SECRET_SOURCE;
+  });
   const a = await albedoFor(t, tag);
-  const c = await a.connect(server(tag, EVERYTHING, ['stdio'], { env: { FROM_VAR: { env: 'ALBEDO_TEST_SECRET_SOURCE' }, LITERAL: 'yes' }, cwd: os.tmpdir() }));
+  const c = await a.connect(
+    server(tag, EVERYTHING, ['stdio'], { env: { FROM_VAR: { env: 'ALBEDO_TEST_SECRET_SOURCE' }, LITERAL: 'yes' }, cwd: os.tmpdir() }),
+  );
   const r = await c.callTool('get-env');
   const env = JSON.parse(String(r.content[0].text)) as Record<string, string>;
-  const keys = Object.keys(env).filter((k) => !['HOME', 'PATH', 'TMPDIR'].includes(k)).sort();
+  const keys = Object.keys(env)
+    .filter((k) => !['HOME', 'PATH', 'TMPDIR'].includes(k))
+    .sort();
   t.same(keys, ['ALBEDO_TEST_TAG', 'FROM_VAR', 'LITERAL']);
   t.equal(env.FROM_VAR, 's3cret');
   t.equal(env.PATH, process.env.PATH);
@@ -153,7 +165,10 @@ t.test('pagination is followed, and bounded at 100 pages', async (t) => {
 t.test('list_changed rediscovers in the background (legacy and modern listen)', async (t) => {
   const tag = newTag();
   const a = await albedoFor(t, tag);
-  for (const [script, args] of [[fixture('sdk1-server.ts'), []], [fixture('sdk-server.ts'), ['--legacy', 'reject']]] as const) {
+  for (const [script, args] of [
+    [fixture('sdk1-server.ts'), []],
+    [fixture('sdk-server.ts'), ['--legacy', 'reject']],
+  ] as const) {
     const c = await a.connect(server(tag, script, [...args]));
     const seen: string[][] = [];
     c.on('catalogue', (cat) => seen.push(cat.tools.map((x) => x.name)));
@@ -172,7 +187,10 @@ t.test('the server runs under the launcher this build selected', async (t) => {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
   const parent = readFileSync(`/proc/${ppid}/cmdline`, 'utf8');
-  const expected = process.env.ALBEDO_LAUNCHER === 'python' || !existsSync(path.join(ROOT, 'build', 'albedo-launcher')) ? 'launcher.py' : 'albedo-launcher';
+  const expected =
+    process.env.ALBEDO_LAUNCHER === 'python' || !existsSync(path.join(ROOT, 'build', 'albedo-launcher'))
+      ? 'launcher.py'
+      : 'albedo-launcher';
   t.ok(parent.includes(expected), `parent ${JSON.stringify(parent.replace(/\0/g, ' '))} is ${expected}`);
 });
 
@@ -198,7 +216,7 @@ t.test('after a redial, one subscriptions/listen is held however many calls wait
   const tag = newTag();
   const a = await albedoFor(t, tag);
   const c = await a.connect(server(tag, bad, ['listen-count']));
-  const text = async (arg: string): Promise<string> => (String((await c.callTool('echo', { text: arg })).content[0]!.text));
+  const text = async (arg: string): Promise<string> => String((await c.callTool('echo', { text: arg })).content[0]!.text);
   t.equal(await text('count'), '1', 'the first process got one listen');
   t.equal((await rejection(c.callTool('echo', { text: 'exit' }))).code, 'ALBEDO_SERVER_EXITED');
   const counts = await Promise.all(Array.from({ length: 10 }, () => text('count')));

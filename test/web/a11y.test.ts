@@ -13,7 +13,18 @@ import type { Page } from 'puppeteer-core';
 import { NODE, fixture, httpFixture, newTag, tempHome } from '../helpers.ts';
 import { sdkServer, srv, startDaemon } from '../daemon/harness.ts';
 import { startOAuthStack } from '../fixtures/oauth-stack.ts';
-import { axeViolations, card, go, launchChromium, openPane, press, screenshot, typeInto, waitText, watchErrors } from './browser-harness.ts';
+import {
+  axeViolations,
+  card,
+  go,
+  launchChromium,
+  openPane,
+  press,
+  screenshot,
+  typeInto,
+  waitText,
+  watchErrors,
+} from './browser-harness.ts';
 
 t.setTimeout(175_000);
 
@@ -32,25 +43,44 @@ async function tabTo(page: Page, want: { id?: string; text?: string }): Promise<
 }
 
 /** Whether the focused element draws a visible focus outline. */
-const focusVisible = (page: Page): Promise<boolean> => page.evaluate(() => {
-  const el = document.activeElement;
-  if (!el) return false;
-  const s = getComputedStyle(el);
-  return el.matches(':focus-visible') && s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2;
-});
+const focusVisible = (page: Page): Promise<boolean> =>
+  page.evaluate(() => {
+    const el = document.activeElement;
+    if (!el) return false;
+    const s = getComputedStyle(el);
+    return el.matches(':focus-visible') && s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2;
+  });
 
 t.test('accessibility', async (t) => {
   const tag = newTag();
   const home = tempHome(t);
   // A server that cannot start as saved (its variable is not set), so the list shows a last error.
-  writeFileSync(path.join(home, 'extensions.json'), JSON.stringify({ mcp: { servers: {
-    docs: { command: '/usr/local/bin/docs-mcp', args: ['--root', '/srv/docs'], env: { DOCS_TOKEN: { env: 'ALBEDO_TEST_UNSET_DOCS_TOKEN' } } },
-  } } }, null, 2));
+  writeFileSync(
+    path.join(home, 'extensions.json'),
+    JSON.stringify(
+      {
+        mcp: {
+          servers: {
+            docs: {
+              command: '/usr/local/bin/docs-mcp',
+              args: ['--root', '/srv/docs'],
+              env: { DOCS_TOKEN: { env: 'ALBEDO_TEST_UNSET_DOCS_TOKEN' } },
+            },
+          },
+        },
+      },
+      null,
+      2,
+    ),
+  );
   const stack = await startOAuthStack();
   t.teardown(() => stack.close());
   const d = await startDaemon(t, home, { tag });
-  for (const [name, body] of [['sdk', sdkServer({ secrets: { env: { SDK_KEY: 'stored' } } })], ['secure', { url: stack.mcpUrl, oauth: { callbackPort: 0 } }],
-    ['archive', sdkServer({ enabled: false })]] as const) {
+  for (const [name, body] of [
+    ['sdk', sdkServer({ secrets: { env: { SDK_KEY: 'stored' } } })],
+    ['secure', { url: stack.mcpUrl, oauth: { callbackPort: 0 } }],
+    ['archive', sdkServer({ enabled: false })],
+  ] as const) {
     t.equal((await d.call('PUT', srv(name), { body })).status, 201, `${name} saved`);
   }
   const bearer = `kbd-${newTag()}`;
@@ -96,7 +126,9 @@ t.test('accessibility', async (t) => {
     await waitText(page, card('secure'), 'needs sign-in');
     t.same(await axeViolations(page), [], 'no axe violation');
     // A sign-in waiting, its link kept (pop-ups blocked, so no second tab), then cancelled.
-    await page.evaluate(() => { window.open = () => null; });
+    await page.evaluate(() => {
+      window.open = () => null;
+    });
     await press(page, 'Sign in to secure');
     await waitText(page, card('secure'), 'Open the sign-in page');
     t.same(await axeViolations(page), [], 'no axe violation with a sign-in waiting');
@@ -105,7 +137,7 @@ t.test('accessibility', async (t) => {
     await waitText(page, '.status-line', 'cancelled');
   });
 
-  t.test('a session\'s view', async (t) => {
+  t.test("a session's view", async (t) => {
     // A session needs every enabled server prepared: docs, which cannot be, is switched off first.
     await go(page, '#/servers', '#servers-title');
     await press(page, 'Disable docs');
@@ -141,7 +173,7 @@ t.test('accessibility', async (t) => {
     await kb.goto(`http://127.0.0.1:${d.info.port}/ui/#/servers`);
     await kb.waitForSelector('#servers-title');
     await kb.waitForFunction(() => document.activeElement?.id === 'servers-title');
-    t.pass('the view\'s heading has the focus when the page opens');
+    t.pass("the view's heading has the focus when the page opens");
     await tabTo(kb, { text: 'Add a server' });
     t.ok(await focusVisible(kb), 'the focused link shows its focus');
     await kb.keyboard.press('Enter');

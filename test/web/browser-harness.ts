@@ -30,8 +30,16 @@ const ASKED = process.env.ALBEDO_SCREENSHOTS ?? '';
 export const SCREENSHOTS = ASKED && ASKED !== '0' ? path.join(ROOT, 'docs', 'screenshots') : null;
 const WANTED = ASKED === '1' ? null : new Set(ASKED.split(',').map((n) => n.trim()));
 
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 
 export interface Chromium {
   browser: Browser;
@@ -65,12 +73,13 @@ export async function launchChromium(t: Tap): Promise<Chromium> {
     pipe: true,
   });
   let closed: Promise<number[]> | undefined;
-  const close = (): Promise<number[]> => (closed ??= (async () => {
-    await browser.close().catch(() => undefined);
-    let left = chromiumPids(userDataDir);
-    await until(() => (left = chromiumPids(userDataDir)).length === 0, 15_000, 'chromium to exit').catch(() => undefined);
-    return left;
-  })());
+  const close = (): Promise<number[]> =>
+    (closed ??= (async () => {
+      await browser.close().catch(() => undefined);
+      let left = chromiumPids(userDataDir);
+      await until(() => (left = chromiumPids(userDataDir)).length === 0, 15_000, 'chromium to exit').catch(() => undefined);
+      return left;
+    })());
   t.teardown(async () => {
     const left = await close();
     rmSync(userDataDir, { recursive: true, force: true });
@@ -85,8 +94,12 @@ const HTTP_STATUS_LINE = /^Failed to load resource: the server responded with a 
 /** What a page said that a clean run never says: console errors (CSP refusals included) and uncaught exceptions. */
 export function watchErrors(page: Page): string[] {
   const errors: string[] = [];
-  page.on('console', (m) => { if (m.type() === 'error' && !HTTP_STATUS_LINE.test(m.text())) errors.push(`console: ${m.text()}`); });
-  page.on('pageerror', (e) => { errors.push(`pageerror: ${e instanceof Error ? e.stack : String(e)}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !HTTP_STATUS_LINE.test(m.text())) errors.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => {
+    errors.push(`pageerror: ${e instanceof Error ? e.stack : String(e)}`);
+  });
   return errors;
 }
 
@@ -131,7 +144,9 @@ export async function press(page: Page, name: string, role = 'button'): Promise<
 
 /** Goes to a hash route of the pane and waits for its heading. */
 export async function go(page: Page, hash: string, heading: string): Promise<void> {
-  await page.evaluate((h) => { location.hash = h; }, hash);
+  await page.evaluate((h) => {
+    location.hash = h;
+  }, hash);
   await page.waitForSelector(heading);
 }
 
@@ -140,11 +155,16 @@ export const shown = (page: Page): Promise<string> => page.evaluate(() => docume
 
 /** Waits until the text of `selector` includes `text`; resolves with that text. */
 export async function waitText(page: Page, selector: string, text: string, timeout = WAIT): Promise<string> {
-  const h = await page.waitForFunction((sel, want) => {
-    const el = document.querySelector(sel);
-    const t = el instanceof HTMLElement ? el.innerText : '';
-    return t.includes(want) ? t : false;
-  }, { timeout, polling: 100 }, selector, text);
+  const h = await page.waitForFunction(
+    (sel, want) => {
+      const el = document.querySelector(sel);
+      const t = el instanceof HTMLElement ? el.innerText : '';
+      return t.includes(want) ? t : false;
+    },
+    { timeout, polling: 100 },
+    selector,
+    text,
+  );
   return (await h.jsonValue()) as string;
 }
 
@@ -200,7 +220,11 @@ export async function axeViolations(page: Page): Promise<Array<{ id: string; imp
   return page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(ctx: unknown, o: unknown): Promise<{ violations: any[] }> } }).axe;
     const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id as string, impact: v.impact as string | null, nodes: v.nodes.map((n: any) => String(n.target)) }));
+    return r.violations.map((v) => ({
+      id: v.id as string,
+      impact: v.impact as string | null,
+      nodes: v.nodes.map((n: any) => String(n.target)),
+    }));
   });
 }
 

@@ -23,7 +23,9 @@ t.setTimeout(175_000);
 function watchFailures(page: Page, expected: string[] = []): string[] {
   const failed: string[] = [];
   const pathOf = (u: string): string => new URL(u).pathname;
-  page.on('requestfailed', (r) => { failed.push(`${r.method()} ${pathOf(r.url())}: ${r.failure()?.errorText ?? 'failed'}`); });
+  page.on('requestfailed', (r) => {
+    failed.push(`${r.method()} ${pathOf(r.url())}: ${r.failure()?.errorText ?? 'failed'}`);
+  });
   page.on('response', (r: HTTPResponse) => {
     if (r.status() >= 400 && !expected.includes(pathOf(r.url()))) failed.push(`${r.request().method()} ${pathOf(r.url())}: ${r.status()}`);
   });
@@ -31,8 +33,7 @@ function watchFailures(page: Page, expected: string[] = []): string[] {
 }
 
 /** The element's height in CSS pixels. */
-const height = (page: Page, selector: string): Promise<number> =>
-  page.$eval(selector, (e) => e.getBoundingClientRect().height);
+const height = (page: Page, selector: string): Promise<number> => page.$eval(selector, (e) => e.getBoundingClientRect().height);
 
 /** Elements inside `selector` that markup in a server's text would have made: any inside the text shown, an img, script or b anywhere. */
 const madeFromMarkup = (page: Page, selector: string): Promise<string[]> =>
@@ -42,9 +43,20 @@ t.test('the servers view with real catalogues', async (t) => {
   const tag = newTag();
   const home = tempHome(t);
   // A server that cannot start as saved (its variable is not set): its problem in words.
-  writeFileSync(path.join(home, 'extensions.json'), JSON.stringify({ mcp: { servers: {
-    broken: { command: '/usr/local/bin/docs-mcp', env: { DOCS_TOKEN: { env: 'ALBEDO_TEST_UNSET_DOCS_TOKEN' } } },
-  } } }, null, 2));
+  writeFileSync(
+    path.join(home, 'extensions.json'),
+    JSON.stringify(
+      {
+        mcp: {
+          servers: {
+            broken: { command: '/usr/local/bin/docs-mcp', env: { DOCS_TOKEN: { env: 'ALBEDO_TEST_UNSET_DOCS_TOKEN' } } },
+          },
+        },
+      },
+      null,
+      2,
+    ),
+  );
   const d = await startDaemon(t, home, { tag });
   const put = async (name: string, body: Record<string, unknown>): Promise<void> => {
     const r = await d.call('PUT', srv(name), { body });
@@ -57,7 +69,7 @@ t.test('the servers view with real catalogues', async (t) => {
   const listed = (await d.call('GET', '/v1/mcp/servers')).body.servers as any[];
   const api = (name: string): any => listed.find((s) => s.name === name);
   t.ok(api('exposed').warnings.length > 0, 'the daemon warns about the exposed entry');
-  t.ok(api('everything').description.length > 1000, 'server-everything\'s description is its instructions, a page long');
+  t.ok(api('everything').description.length > 1000, "server-everything's description is its instructions, a page long");
 
   const chromium = await launchChromium(t);
   const page = await chromium.browser.newPage();
@@ -66,7 +78,9 @@ t.test('the servers view with real catalogues', async (t) => {
   const errors = watchErrors(page);
   const failed = watchFailures(page);
   const icons: string[] = [];
-  page.on('response', (r) => { if (/favicon/.test(r.url())) icons.push(`${new URL(r.url()).pathname} ${r.status()} ${r.headers()['content-type']}`); });
+  page.on('response', (r) => {
+    if (/favicon/.test(r.url())) icons.push(`${new URL(r.url()).pathname} ${r.status()} ${r.headers()['content-type']}`);
+  });
   await page.goto(await mintLink(d));
   await page.waitForSelector('#servers-title');
   await waitText(page, card('notes'), 'tools');
@@ -93,8 +107,12 @@ t.test('the servers view with real catalogues', async (t) => {
     t.equal(await page.evaluate(() => (window as unknown as { albedoPwned?: number }).albedoPwned), undefined, 'nothing in it ran');
     const box = await whole!.evaluate((e) => ({ client: e.clientHeight, scroll: e.scrollHeight }));
     t.ok(box.client <= 300 && box.scroll > box.client, `the whole text scrolls inside a bounded box (${box.client} of ${box.scroll}px)`);
-    t.ok(await height(page, card('notes')) < 800, 'the card grows by that box only');
-    t.equal(await page.$eval(`${card('notes')} button.more`, (e) => e.getAttribute('aria-expanded')), 'true', 'the control says it is expanded');
+    t.ok((await height(page, card('notes'))) < 800, 'the card grows by that box only');
+    t.equal(
+      await page.$eval(`${card('notes')} button.more`, (e) => e.getAttribute('aria-expanded')),
+      'true',
+      'the control says it is expanded',
+    );
     t.same(await axeViolations(page), [], 'no axe violation, expanded');
     await press(page, 'Less of the description of notes');
     await page.waitForFunction((sel) => !document.querySelector(sel), {}, `${card('notes')} .whole`);
@@ -102,14 +120,19 @@ t.test('the servers view with real catalogues', async (t) => {
 
   t.test('the columns of mcp list, in its words; warnings; the problem in words', async (t) => {
     for (const s of listed) {
-      const facts = await page.$eval(card(s.name), (e) => [...e.querySelectorAll('dl.facts > div')]
-        .map((f) => {
+      const facts = await page.$eval(card(s.name), (e) =>
+        [...e.querySelectorAll('dl.facts > div')].map((f) => {
           // What is seen: the words a screen reader alone gets (" of NAME") left out.
           const dd = f.querySelector('dd')!.cloneNode(true) as HTMLElement;
           for (const h of dd.querySelectorAll('.visually-hidden, [aria-hidden="true"]')) h.remove();
           return [f.querySelector('dt')!.textContent, (dd.textContent ?? '').replace(/\s+/g, ' ').trim()];
-        }));
-      t.same(facts.map(([dt]) => dt), ['Type', 'State', 'Tools', 'Sign-in', 'Problem'], `${s.name}: the columns, in order`);
+        }),
+      );
+      t.same(
+        facts.map(([dt]) => dt),
+        ['Type', 'State', 'Tools', 'Sign-in', 'Problem'],
+        `${s.name}: the columns, in order`,
+      );
       const transport = transportOf(s.config);
       t.equal(facts[0]![1], transport, `${s.name}: its type`);
       t.equal(facts[1]![1], savedStateLabel(s.state).text, `${s.name}: its state in labels.js's words`);
@@ -122,12 +145,12 @@ t.test('the servers view with real catalogues', async (t) => {
     }
     const warned = await page.$eval(card('exposed'), (e) => (e.querySelector('.entry-warnings') as HTMLElement | null)?.innerText ?? '');
     t.match(warned, 'Warning', 'the exposed entry shows a warning');
-    t.match(warned, api('exposed').warnings[0].message, 'in the daemon\'s words (server.warnings)');
+    t.match(warned, api('exposed').warnings[0].message, "in the daemon's words (server.warnings)");
     t.notOk(await page.$(`${card('notes')} .entry-warnings`), 'an entry that exposes nothing shows none');
     t.same(await axeViolations(page), [], 'no axe violation');
   });
 
-  t.test('a server\'s tools, without a session', async (t) => {
+  t.test("a server's tools, without a session", async (t) => {
     t.same((await d.call('GET', '/v1/sessions')).body.sessions, [], 'no session before');
     t.notOk(await page.$(`${card('broken')} dd.tools a`), 'no catalogue saved: no tools to list');
     await press(page, '2 tools of notes', 'link');
@@ -135,18 +158,26 @@ t.test('the servers view with real catalogues', async (t) => {
     await page.waitForFunction(() => document.activeElement?.id === 'tools-title');
     const search = 'li.tool[data-tool="search_notes"]';
     const item = await waitText(page, search, 'search_notes');
-    t.match(item, 'Search the notes by words.', 'a tool\'s description, its first line');
+    t.match(item, 'Search the notes by words.', "a tool's description, its first line");
     t.notMatch(item, 'And a third line', 'the rest on demand');
     const params = await page.$eval(`${search} ul.params`, (e) => (e as HTMLElement).innerText);
     t.match(params, /query\s+string, required\s+Words to look for/, 'a parameter: name, type, required, description');
     t.match(params, /limit\s+number\s+At most this many notes/, 'an optional one');
     t.match(await waitText(page, 'li.tool[data-tool="list_notes"]', 'list_notes'), 'No parameters.');
     await press(page, 'More of the description of search_notes');
-    t.match(await waitText(page, `${search} .whole`, 'third line'), 'The second line says <b>more</b> about ranking.', 'shown whole, as text');
-    t.same(await madeFromMarkup(page, 'main'), [], 'no element is made from a server\'s text');
-    t.ok(await height(page, '.clipped.instructions') < 48, 'the instructions take one line');
+    t.match(
+      await waitText(page, `${search} .whole`, 'third line'),
+      'The second line says <b>more</b> about ranking.',
+      'shown whole, as text',
+    );
+    t.same(await madeFromMarkup(page, 'main'), [], "no element is made from a server's text");
+    t.ok((await height(page, '.clipped.instructions')) < 48, 'the instructions take one line');
     await press(page, 'More of the instructions of notes');
-    t.match(await waitText(page, '.instructions .whole', 'The end of the instructions.'), '<img src=x onerror=', 'whole (past the list\'s 2,048 characters), as text');
+    t.match(
+      await waitText(page, '.instructions .whole', 'The end of the instructions.'),
+      '<img src=x onerror=',
+      "whole (past the list's 2,048 characters), as text",
+    );
     t.same(await madeFromMarkup(page, 'main'), [], 'still no element made from it');
     t.same(await axeViolations(page), [], 'no axe violation');
     t.same((await d.call('GET', '/v1/sessions')).body.sessions, [], 'no session was opened');
@@ -154,7 +185,7 @@ t.test('the servers view with real catalogues', async (t) => {
     // A real catalogue: server-everything's, its instructions a page of markdown.
     await go(page, '#/tools/everything', '#tools-title');
     await waitText(page, 'ul.tools-list', 'echo');
-    t.ok(await height(page, '.clipped.instructions') < 48, 'server-everything\'s instructions take one line');
+    t.ok((await height(page, '.clipped.instructions')) < 48, "server-everything's instructions take one line");
     t.same(await axeViolations(page), [], 'no axe violation');
     await screenshot(page, 'tools');
     t.same((await d.call('GET', '/v1/sessions')).body.sessions, [], 'still no session');

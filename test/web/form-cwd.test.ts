@@ -71,12 +71,23 @@ t.test('the working directory field, the ~ flag, a stale problem cleared, a name
   t.equal((await d.call('GET', srv('filesystem-2'))).body.config.cwd, there, 'saved with the directory shown');
   const allowed = await piped({ home, tag }, ['call', 'filesystem-2/list_allowed_directories', '--json']);
   t.equal(allowed.code, 0, allowed.stderr);
-  const text: string = JSON.parse(allowed.stdout).content.map((c: { text?: string }) => c.text ?? '').join('\n');
-  t.same(text.split('\n').map((l) => l.trim()).filter((l) => path.isAbsolute(l)), [there], '"." is that directory');
+  const text: string = JSON.parse(allowed.stdout)
+    .content.map((c: { text?: string }) => c.text ?? '')
+    .join('\n');
+  t.same(
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => path.isAbsolute(l)),
+    [there],
+    '"." is that directory',
+  );
 
   // Edit: the same rows in the same order, the directory as saved.
-  const order = () => page.$$eval('form.server-form input[type="text"], form.server-form input[type="password"]', (els) => els.map((e) => e.id)
-    .filter((id) => ['url', 'command', 'cwd', 'name'].includes(id)));
+  const order = () =>
+    page.$$eval('form.server-form input[type="text"], form.server-form input[type="password"]', (els) =>
+      els.map((e) => e.id).filter((id) => ['url', 'command', 'cwd', 'name'].includes(id)),
+    );
   await press(page, 'Add a server', 'link');
   await page.waitForSelector('#transport-stdio');
   await page.locator('#transport-stdio').click();

@@ -34,7 +34,11 @@ t.test('logging in to the pane', async (t) => {
     t.equal(r?.status(), 403, 'the spent link is a 403');
     t.equal(await other.$('nav[aria-label="Sections"]'), null, 'no pane');
     t.match(await shown(other), /albedo open/, 'the page says how to get a new link');
-    t.same((await context.cookies()).map((c) => c.name), [], 'no cookie was set');
+    t.same(
+      (await context.cookies()).map((c) => c.name),
+      [],
+      'no cookie was set',
+    );
 
     const blank = watchErrors(other);
     await other.goto(`${origin}/ui/`);
@@ -50,9 +54,13 @@ t.test('logging in to the pane', async (t) => {
     const none = await d.call('GET', '/v1/mcp/servers', { token: null });
     t.match(none, { status: 401, body: { error: { code: 'ALBEDO_UNAUTHORIZED' } } }, 'no cookie, no token: 401');
     const read = await d.call('GET', '/v1/mcp/servers', { token: null, headers: { cookie } });
-    t.match(read, { status: 403, body: { error: { code: 'ALBEDO_CSRF' } } }, 'the cookie alone reads nothing (another local server may hold it)');
+    t.match(
+      read,
+      { status: 403, body: { error: { code: 'ALBEDO_CSRF' } } },
+      'the cookie alone reads nothing (another local server may hold it)',
+    );
     const csrf = (await page.evaluate(() => localStorage.getItem('albedo.csrf'))) ?? '';
-    t.match(csrf, /^[A-Za-z0-9_-]{43}$/, 'the page keeps its token in its origin\'s storage');
+    t.match(csrf, /^[A-Za-z0-9_-]{43}$/, "the page keeps its token in its origin's storage");
     t.notMatch(page.url(), /#k=/, 'and not in the address bar');
 
     const entry = sdkServer();
@@ -74,7 +82,11 @@ t.test('logging in to the pane', async (t) => {
     await press(page, 'Log out');
     await page.waitForSelector('main.logged-out');
     t.match(await shown(page), /Open the link albedo open prints/, 'the pane says how to log in again');
-    t.match(await d.call('GET', '/v1/mcp/servers', { token: null, headers: { cookie } }), { status: 401 }, 'the old cookie no longer works');
+    t.match(
+      await d.call('GET', '/v1/mcp/servers', { token: null, headers: { cookie } }),
+      { status: 401 },
+      'the old cookie no longer works',
+    );
     await page.reload();
     await page.waitForSelector('main.logged-out');
     t.equal(await page.$('nav'), null, 'a reload does not bring the pane back');

@@ -35,7 +35,11 @@ t.test('servers: add, edit, disable, enable, delete', async (t) => {
     await page.locator('#transport-stdio').click();
     const line = `${NODE} "${fixture('sdk-server.ts')}"`;
     await typeInto(page, '#command', line);
-    t.equal(await page.$eval('#name', (e) => (e as HTMLInputElement).value), suggestName('stdio', line), 'the name is suggested from the command');
+    t.equal(
+      await page.$eval('#name', (e) => (e as HTMLInputElement).value),
+      suggestName('stdio', line),
+      'the name is suggested from the command',
+    );
     await typeInto(page, '#name', 'sdk');
     await page.focus('#command');
     await page.keyboard.type(' ');
@@ -70,11 +74,17 @@ t.test('servers: add, edit, disable, enable, delete', async (t) => {
     await press(page, 'Add a server', 'link');
     await page.waitForSelector('#url');
     await typeInto(page, '#url', http.url);
-    t.equal(await page.$eval('#name', (e) => (e as HTMLInputElement).value), `local-${new URL(http.url).port}`,
-      'the name is suggested from the URL: this machine and its port, never the address');
+    t.equal(
+      await page.$eval('#name', (e) => (e as HTMLInputElement).value),
+      `local-${new URL(http.url).port}`,
+      'the name is suggested from the URL: this machine and its port, never the address',
+    );
     await typeInto(page, '#name', 'remote');
     await typeInto(page, '#bearer', bearer);
-    t.equal(await page.$eval('#bearer', (e) => [(e as HTMLInputElement).type, e.getAttribute('autocomplete')].join(' ')), 'password new-password');
+    t.equal(
+      await page.$eval('#bearer', (e) => [(e as HTMLInputElement).type, e.getAttribute('autocomplete')].join(' ')),
+      'password new-password',
+    );
     await press(page, 'Save');
     const text = await waitText(page, card('remote'), 'tools');
     t.match(text, /discovered/);
@@ -98,7 +108,9 @@ t.test('servers: add, edit, disable, enable, delete', async (t) => {
   t.test('edit: remove removes a stored secret', async (t) => {
     await press(page, 'Edit sdk', 'link');
     await page.waitForSelector('input[id$="-remove"]');
-    const boxes = await page.$$eval('input[id$="-remove"]', (els) => els.map((e) => [e.id, document.querySelector(`label[for="${e.id}"]`)?.textContent]));
+    const boxes = await page.$$eval('input[id$="-remove"]', (els) =>
+      els.map((e) => [e.id, document.querySelector(`label[for="${e.id}"]`)?.textContent]),
+    );
     const box = boxes.find(([, label]) => /SDK_SECRET/.test(label ?? ''));
     t.ok(box, 'a remove box for the stored SDK_SECRET');
     await page.locator(`#${box![0]}`).click();

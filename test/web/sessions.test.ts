@@ -36,7 +36,11 @@ t.test('the session view', async (t) => {
     await page.waitForSelector('#session-title');
     id = decodeURIComponent(new URL(page.url()).hash.replace('#/sessions/', ''));
     const sessions = (await d.call('GET', '/v1/sessions')).body.sessions;
-    t.same(sessions.map((s: { id: string; profile: string }) => [s.id, s.profile]), [[id, 'anthropic']], 'the daemon opened it for that profile');
+    t.same(
+      sessions.map((s: { id: string; profile: string }) => [s.id, s.profile]),
+      [[id, 'anthropic']],
+      'the daemon opened it for that profile',
+    );
   });
 
   t.test('its tools, their schemas, the servers and the context', async (t) => {
@@ -44,15 +48,18 @@ t.test('the session view', async (t) => {
     const echo = advertised.find((x) => /^mcp_sdk_echo_/.test(x.name))!;
     t.ok(echo, 'the daemon advertises echo');
     const text = await waitText(page, 'main', echo.name);
-    t.match(text, /Echo the text back/, 'the tool\'s description');
+    t.match(text, /Echo the text back/, "the tool's description");
     t.match(text, /Profile anthropic/, 'the profile');
-    t.match(await waitText(page, 'ul.live', 'sdk'), /connected|advertised/, 'the server\'s live state');
+    t.match(await waitText(page, 'ul.live', 'sdk'), /connected|advertised/, "the server's live state");
     const secure = await waitText(page, 'ul.live', 'secure');
     t.match(secure, /secure\s+\S?\s*needs sign-in/, 'a server left out, with its live state');
     t.match(secure, /ALBEDO_NEEDS_SIGN_IN/, 'and the reason the daemon gives (its code)');
-    t.match(await waitText(page, 'ul.warnings', 'secure'), /secure/, 'the session\'s warnings');
-    const found = await page.waitForFunction((name) => [...document.querySelectorAll('li.tool')].find((li) => li.querySelector('code')?.textContent === name),
-      {}, echo.name);
+    t.match(await waitText(page, 'ul.warnings', 'secure'), /secure/, "the session's warnings");
+    const found = await page.waitForFunction(
+      (name) => [...document.querySelectorAll('li.tool')].find((li) => li.querySelector('code')?.textContent === name),
+      {},
+      echo.name,
+    );
     const item = found.asElement() as ElementHandle<Element>;
     const summary = await item.waitForSelector('summary');
     t.equal(await item.evaluate((li) => (li.querySelector('details') as HTMLDetailsElement).open), false, 'the schema is folded');
@@ -63,15 +70,25 @@ t.test('the session view', async (t) => {
   });
 
   t.test('a tool added later appears by the event stream', async (t) => {
-    t.equal(await page.$$eval('li.tool h3 code', (els) => els.some((e) => /^mcp_sdk_late_tool_/.test(e.textContent ?? ''))), false, 'no late_tool yet');
+    t.equal(
+      await page.$$eval('li.tool h3 code', (els) => els.some((e) => /^mcp_sdk_late_tool_/.test(e.textContent ?? ''))),
+      false,
+      'no late_tool yet',
+    );
     const added = await d.call('POST', `/v1/sessions/${id}/calls`, { body: { name: 'sdk/add_tool' } });
     t.equal(added.status, 200, 'the server registers late_tool (and says its tool list changed)');
     // The session takes the change in at the end of a turn, once it knows of it (pending), as a model's host would.
-    await until(async () => (await d.call('GET', `/v1/sessions/${id}`)).body.servers.find((s: { name: string }) => s.name === 'sdk')?.pending === true,
-      60_000, 'the change to be pending');
+    await until(
+      async () =>
+        (await d.call('GET', `/v1/sessions/${id}`)).body.servers.find((s: { name: string }) => s.name === 'sdk')?.pending === true,
+      60_000,
+      'the change to be pending',
+    );
     t.equal((await d.call('POST', `/v1/sessions/${id}/activity`, { body: { kind: 'turn_end' } })).status, 200);
     // By name: add_tool's own description mentions late_tool.
-    await page.waitForFunction(() => [...document.querySelectorAll('li.tool h3 code')].some((e) => /^mcp_sdk_late_tool_/.test(e.textContent ?? '')));
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('li.tool h3 code')].some((e) => /^mcp_sdk_late_tool_/.test(e.textContent ?? '')),
+    );
     t.pass('late_tool is listed');
     t.match(await waitText(page, 'ol.events', 'capabilities_changed'), /capabilities_changed/, 'the event is listed');
   });

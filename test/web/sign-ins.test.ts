@@ -38,12 +38,16 @@ t.test('MCP sign-ins', async (t) => {
    * or already at the daemon's loopback callback (the server's redirects
    * are over before the tab is reported) with the code and the issuer (iss).
    */
-  const authTab = (): Promise<Target> => browser.waitForTarget((x) => {
-    if (x.type() !== 'page') return false;
-    if (x.url().startsWith(stack.issuer)) return true;
-    const u = URL.canParse(x.url()) ? new URL(x.url()) : null;
-    return u?.pathname === '/callback' && u.searchParams.get('iss') === stack.issuer && !!u.searchParams.get('code');
-  }, { timeout: 60_000 });
+  const authTab = (): Promise<Target> =>
+    browser.waitForTarget(
+      (x) => {
+        if (x.type() !== 'page') return false;
+        if (x.url().startsWith(stack.issuer)) return true;
+        const u = URL.canParse(x.url()) ? new URL(x.url()) : null;
+        return u?.pathname === '/callback' && u.searchParams.get('iss') === stack.issuer && !!u.searchParams.get('code');
+      },
+      { timeout: 60_000 },
+    );
   const row = card('secure');
 
   t.test('added through the form: saved, needing a sign-in', async (t) => {
@@ -57,13 +61,16 @@ t.test('MCP sign-ins', async (t) => {
     t.equal((await d.call('PATCH', srv('secure'), { body: { oauth: { callbackPort: 0 } } })).status, 200);
   });
 
-  t.test('pop-ups blocked: the status\'s Sign in waits under MCP sign-ins, with its link; Cancel ends it', async (t) => {
-    await page.evaluate(() => { (window as unknown as { realOpen: unknown }).realOpen = window.open; window.open = () => null; });
+  t.test("pop-ups blocked: the status's Sign in waits under MCP sign-ins, with its link; Cancel ends it", async (t) => {
+    await page.evaluate(() => {
+      (window as unknown as { realOpen: unknown }).realOpen = window.open;
+      window.open = () => null;
+    });
     const offer = await page.waitForSelector('.status-line button.primary');
     t.equal(await offer!.evaluate((b) => b.textContent), 'Sign in to secure', 'the status offers the sign-in');
     await offer!.click();
     await page.waitForSelector('#sign-ins-title');
-    t.equal(await page.$eval('#sign-ins-title', (e) => e.textContent), 'MCP sign-ins', 'the section\'s heading');
+    t.equal(await page.$eval('#sign-ins-title', (e) => e.textContent), 'MCP sign-ins', "the section's heading");
     t.match(await waitText(page, row, 'needs sign-in'), /not_signed_in/, 'the server is listed, with its state and reason');
     const link = await page.waitForSelector(`${row} a[target="_blank"]`);
     const [href, rel, text] = await link!.evaluate((a) => [a.getAttribute('href'), a.getAttribute('rel'), (a as HTMLElement).innerText]);
@@ -91,7 +98,7 @@ t.test('MCP sign-ins', async (t) => {
     t.match(await waitText(page, `${row} .signed-in`, 'alice'), /Signed in to secure as alice/, 'so does the row');
     t.match((await d.call('GET', srv('secure'))).body.auth, { state: 'signed_in', account: 'alice' });
     const second = await tab.page();
-    t.match(second?.url() ?? '', /^http:\/\/127\.0\.0\.1:\d+\/callback\?/, 'the tab ended at the daemon\'s loopback callback');
+    t.match(second?.url() ?? '', /^http:\/\/127\.0\.0\.1:\d+\/callback\?/, "the tab ended at the daemon's loopback callback");
     await second?.close();
   });
 
@@ -103,7 +110,9 @@ t.test('MCP sign-ins', async (t) => {
   });
 
   t.test('pop-ups allowed: Sign in opens the second tab itself', async (t) => {
-    await page.evaluate(() => { window.open = (window as unknown as { realOpen: typeof window.open }).realOpen; });
+    await page.evaluate(() => {
+      window.open = (window as unknown as { realOpen: typeof window.open }).realOpen;
+    });
     const opened = authTab();
     await press(page, 'Sign in to secure');
     const tab = await opened;

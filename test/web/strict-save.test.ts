@@ -26,7 +26,9 @@ t.test('the strict save refuses, the form keeps what was typed', async (t) => {
   const { page, errors } = await openPane(chromium.browser, d);
   /** The settings writes the page sent. */
   const writes: string[] = [];
-  page.on('request', (r) => { if (r.method() !== 'GET' && r.url().includes('/v1/mcp/servers')) writes.push(`${r.method()} ${r.url()}`); });
+  page.on('request', (r) => {
+    if (r.method() !== 'GET' && r.url().includes('/v1/mcp/servers')) writes.push(`${r.method()} ${r.url()}`);
+  });
   const secret = `typed-${newTag()}`;
 
   t.test('a mistyped command: the alert shows the error, nothing changed', async (t) => {
@@ -46,18 +48,25 @@ t.test('the strict save refuses, the form keeps what was typed', async (t) => {
     const alert = await page.waitForSelector('form [role="alert"]');
     const text = await alert!.evaluate((e) => (e as HTMLElement).innerText);
     t.match(text, /ALBEDO_SERVER_EXITED/, 'the error code');
-    t.match(text, /sdk-servr\.ts/, 'the message quotes the server\'s stderr');
+    t.match(text, /sdk-servr\.ts/, "the message quotes the server's stderr");
     await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'alert');
     t.pass('the focus moves to the alert');
     // The progress showed while the daemon tried the server (it started, exited, and its stderr was read).
-    t.ok((await busy()).some((b) => b.text.includes('Trying the server…') && b.disabled), 'meanwhile: "Trying the server…", the save button disabled');
+    t.ok(
+      (await busy()).some((b) => b.text.includes('Trying the server…') && b.disabled),
+      'meanwhile: "Trying the server…", the save button disabled',
+    );
     t.ok(await page.$('#form-title'), 'the form is still open');
     t.equal(await page.$eval('#command', (e) => (e as HTMLInputElement).value), typo, 'with the command as typed');
     t.equal(await page.$eval('#name', (e) => (e as HTMLInputElement).value), 'typo', 'and the name');
     t.equal(await page.$eval('form', (f) => f.getAttribute('aria-busy')), 'false', 'no longer busy');
     t.notOk((await page.content()).includes(secret), 'the typed secret is not in the page');
     t.same(settingsFiles(home), before, 'extensions.json and creds.json are unchanged, byte for byte');
-    t.same(writes.map((w) => w.split(' ')[0]), ['PUT'], 'one save was sent');
+    t.same(
+      writes.map((w) => w.split(' ')[0]),
+      ['PUT'],
+      'one save was sent',
+    );
   });
 
   t.test('an unbalanced quote: the problem at the field, nothing sent', async (t) => {
@@ -80,8 +89,11 @@ t.test('the strict save refuses, the form keeps what was typed', async (t) => {
     const html = '<img src=x onerror=window.pwned=1><b id=injected>bold</b>';
     await typeInto(page, '#command', `${NODE} -e "console.error('${html}'); process.exit(3)"`);
     await press(page, 'Save');
-    await page.waitForFunction(() => /ALBEDO_SERVER_EXITED/.test((document.querySelector('form [role="alert"]') as HTMLElement | null)?.innerText ?? '')
-      && document.activeElement?.getAttribute('role') === 'alert');
+    await page.waitForFunction(
+      () =>
+        /ALBEDO_SERVER_EXITED/.test((document.querySelector('form [role="alert"]') as HTMLElement | null)?.innerText ?? '') &&
+        document.activeElement?.getAttribute('role') === 'alert',
+    );
     const shown = await page.$eval('form [role="alert"]', (e) => (e as HTMLElement).innerText);
     t.ok(shown.includes(html), 'the alert shows the markup as the server wrote it');
     t.same(await page.$$eval('form [role="alert"] img, #injected', (els) => els.length), 0, 'no element was made of it');
@@ -93,7 +105,7 @@ t.test('the strict save refuses, the form keeps what was typed', async (t) => {
     await press(page, 'Edit sdk', 'link');
     await page.waitForSelector('.named');
     const named = await page.$eval('.named', (e) => (e as HTMLElement).innerText);
-    t.match(named, /ALBEDO_TEST_TAG ← \$TEST_SERVER_TAG/, 'what it reads from the daemon\'s environment');
+    t.match(named, /ALBEDO_TEST_TAG ← \$TEST_SERVER_TAG/, "what it reads from the daemon's environment");
     // Another client changes the server after the form read it.
     t.equal((await d.call('PATCH', srv('sdk'), { body: { callTimeoutMs: 12_345 } })).status, 200);
     const before = settingsFiles(home);
@@ -102,8 +114,12 @@ t.test('the strict save refuses, the form keeps what was typed', async (t) => {
     await page.locator(`#${stored[0]}`).click();
     await press(page, 'Save changes');
     const alert = await page.waitForSelector('form [role="alert"]');
-    t.match(await alert!.evaluate((e) => (e as HTMLElement).innerText), /ALBEDO_PRECONDITION_FAILED/, 'the refusal\'s code');
-    t.same(writes.map((w) => w.split(' ')[0]), ['PATCH'], 'one PATCH was sent');
+    t.match(await alert!.evaluate((e) => (e as HTMLElement).innerText), /ALBEDO_PRECONDITION_FAILED/, "the refusal's code");
+    t.same(
+      writes.map((w) => w.split(' ')[0]),
+      ['PATCH'],
+      'one PATCH was sent',
+    );
     t.same(settingsFiles(home), before, 'nothing changed: the stored secret is still there');
     t.same((await d.call('GET', srv('sdk'))).body.secrets.env, ['SDK_KEY']);
   });
@@ -111,7 +127,11 @@ t.test('the strict save refuses, the form keeps what was typed', async (t) => {
   t.test('cancel leaves the form; the list is as it was', async (t) => {
     await press(page, 'Cancel');
     await page.waitForSelector('#servers-title');
-    t.same((await d.call('GET', '/v1/mcp/servers')).body.servers.map((s: { name: string }) => s.name), ['sdk'], 'only the saved server');
+    t.same(
+      (await d.call('GET', '/v1/mcp/servers')).body.servers.map((s: { name: string }) => s.name),
+      ['sdk'],
+      'only the saved server',
+    );
     t.same(await page.$$eval('li[data-server]', (els) => els.map((e) => e.getAttribute('data-server'))), ['sdk']);
   });
 

@@ -18,15 +18,20 @@ const MB5 = 5 * 1024 * 1024;
 const ODD = 'a/b#c?d%2Fe ünï 名';
 
 /** The element that has the focus: its tag, its text and its aria-expanded. */
-const focused = (page: Page): Promise<{ tag: string; text: string; expanded: string | null }> => page.evaluate(() => {
-  const e = document.activeElement as HTMLElement;
-  return { tag: e.tagName, text: e.innerText.replace(/\s+/g, ' ').trim(), expanded: e.getAttribute('aria-expanded') };
-});
+const focused = (page: Page): Promise<{ tag: string; text: string; expanded: string | null }> =>
+  page.evaluate(() => {
+    const e = document.activeElement as HTMLElement;
+    return { tag: e.tagName, text: e.innerText.replace(/\s+/g, ' ').trim(), expanded: e.getAttribute('aria-expanded') };
+  });
 
 t.test('the tools view against hostile catalogues', async (t) => {
   const home = tempHome(t);
   const d = await startDaemon(t, home, { tag: newTag() });
-  for (const [name, mode] of [['huge', 'huge'], ['proto', 'proto'], [ODD, 'proto']]) {
+  for (const [name, mode] of [
+    ['huge', 'huge'],
+    ['proto', 'proto'],
+    [ODD, 'proto'],
+  ]) {
     const r = await d.call('PUT', srv(name), { body: entry(NODE, [fixture('catalogue-hostile-server.ts'), mode]) });
     t.equal(r.status, 201, `${name} added: ${r.text.slice(0, 200)}`);
   }
@@ -45,7 +50,7 @@ t.test('the tools view against hostile catalogues', async (t) => {
     const lengths = await page.$$eval('.first-line', (es) => es.map((e) => (e.textContent ?? '').length));
     t.ok(Math.max(...lengths) <= 2_000, `no first line lays out megabytes (longest ${Math.max(...lengths)} characters)`);
     const first = await page.$eval('li.tool[data-tool="huge"] .first-line', (e) => e.textContent ?? '');
-    t.match(first, /^H{1000,}$/, 'the description\'s start');
+    t.match(first, /^H{1000,}$/, "the description's start");
     await press(page, 'More of the description of huge');
     const whole = await page.waitForSelector('li.tool[data-tool="huge"] .whole');
     t.equal(await whole!.evaluate((e) => (e.textContent ?? '').length), MB5, 'More shows all of it');
@@ -61,8 +66,8 @@ t.test('the tools view against hostile catalogues', async (t) => {
     const main = await page.$eval('main', (e) => (e as HTMLElement).innerText);
     t.match(main, '<img src=x onerror="window.albedoPwned=1"><a href="javascript:window.albedoPwned=2">click</a>', 'markup as text');
     t.match(main, 'x\\u202egnp.exe', 'a bidi control spelled');
-    t.same(await page.$$eval('main a', (as) => as.map((a) => a.getAttribute('href'))), ['#/servers'], 'the only link is the pane\'s own');
-    t.same(await page.$$eval('main img, main script, main iframe', (es) => es.length), 0, 'no element made from the server\'s text');
+    t.same(await page.$$eval('main a', (as) => as.map((a) => a.getAttribute('href'))), ['#/servers'], "the only link is the pane's own");
+    t.same(await page.$$eval('main img, main script, main iframe', (es) => es.length), 0, "no element made from the server's text");
     t.equal(await page.evaluate(() => (window as unknown as { albedoPwned?: number }).albedoPwned), undefined, 'nothing ran');
 
     // The keyboard: from the heading, the way back, then More; Enter opens, Space closes, the focus stays on the control.
@@ -70,12 +75,22 @@ t.test('the tools view against hostile catalogues', async (t) => {
     await page.keyboard.press('Tab');
     t.match(await focused(page), { tag: 'A', text: 'All servers' });
     await page.keyboard.press('Tab');
-    t.match(await focused(page), { tag: 'BUTTON', text: 'More of the instructions of proto', expanded: 'false' }, 'More, named for what it shows');
+    t.match(
+      await focused(page),
+      { tag: 'BUTTON', text: 'More of the instructions of proto', expanded: 'false' },
+      'More, named for what it shows',
+    );
     await page.keyboard.press('Enter');
     await page.waitForSelector('.instructions .whole');
     t.match(await focused(page), { tag: 'BUTTON', text: 'Less of the instructions of proto', expanded: 'true' }, 'opened; the focus stays');
-    t.equal(await page.$eval('.instructions .whole', (e) => `${e.getAttribute('role')} ${e.getAttribute('aria-label')} ${e.getAttribute('tabindex')}`),
-      'region the instructions of proto 0', 'the whole text: a named region the keyboard can scroll');
+    t.equal(
+      await page.$eval(
+        '.instructions .whole',
+        (e) => `${e.getAttribute('role')} ${e.getAttribute('aria-label')} ${e.getAttribute('tabindex')}`,
+      ),
+      'region the instructions of proto 0',
+      'the whole text: a named region the keyboard can scroll',
+    );
     t.same(await axeViolations(page), [], 'no axe violation, opened');
     await page.keyboard.press(' ');
     await page.waitForFunction(() => !document.querySelector('.instructions .whole'));

@@ -29,12 +29,24 @@ function takeToken() {
   if (!m) return null;
   const token = decodeURIComponent(m[1] ?? '');
   history.replaceState(null, '', `${location.pathname}#/servers`);
-  try { localStorage.setItem(TOKEN_KEY, token); } catch { /* storage off: the token lives while the page does */ }
+  try {
+    localStorage.setItem(TOKEN_KEY, token);
+  } catch {
+    /* storage off: the token lives while the page does */
+  }
   return token;
 }
 
 /** @type {string | null} The session's CSRF token: from the login's fragment, else kept from an earlier page of this origin. */
-let csrf = takeToken() ?? (() => { try { return localStorage.getItem(TOKEN_KEY); } catch { return null; } })();
+let csrf =
+  takeToken() ??
+  (() => {
+    try {
+      return localStorage.getItem(TOKEN_KEY);
+    } catch {
+      return null;
+    }
+  })();
 /** @type {Array<() => void>} Who wants to know that the cookie no longer works. */
 const onLoggedOut = [];
 
@@ -67,12 +79,19 @@ export async function api(method, path, o = {}) {
   const text = await r.text();
   /** @type {any} */
   let body = null;
-  try { body = text ? JSON.parse(text) : null; } catch { body = null; }
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
   if (!r.ok) {
     const e0 = body && typeof body.error === 'object' && body.error ? body.error : null;
     // No cookie session, or one this page holds no token for: the same to the user (open a new link).
     if (r.status === 401 || (r.status === 403 && e0?.code === 'ALBEDO_CSRF')) for (const fn of onLoggedOut) fn();
-    const e = body && typeof body.error === 'object' && body.error ? body.error : { code: `HTTP_${r.status}`, message: r.statusText || 'the daemon refused' };
+    const e =
+      body && typeof body.error === 'object' && body.error
+        ? body.error
+        : { code: `HTTP_${r.status}`, message: r.statusText || 'the daemon refused' };
     throw new ApiError(r.status, e);
   }
   return { status: r.status, etag: r.headers.get('etag'), body };
@@ -101,7 +120,11 @@ export async function logout() {
     await api('POST', '/v1/ui/logout');
   } finally {
     csrf = null;
-    try { localStorage.removeItem(TOKEN_KEY); } catch { /* nothing kept */ }
+    try {
+      localStorage.removeItem(TOKEN_KEY);
+    } catch {
+      /* nothing kept */
+    }
     for (const fn of onLoggedOut) fn();
   }
 }

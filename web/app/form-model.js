@@ -43,10 +43,21 @@ export const envRow = (o = {}) => ({ id: nextId++, key: '', value: '', secret: f
 /** The form of a new server: http, nothing typed. @returns {Draft} */
 export function emptyDraft() {
   return {
-    transport: 'http', url: '', command: '', cwd: '', name: '', nameEdited: false,
-    bearer: '', storedBearer: false, removeBearer: false,
-    headerName: '', headerValue: '', storedHeader: null, removeHeader: false,
-    env: [], named: [],
+    transport: 'http',
+    url: '',
+    command: '',
+    cwd: '',
+    name: '',
+    nameEdited: false,
+    bearer: '',
+    storedBearer: false,
+    removeBearer: false,
+    headerName: '',
+    headerValue: '',
+    storedHeader: null,
+    removeHeader: false,
+    env: [],
+    named: [],
   };
 }
 
@@ -79,12 +90,16 @@ export function draftFromServer(server) {
   d.name = server.name;
   d.nameEdited = true;
   /** @param {Record<string, unknown> | undefined} table @returns {Array<[string, string]>} */
-  const namedOf = (table) => Object.entries(table ?? {}).flatMap(([k, v]) => {
-    const name = v && typeof v === 'object' ? /** @type {{ env?: unknown }} */ (v).env : undefined;
-    return typeof name === 'string' ? [/** @type {[string, string]} */ ([k, name])] : [];
-  });
+  const namedOf = (table) =>
+    Object.entries(table ?? {}).flatMap(([k, v]) => {
+      const name = v && typeof v === 'object' ? /** @type {{ env?: unknown }} */ (v).env : undefined;
+      return typeof name === 'string' ? [/** @type {[string, string]} */ ([k, name])] : [];
+    });
   if (transport === 'http') {
-    d.named = [...(c.bearerTokenEnvVar ? [/** @type {[string, string]} */ (['Authorization: Bearer', c.bearerTokenEnvVar])] : []), ...namedOf(c.headers)];
+    d.named = [
+      ...(c.bearerTokenEnvVar ? [/** @type {[string, string]} */ (['Authorization: Bearer', c.bearerTokenEnvVar])] : []),
+      ...namedOf(c.headers),
+    ];
     d.url = c.url ?? '';
     d.storedBearer = !!server.secrets?.bearer;
     d.storedHeader = server.secrets?.header ?? null;
@@ -117,8 +132,8 @@ export const leftFieldProblem = (field, text) => (field === 'cwd' ? workingDirPr
  * hold what the form would not take).
  * @param {Draft} d @param {any} [server]
  */
-const asSaved = (d, server) => !!server && d.command === joinCommand(server.config.command ?? '', server.config.args ?? [])
-  && d.cwd === (server.config.cwd ?? '');
+const asSaved = (d, server) =>
+  !!server && d.command === joinCommand(server.config.command ?? '', server.config.args ?? []) && d.cwd === (server.config.cwd ?? '');
 
 /**
  * What is wrong with the draft before anything is sent (the daemon checks
@@ -132,7 +147,7 @@ const asSaved = (d, server) => !!server && d.command === joinCommand(server.conf
 export function checkDraft(d, server) {
   /** @type {Problems} */
   const p = {};
-  if (d.transport === 'http' && !d.url.trim()) p.url = 'Type the server\'s URL.';
+  if (d.transport === 'http' && !d.url.trim()) p.url = "Type the server's URL.";
   if (d.transport === 'stdio' && !d.command.trim()) p.command = 'Type the command that starts the server.';
   if (d.transport === 'stdio' && d.command.trim() && !asSaved(d, server)) {
     const tilde = commandTildeProblem(d.command);
@@ -149,7 +164,7 @@ export function checkDraft(d, server) {
     const name = d.headerName.trim();
     if (name && !HEADER_NAME.test(name)) p.headerName = 'A header name is letters, digits and - (no spaces or colon).';
     else if (d.headerValue && !name) p.headerName = 'Name the header this value is for.';
-    else if (name && !d.headerValue && name !== d.storedHeader) p.headerValue = 'Type the header\'s value.';
+    else if (name && !d.headerValue && name !== d.storedHeader) p.headerValue = "Type the header's value.";
   }
   if (d.transport === 'stdio') {
     const seen = new Set();
@@ -286,10 +301,15 @@ function subject(key, d) {
     return r ? JSON.stringify([r.key, r.value, r.remove]) : null;
   }
   switch (key) {
-    case 'cwd': return JSON.stringify([d.cwd, d.command]);
-    case 'bearer': return JSON.stringify([d.bearer, d.removeBearer]);
-    case 'headerName': case 'headerValue': return JSON.stringify([d.headerName, d.headerValue, d.removeHeader]);
-    default: return JSON.stringify(/** @type {Record<string, unknown>} */ (d)[key] ?? null);
+    case 'cwd':
+      return JSON.stringify([d.cwd, d.command]);
+    case 'bearer':
+      return JSON.stringify([d.bearer, d.removeBearer]);
+    case 'headerName':
+    case 'headerValue':
+      return JSON.stringify([d.headerName, d.headerValue, d.removeHeader]);
+    default:
+      return JSON.stringify(/** @type {Record<string, unknown>} */ (d)[key] ?? null);
   }
 }
 

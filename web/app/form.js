@@ -19,7 +19,17 @@ import { api, ApiError, problemOf, serverPath } from './api.js';
 import { html, useEffect, useRef, useState } from './vendor.js';
 import { suggestName } from '../shared/labels.js';
 import {
-  checkDraft, draftFromServer, emptyDraft, envRow, fieldOfPath, joinCommand, leftFieldProblem, patchBody, problemsAfter, putBody, withoutSecrets,
+  checkDraft,
+  draftFromServer,
+  emptyDraft,
+  envRow,
+  fieldOfPath,
+  joinCommand,
+  leftFieldProblem,
+  patchBody,
+  problemsAfter,
+  putBody,
+  withoutSecrets,
 } from './form-model.js';
 import { Alert, Busy, useFocusOnShow } from './ui.js';
 
@@ -37,10 +47,22 @@ function Field({ id, label, value, onInput, problems, hint, secret, readOnly, di
   const described = [hint ? `${id}-hint` : '', problem ? `${id}-problem` : ''].filter(Boolean).join(' ') || undefined;
   return html`<div class="field">
     <label for=${id}>${label}</label>
-    <input id=${id} name=${id} type=${secret ? 'password' : 'text'} value=${value} class=${mono ? 'mono' : ''}
-      autocomplete=${secret ? 'new-password' : 'off'} spellcheck=${false} autocapitalize="off"
-      readOnly=${!!readOnly} disabled=${!!disabled} aria-invalid=${problem ? 'true' : undefined} aria-describedby=${described}
-      onBlur=${onBlur} onInput=${(/** @type {InputEvent} */ e) => onInput(/** @type {HTMLInputElement} */ (e.currentTarget).value)} />
+    <input
+      id=${id}
+      name=${id}
+      type=${secret ? 'password' : 'text'}
+      value=${value}
+      class=${mono ? 'mono' : ''}
+      autocomplete=${secret ? 'new-password' : 'off'}
+      spellcheck=${false}
+      autocapitalize="off"
+      readonly=${!!readOnly}
+      disabled=${!!disabled}
+      aria-invalid=${problem ? 'true' : undefined}
+      aria-describedby=${described}
+      onBlur=${onBlur}
+      onInput=${(/** @type {InputEvent} */ e) => onInput(/** @type {HTMLInputElement} */ (e.currentTarget).value)}
+    />
     ${hint ? html`<p class="hint" id=${`${id}-hint`}>${hint}</p>` : null}
     ${problem ? html`<p class="field-problem" id=${`${id}-problem`}><span aria-hidden="true">✗ </span>${problem}</p>` : null}
   </div>`;
@@ -48,8 +70,14 @@ function Field({ id, label, value, onInput, problems, hint, secret, readOnly, di
 
 /** "Remove the stored …" for a stored secret. @param {{ id: string, label: string, checked: boolean, onChange: (v: boolean) => void }} p */
 function RemoveBox({ id, label, checked, onChange }) {
-  return html`<div class="check"><input type="checkbox" id=${id} checked=${checked}
-    onChange=${(/** @type {Event} */ e) => onChange(/** @type {HTMLInputElement} */ (e.currentTarget).checked)} /><label for=${id}>${label}</label></div>`;
+  return html`<div class="check">
+    <input
+      type="checkbox"
+      id=${id}
+      checked=${checked}
+      onChange=${(/** @type {Event} */ e) => onChange(/** @type {HTMLInputElement} */ (e.currentTarget).checked)}
+    /><label for=${id}>${label}</label>
+  </div>`;
 }
 
 const STORED = 'stored — leave blank to keep, or remove';
@@ -57,27 +85,70 @@ const STORED = 'stored — leave blank to keep, or remove';
 /** What the saved entry reads from the daemon's own environment (kept as it is; `albedo mcp edit` changes it). @param {{ d: Draft }} p */
 function Named({ d }) {
   if (!d.named.length) return null;
-  return html`<div class="named"><p class="hint">Read from the daemon's environment (kept as saved):</p>
-    <ul>${d.named.map(([what, v]) => html`<li key=${what}><code>${what}</code> ← <code>$${v}</code></li>`)}</ul></div>`;
+  return html`<div class="named">
+    <p class="hint">Read from the daemon's environment (kept as saved):</p>
+    <ul>
+      ${d.named.map(([what, v]) => html`<li key=${what}><code>${what}</code> ← <code>$${v}</code></li>`)}
+    </ul>
+  </div>`;
 }
 
 /** @param {{ d: Draft, set: (p: Partial<Draft>) => void, problems: Problems }} p */
 function HttpSecrets({ d, set, problems }) {
   return html`<fieldset>
     <legend>Credentials <span class="optional">(optional; a server that asks for OAuth needs neither)</span></legend>
-    <${Field} id="bearer" label="Bearer token" secret=${true} value=${d.bearer} problems=${problems} disabled=${d.removeBearer}
+    <${Field}
+      id="bearer"
+      label="Bearer token"
+      secret=${true}
+      value=${d.bearer}
+      problems=${problems}
+      disabled=${d.removeBearer}
       hint=${d.storedBearer ? STORED : 'Sent as Authorization: Bearer …; stored by the daemon in creds.json.'}
-      onInput=${(/** @type {string} */ v) => set({ bearer: v })} />
-    ${d.storedBearer ? html`<${RemoveBox} id="bearer-remove" label="Remove the stored bearer token" checked=${d.removeBearer}
-      onChange=${(/** @type {boolean} */ v) => set({ removeBearer: v, bearer: '' })} />` : null}
+      onInput=${(/** @type {string} */ v) => set({ bearer: v })}
+    />
+    ${
+      d.storedBearer
+        ? html`<${RemoveBox}
+            id="bearer-remove"
+            label="Remove the stored bearer token"
+            checked=${d.removeBearer}
+            onChange=${(/** @type {boolean} */ v) => set({ removeBearer: v, bearer: '' })}
+          />`
+        : null
+    }
     <div class="pair">
-      <${Field} id="header-name" field="headerName" label="Header name" value=${d.headerName} problems=${problems} disabled=${d.removeHeader}
-        onInput=${(/** @type {string} */ v) => set({ headerName: v })} />
-      <${Field} id="header-value" field="headerValue" label="Header value" secret=${true} value=${d.headerValue} problems=${problems}
-        disabled=${d.removeHeader} hint=${d.storedHeader !== null ? STORED : undefined} onInput=${(/** @type {string} */ v) => set({ headerValue: v })} />
+      <${Field}
+        id="header-name"
+        field="headerName"
+        label="Header name"
+        value=${d.headerName}
+        problems=${problems}
+        disabled=${d.removeHeader}
+        onInput=${(/** @type {string} */ v) => set({ headerName: v })}
+      />
+      <${Field}
+        id="header-value"
+        field="headerValue"
+        label="Header value"
+        secret=${true}
+        value=${d.headerValue}
+        problems=${problems}
+        disabled=${d.removeHeader}
+        hint=${d.storedHeader !== null ? STORED : undefined}
+        onInput=${(/** @type {string} */ v) => set({ headerValue: v })}
+      />
     </div>
-    ${d.storedHeader !== null ? html`<${RemoveBox} id="header-remove" label=${`Remove the stored header ${d.storedHeader}`}
-      checked=${d.removeHeader} onChange=${(/** @type {boolean} */ v) => set({ removeHeader: v, headerValue: '' })} />` : null}
+    ${
+      d.storedHeader !== null
+        ? html`<${RemoveBox}
+            id="header-remove"
+            label=${`Remove the stored header ${d.storedHeader}`}
+            checked=${d.removeHeader}
+            onChange=${(/** @type {boolean} */ v) => set({ removeHeader: v, headerValue: '' })}
+          />`
+        : null
+    }
     <${Named} d=${d} />
   </fieldset>`;
 }
@@ -87,26 +158,64 @@ function EnvSecrets({ d, set, problems }) {
   /** @param {number} id @param {Partial<import('./form-model.js').EnvRow>} patch */
   const row = (id, patch) => set({ env: d.env.map((r) => (r.id === id ? { ...r, ...patch } : r)) });
   return html`<fieldset>
-    <legend>Environment <span class="optional">(optional KEY=value entries, stored by the daemon in creds.json and never shown back;
-      mark a value secret to mask it here)</span></legend>
-    ${d.env.map((r, i) => html`<fieldset class="env-row" key=${r.id}>
-      <legend class="visually-hidden">${r.stored ? `Stored entry ${r.key}` : `Entry ${i + 1}`}</legend>
-      <div class="pair">
-        ${r.stored
-          ? html`<div class="field"><span class="label-like">Variable</span><code class="stored-key">${r.key}</code></div>`
-          : html`<${Field} id=${`env-${r.id}-key`} label="Variable" value=${r.key} problems=${problems} mono=${true}
-              onInput=${(/** @type {string} */ v) => row(r.id, { key: v })} />`}
-        <${Field} id=${`env-${r.id}-value`} label=${r.stored ? `Value of ${r.key}` : 'Value'} secret=${r.secret} value=${r.value}
-          problems=${problems} disabled=${r.remove} hint=${r.stored ? STORED : undefined} onInput=${(/** @type {string} */ v) => row(r.id, { value: v })} />
-      </div>
-      <div class="check"><input type="checkbox" id=${`env-${r.id}-secret`} checked=${r.secret} disabled=${r.remove}
-        onChange=${(/** @type {Event} */ e) => row(r.id, { secret: /** @type {HTMLInputElement} */ (e.currentTarget).checked })} />
-        <label for=${`env-${r.id}-secret`}>Secret: mask the value</label></div>
-      ${r.stored
-        ? html`<${RemoveBox} id=${`env-${r.id}-remove`} label=${`Remove the stored ${r.key}`} checked=${r.remove}
-            onChange=${(/** @type {boolean} */ v) => row(r.id, { remove: v, value: '' })} />`
-        : html`<button type="button" class="small" onClick=${() => set({ env: d.env.filter((x) => x.id !== r.id) })}>Remove entry ${i + 1}</button>`}
-    </fieldset>`)}
+    <legend>
+      Environment
+      <span class="optional"
+        >(optional KEY=value entries, stored by the daemon in creds.json and never shown back; mark a value secret to mask it here)</span
+      >
+    </legend>
+    ${d.env.map(
+      (r, i) =>
+        html`<fieldset class="env-row" key=${r.id}>
+          <legend class="visually-hidden">${r.stored ? `Stored entry ${r.key}` : `Entry ${i + 1}`}</legend>
+          <div class="pair">
+            ${
+              r.stored
+                ? html`<div class="field"><span class="label-like">Variable</span><code class="stored-key">${r.key}</code></div>`
+                : html`<${Field}
+                    id=${`env-${r.id}-key`}
+                    label="Variable"
+                    value=${r.key}
+                    problems=${problems}
+                    mono=${true}
+                    onInput=${(/** @type {string} */ v) => row(r.id, { key: v })}
+                  />`
+            }
+            <${Field}
+              id=${`env-${r.id}-value`}
+              label=${r.stored ? `Value of ${r.key}` : 'Value'}
+              secret=${r.secret}
+              value=${r.value}
+              problems=${problems}
+              disabled=${r.remove}
+              hint=${r.stored ? STORED : undefined}
+              onInput=${(/** @type {string} */ v) => row(r.id, { value: v })}
+            />
+          </div>
+          <div class="check">
+            <input
+              type="checkbox"
+              id=${`env-${r.id}-secret`}
+              checked=${r.secret}
+              disabled=${r.remove}
+              onChange=${(/** @type {Event} */ e) => row(r.id, { secret: /** @type {HTMLInputElement} */ (e.currentTarget).checked })}
+            />
+            <label for=${`env-${r.id}-secret`}>Secret: mask the value</label>
+          </div>
+          ${
+            r.stored
+              ? html`<${RemoveBox}
+                  id=${`env-${r.id}-remove`}
+                  label=${`Remove the stored ${r.key}`}
+                  checked=${r.remove}
+                  onChange=${(/** @type {boolean} */ v) => row(r.id, { remove: v, value: '' })}
+                />`
+              : html`<button type="button" class="small" onClick=${() => set({ env: d.env.filter((x) => x.id !== r.id) })}>
+                  Remove entry ${i + 1}
+                </button>`
+          }
+        </fieldset>`,
+    )}
     <button type="button" onClick=${() => set({ env: [...d.env, envRow()] })}>Add an env entry</button>
     <${Named} d=${d} />
   </fieldset>`;
@@ -136,8 +245,13 @@ export function ServerForm({ name, onSaved, onCancel }) {
   useFocusOnShow(heading);
 
   /** The draft with the name suggested from the URL or command (and the working directory) until the user typed one. @param {Draft} next */
-  const suggested = (next) => (editing || next.nameEdited ? next
-    : { ...next, name: suggestName(next.transport, next.transport === 'http' ? next.url : next.command, { taken: taken.current, cwd: next.cwd }) });
+  const suggested = (next) =>
+    editing || next.nameEdited
+      ? next
+      : {
+          ...next,
+          name: suggestName(next.transport, next.transport === 'http' ? next.url : next.command, { taken: taken.current, cwd: next.cwd }),
+        };
 
   /** @param {Partial<Draft>} patch */
   const set = (patch) => {
@@ -153,16 +267,22 @@ export function ServerForm({ name, onSaved, onCancel }) {
   useEffect(() => {
     if (!editing) {
       // The names taken, for the suggestion (the daemon refuses a taken name all the same: If-None-Match: *).
-      api('GET', '/v1/mcp/servers').then((r) => {
-        taken.current = (r.body.servers ?? []).map((/** @type {{ name: string }} */ s) => s.name);
-        if (latest.current) set({});
-      }, () => undefined);
+      api('GET', '/v1/mcp/servers').then(
+        (r) => {
+          taken.current = (r.body.servers ?? []).map((/** @type {{ name: string }} */ s) => s.name);
+          if (latest.current) set({});
+        },
+        () => undefined,
+      );
       return;
     }
-    api('GET', serverPath(name)).then((r) => {
-      setSaved({ server: r.body, etag: r.etag });
-      setDraft(draftFromServer(r.body));
-    }, (err) => setError(problemOf(err)));
+    api('GET', serverPath(name)).then(
+      (r) => {
+        setSaved({ server: r.body, etag: r.etag });
+        setDraft(draftFromServer(r.body));
+      },
+      (err) => setError(problemOf(err)),
+    );
   }, [name]);
 
   // After a save: the first field with a problem takes the focus, else the refusal — where the user is is what went wrong.
@@ -225,41 +345,88 @@ export function ServerForm({ name, onSaved, onCancel }) {
   const busy = phase !== 'idle';
   const cwdHint = d?.cwd.trim()
     ? `The server runs in ${d.cwd.trim()}: a relative path in the command is taken from there.`
-    : 'Empty: the server runs in an empty directory of its own, which the daemon makes (a relative path in the command finds nothing there). '
-      + 'Type a full path, from /, to run it in that directory.';
+    : 'Empty: the server runs in an empty directory of its own, which the daemon makes (a relative path in the command finds nothing there). ' +
+      'Type a full path, from /, to run it in that directory.';
   return html`<section aria-labelledby="form-title">
     <h1 id="form-title" ref=${heading} tabindex="-1">${title}</h1>
-    ${d === null ? (error ? html`<${Alert} problem=${error} />` : html`<${Busy} text="Loading…" />`) : html`
-    <form class="server-form" onSubmit=${save} aria-busy=${busy ? 'true' : 'false'} novalidate>
-      <fieldset class="transport-choice">
-        <legend>Transport</legend>
-        ${['http', 'stdio'].map((t) => html`<div class="radio">
-          <input type="radio" id=${`transport-${t}`} name="transport" value=${t} checked=${d.transport === t} disabled=${editing}
-            onChange=${() => set({ transport: /** @type {'http' | 'stdio'} */ (t) })} />
-          <label for=${`transport-${t}`}>${t === 'http' ? 'HTTP (a URL)' : 'stdio (a command)'}</label>
-        </div>`)}
-        ${editing ? html`<p class="hint">The transport of a saved server is fixed; delete it and add it again to change it.</p>` : null}
-      </fieldset>
-      ${d.transport === 'http'
-        ? html`<${Field} id="url" label="URL" value=${d.url} problems=${problems} mono=${true} hint="https://… or http://… (a network you trust)."
-            onInput=${(/** @type {string} */ v) => set({ url: v })} />`
-        : html`<${Field} id="command" label="Command" value=${d.command} problems=${problems} mono=${true} onBlur=${left('command')}
-            hint="Typed as in a shell: quotes are honoured, but no shell runs (no ~, no $VARIABLES)."
-            onInput=${(/** @type {string} */ v) => set({ command: v })} />
-          <${Field} id="cwd" label="Working directory" value=${d.cwd} problems=${problems} mono=${true} onBlur=${left('cwd')}
-            hint=${cwdHint} onInput=${(/** @type {string} */ v) => set({ cwd: v })} />`}
-      <${Field} id="name" label="Name" value=${d.name} problems=${problems} readOnly=${editing}
-        hint=${editing ? 'The name of a saved server is fixed.' : 'Suggested from the URL or the command until you edit it.'}
-        onInput=${(/** @type {string} */ v) => set({ name: v, nameEdited: v !== '' })} />
-      ${d.transport === 'http'
-        ? html`<${HttpSecrets} d=${d} set=${set} problems=${problems} />`
-        : html`<${EnvSecrets} d=${d} set=${set} problems=${problems} />`}
-      <${Alert} title="Not saved: the daemon refused it, and nothing was changed." problem=${error} />
-      ${phase === 'trying' ? html`<${Busy} text="Trying the server…" />` : null}
-      <div class="actions">
-        <button type="submit" class="primary" disabled=${busy}>${editing ? 'Save changes' : 'Save'}</button>
-        <button type="button" onClick=${onCancel}>Cancel</button>
-      </div>
-    </form>`}
+    ${
+      d === null
+        ? error
+          ? html`<${Alert} problem=${error} />`
+          : html`<${Busy} text="Loading…" />`
+        : html` <form class="server-form" onSubmit=${save} aria-busy=${busy ? 'true' : 'false'} novalidate>
+            <fieldset class="transport-choice">
+              <legend>Transport</legend>
+              ${['http', 'stdio'].map(
+                (t) =>
+                  html`<div class="radio">
+                    <input
+                      type="radio"
+                      id=${`transport-${t}`}
+                      name="transport"
+                      value=${t}
+                      checked=${d.transport === t}
+                      disabled=${editing}
+                      onChange=${() => set({ transport: /** @type {'http' | 'stdio'} */ (t) })}
+                    />
+                    <label for=${`transport-${t}`}>${t === 'http' ? 'HTTP (a URL)' : 'stdio (a command)'}</label>
+                  </div>`,
+              )}
+              ${editing ? html`<p class="hint">The transport of a saved server is fixed; delete it and add it again to change it.</p>` : null}
+            </fieldset>
+            ${
+              d.transport === 'http'
+                ? html`<${Field}
+                    id="url"
+                    label="URL"
+                    value=${d.url}
+                    problems=${problems}
+                    mono=${true}
+                    hint="https://… or http://… (a network you trust)."
+                    onInput=${(/** @type {string} */ v) => set({ url: v })}
+                  />`
+                : html`<${Field}
+                      id="command"
+                      label="Command"
+                      value=${d.command}
+                      problems=${problems}
+                      mono=${true}
+                      onBlur=${left('command')}
+                      hint="Typed as in a shell: quotes are honoured, but no shell runs (no ~, no $VARIABLES)."
+                      onInput=${(/** @type {string} */ v) => set({ command: v })}
+                    />
+                    <${Field}
+                      id="cwd"
+                      label="Working directory"
+                      value=${d.cwd}
+                      problems=${problems}
+                      mono=${true}
+                      onBlur=${left('cwd')}
+                      hint=${cwdHint}
+                      onInput=${(/** @type {string} */ v) => set({ cwd: v })}
+                    />`
+            }
+            <${Field}
+              id="name"
+              label="Name"
+              value=${d.name}
+              problems=${problems}
+              readOnly=${editing}
+              hint=${editing ? 'The name of a saved server is fixed.' : 'Suggested from the URL or the command until you edit it.'}
+              onInput=${(/** @type {string} */ v) => set({ name: v, nameEdited: v !== '' })}
+            />
+            ${
+              d.transport === 'http'
+                ? html`<${HttpSecrets} d=${d} set=${set} problems=${problems} />`
+                : html`<${EnvSecrets} d=${d} set=${set} problems=${problems} />`
+            }
+            <${Alert} title="Not saved: the daemon refused it, and nothing was changed." problem=${error} />
+            ${phase === 'trying' ? html`<${Busy} text="Trying the server…" />` : null}
+            <div class="actions">
+              <button type="submit" class="primary" disabled=${busy}>${editing ? 'Save changes' : 'Save'}</button>
+              <button type="button" onClick=${onCancel}>Cancel</button>
+            </div>
+          </form>`
+    }
   </section>`;
 }

@@ -22,7 +22,11 @@ export function routeOf(hash) {
   const [, view = '', arg] = /^#\/([^/]*)(?:\/(.*))?$/.exec(hash) ?? [];
   /** @param {string | undefined} a */
   const decoded = (a) => {
-    try { return a ? decodeURIComponent(a) : null; } catch { return null; }
+    try {
+      return a ? decodeURIComponent(a) : null;
+    } catch {
+      return null;
+    }
   };
   if (view === 'new') return { view: 'new', arg: null };
   if (view === 'servers' && decoded(arg)) return { view: 'edit', arg: decoded(arg) };
@@ -42,10 +46,15 @@ function useRoute() {
   return route;
 }
 
-const TABS = /** @type {const} */ ([['servers', '#/servers', 'Servers'], ['sign-ins', '#/sign-ins', 'MCP sign-ins'], ['sessions', '#/sessions', 'Sessions']]);
+const TABS = /** @type {const} */ ([
+  ['servers', '#/servers', 'Servers'],
+  ['sign-ins', '#/sign-ins', 'MCP sign-ins'],
+  ['sessions', '#/sessions', 'Sessions'],
+]);
 
 /** @param {Route} route */
-const tabOf = (route) => (route.view === 'new' || route.view === 'edit' || route.view === 'tools' ? 'servers' : route.view === 'session' ? 'sessions' : route.view);
+const tabOf = (route) =>
+  route.view === 'new' || route.view === 'edit' || route.view === 'tools' ? 'servers' : route.view === 'session' ? 'sessions' : route.view;
 
 /** The logged-in pane. @param {{ onLogout: () => void }} p */
 function Pane({ onLogout }) {
@@ -67,10 +76,16 @@ function Pane({ onLogout }) {
   // A status belongs to the view it was said in (a save's, to the list it returns to): another view does not show it.
   /** @param {{ text: string, tone: string }} m */
   const say = (m) => setStatus({ ...m, view: routeOf(location.hash).view });
-  const signIns = useSignIns(() => { refresh(); }, say);
-  useEffect(() => { refresh(); }, [route.view, route.arg]);
+  const signIns = useSignIns(() => {
+    refresh();
+  }, say);
+  useEffect(() => {
+    refresh();
+  }, [route.view, route.arg]);
   /** @param {string} hash */
-  const go = (hash) => { location.hash = hash; };
+  const go = (hash) => {
+    location.hash = hash;
+  };
   /** @param {string} name */
   const signIn = (name) => {
     signIns.start(name);
@@ -91,7 +106,15 @@ function Pane({ onLogout }) {
   else if (route.view === 'sign-ins') view = html`<${SignInsView} servers=${servers} signIns=${signIns} />`;
   else if (route.view === 'sessions') view = html`<${SessionsView} go=${go} say=${say} />`;
   else if (route.view === 'session' && route.arg) view = html`<${SessionView} key=${route.arg} id=${route.arg} go=${go} say=${say} />`;
-  else view = html`<${ServersView} servers=${servers} loadError=${loadError} invalid=${invalid} refresh=${refresh} say=${say} signIn=${signIn} />`;
+  else
+    view = html`<${ServersView}
+      servers=${servers}
+      loadError=${loadError}
+      invalid=${invalid}
+      refresh=${refresh}
+      say=${say}
+      signIn=${signIn}
+    />`;
 
   // The status's own Sign in: a click, so the sign-in may open its tab.
   const signInNow = () => {
@@ -100,19 +123,26 @@ function Pane({ onLogout }) {
     if (name) signIn(name);
   };
   const tab = tabOf(route);
-  return html`
-    <header class="top">
+  return html` <header class="top">
       <p class="brand">Albedo <span class="brand-sub">MCP settings</span></p>
       <nav aria-label="Sections">
-        <ul>${TABS.map(([id, href, text]) => html`<li><a href=${href} aria-current=${tab === id ? 'page' : undefined}>${text}</a></li>`)}</ul>
+        <ul>
+          ${TABS.map(([id, href, text]) => html`<li><a href=${href} aria-current=${tab === id ? 'page' : undefined}>${text}</a></li>`)}
+        </ul>
       </nav>
       <button type="button" class="logout" onClick=${onLogout}>Log out</button>
     </header>
     <main id="main">
       <div class="status-line" role="status">
-        ${status && status.view === route.view ? html`<p class=${`status tone-${status.tone}`}>${status.text}
-          ${status.signIn ? html` <button type="button" class="primary" onClick=${signInNow}>Sign in to ${status.signIn}</button>` : null}
-          <button type="button" class="small dismiss" onClick=${() => setStatus(null)}>Dismiss</button></p>` : null}
+        ${
+          status && status.view === route.view
+            ? html`<p class=${`status tone-${status.tone}`}>
+                ${status.text}
+                ${status.signIn ? html` <button type="button" class="primary" onClick=${signInNow}>Sign in to ${status.signIn}</button>` : null}
+                <button type="button" class="small dismiss" onClick=${() => setStatus(null)}>Dismiss</button>
+              </p>`
+            : null
+        }
       </div>
       ${view}
     </main>`;
@@ -131,15 +161,24 @@ function App() {
   const [problem, setProblem] = useState(/** @type {{ code: string, message: string } | null} */ (null));
   useEffect(() => {
     whenLoggedOut(() => setPhase('out'));
-    startSession().then((ok) => setPhase(ok ? 'in' : 'out'), (err) => {
-      setProblem(problemOf(err));
-      setPhase('unreachable');
-    });
+    startSession().then(
+      (ok) => setPhase(ok ? 'in' : 'out'),
+      (err) => {
+        setProblem(problemOf(err));
+        setPhase('unreachable');
+      },
+    );
   }, []);
-  const out = () => { logout().catch(() => setPhase('out')); };
+  const out = () => {
+    logout().catch(() => setPhase('out'));
+  };
   if (phase === 'starting') return html`<main id="main"><${Busy} text="Connecting to the daemon…" /></main>`;
   if (phase === 'out') return html`<${LoggedOut} />`;
-  if (phase === 'unreachable') return html`<main id="main"><h1>Albedo</h1><${Alert} problem=${problem} /></main>`;
+  if (phase === 'unreachable')
+    return html`<main id="main">
+      <h1>Albedo</h1>
+      <${Alert} problem=${problem} />
+    </main>`;
   return html`<${Pane} onLogout=${out} />`;
 }
 

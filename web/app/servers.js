@@ -43,8 +43,13 @@ export const COLUMNS = ['Type', 'State', 'Tools', 'Sign-in', 'Problem'];
 function Warnings({ server: s }) {
   if (!s.warnings?.length) return null;
   return html`<ul class="entry-warnings" aria-label=${`Warnings about ${s.name}`}>
-    ${s.warnings.map((/** @type {any} */ w, /** @type {number} */ i) => html`<li key=${i} class="tone-warn">
-      <span class="symbol" aria-hidden="true">!</span> <strong>Warning</strong> ${asText(w.message)}</li>`)}</ul>`;
+    ${s.warnings.map(
+      (/** @type {any} */ w, /** @type {number} */ i) =>
+        html`<li key=${i} class="tone-warn">
+          <span class="symbol" aria-hidden="true">!</span> <strong>Warning</strong> ${asText(w.message)}
+        </li>`,
+    )}
+  </ul>`;
 }
 
 /** @param {{ server: any, busy: string | null, act: (s: any, what: 'enable' | 'disable') => void, ask: (s: any) => void, signIn: (n: string) => void }} p */
@@ -56,15 +61,40 @@ function ServerCard({ server: s, busy, act, ask, signIn }) {
   return html`<li class="card" data-server=${s.name}>
     <h2 class="card-title">${s.name}</h2>
     <dl class="facts">
-      <div><dt>${type}</dt><dd class="transport">${transport}</dd></div>
-      <div><dt>${state}</dt><dd><${Badge} label=${savedStateLabel(s.state)} /></dd></div>
-      <div><dt>${tools}</dt><dd class="tools">${s.tools === null
-        ? toolsLabel(s.tools)
-        : html`<a href=${`#/tools/${encodeURIComponent(s.name)}`}>${toolsLabel(s.tools)}<${Hidden} text=${` of ${s.name}`} /></a>`}</dd></div>
-      <div><dt>${signInWord}</dt><dd>${auth === NO_AUTH ? EMPTY : html`<${Badge} label=${auth} />`}</dd></div>
-      <div><dt>${problem}</dt><dd class="problem">${s.lastError
-        ? html`<${Clipped} text=${problemText(s)} what=${`the problem of ${s.name}`} /><code class="code">${asText(s.lastError.code)}</code>`
-        : EMPTY}</dd></div>
+      <div>
+        <dt>${type}</dt>
+        <dd class="transport">${transport}</dd>
+      </div>
+      <div>
+        <dt>${state}</dt>
+        <dd><${Badge} label=${savedStateLabel(s.state)} /></dd>
+      </div>
+      <div>
+        <dt>${tools}</dt>
+        <dd class="tools">
+          ${
+            s.tools === null
+              ? toolsLabel(s.tools)
+              : html`<a href=${`#/tools/${encodeURIComponent(s.name)}`}>${toolsLabel(s.tools)}<${Hidden} text=${` of ${s.name}`} /></a>`
+          }
+        </dd>
+      </div>
+      <div>
+        <dt>${signInWord}</dt>
+        <dd>${auth === NO_AUTH ? EMPTY : html`<${Badge} label=${auth} />`}</dd>
+      </div>
+      <div>
+        <dt>${problem}</dt>
+        <dd class="problem">
+          ${
+            s.lastError
+              ? html`<${Clipped} text=${problemText(s)} what=${`the problem of ${s.name}`} /><code class="code"
+                    >${asText(s.lastError.code)}</code
+                  >`
+              : EMPTY
+          }
+        </dd>
+      </div>
     </dl>
     <p class="where"><code>${asText(whereOf(s))}</code></p>
     <${Clipped} className="description" text=${s.description} what=${`the description of ${s.name}`} />
@@ -72,9 +102,11 @@ function ServerCard({ server: s, busy, act, ask, signIn }) {
     ${busy ? html`<${Busy} text=${busy} />` : null}
     <div class="actions">
       <a class="button" href=${`#/servers/${encodeURIComponent(s.name)}`}>${hide('Edit')}</a>
-      ${s.enabled
-        ? html`<button type="button" disabled=${!!busy} onClick=${() => act(s, 'disable')}>${hide('Disable')}</button>`
-        : html`<button type="button" disabled=${!!busy} onClick=${() => act(s, 'enable')}>${hide('Enable')}</button>`}
+      ${
+        s.enabled
+          ? html`<button type="button" disabled=${!!busy} onClick=${() => act(s, 'disable')}>${hide('Disable')}</button>`
+          : html`<button type="button" disabled=${!!busy} onClick=${() => act(s, 'enable')}>${hide('Enable')}</button>`
+      }
       ${needsSignIn(s) && s.enabled ? html`<button type="button" onClick=${() => signIn(s.name)}>Sign in<${Hidden} text=${` to ${s.name}`} /></button>` : null}
       <button type="button" class="danger" disabled=${!!busy} onClick=${() => ask(s)}>${hide('Delete')}</button>
     </div>
@@ -90,12 +122,13 @@ export function ServersView({ servers, loadError, invalid, refresh, say, signIn 
   const [problem, setProblem] = useState(/** @type {{ code: string, message: string } | null} */ (null));
   const [asking, setAsking] = useState(/** @type {any} */ (null));
   /** @param {string} name @param {string | null} text */
-  const mark = (name, text) => setBusy((b) => {
-    const next = { ...b };
-    if (text) next[name] = text;
-    else delete next[name];
-    return next;
-  });
+  const mark = (name, text) =>
+    setBusy((b) => {
+      const next = { ...b };
+      if (text) next[name] = text;
+      else delete next[name];
+      return next;
+    });
 
   /** @param {any} s @param {'enable' | 'disable'} what */
   const act = async (s, what) => {
@@ -132,15 +165,46 @@ export function ServersView({ servers, loadError, invalid, refresh, say, signIn 
       <h1 id="servers-title" ref=${heading} tabindex="-1">Servers</h1>
       <a class="button primary" href="#/new">Add a server</a>
     </div>
-    ${invalid ? html`<${Alert} title="extensions.json is broken: the servers shown are the last valid ones"
-      problem=${{ code: 'ALBEDO_INVALID_CONFIG', message: JSON.stringify(invalid) }} />` : null}
+    ${
+      invalid
+        ? html`<${Alert}
+            title="extensions.json is broken: the servers shown are the last valid ones"
+            problem=${{ code: 'ALBEDO_INVALID_CONFIG', message: JSON.stringify(invalid) }}
+          />`
+        : null
+    }
     <${Alert} problem=${problem ?? loadError} />
-    ${servers === null ? (loadError ? null : html`<${Busy} text="Loading…" />`)
-      : servers.length === 0 ? html`<p class="empty">No server is configured yet. Add one.</p>`
-      : html`<ul class="cards">${servers.map((s) => html`<${ServerCard} key=${s.name} server=${s} busy=${busy[s.name] ?? null}
-          act=${act} ask=${setAsking} signIn=${signIn} />`)}</ul>`}
-    ${asking ? html`<${Confirm} title=${`Delete ${asking.name}?`}
-      text=${`${asking.name} is removed from extensions.json, and everything creds.json holds for it (typed secrets, its sign-in) is deleted.`}
-      confirm=${`Delete ${asking.name}`} onConfirm=${remove} onCancel=${() => setAsking(null)} />` : null}
+    ${
+      servers === null
+        ? loadError
+          ? null
+          : html`<${Busy} text="Loading…" />`
+        : servers.length === 0
+          ? html`<p class="empty">No server is configured yet. Add one.</p>`
+          : html`<ul class="cards">
+              ${servers.map(
+                (s) =>
+                  html`<${ServerCard}
+                    key=${s.name}
+                    server=${s}
+                    busy=${busy[s.name] ?? null}
+                    act=${act}
+                    ask=${setAsking}
+                    signIn=${signIn}
+                  />`,
+              )}
+            </ul>`
+    }
+    ${
+      asking
+        ? html`<${Confirm}
+            title=${`Delete ${asking.name}?`}
+            text=${`${asking.name} is removed from extensions.json, and everything creds.json holds for it (typed secrets, its sign-in) is deleted.`}
+            confirm=${`Delete ${asking.name}`}
+            onConfirm=${remove}
+            onCancel=${() => setAsking(null)}
+          />`
+        : null
+    }
   </section>`;
 }

@@ -21,10 +21,15 @@ const RELOADING = ['server_state', 'capabilities_changed', 'catalogue_refreshed'
 /** @param {{ servers: any[] }} p */
 function LiveServers({ servers }) {
   if (!servers.length) return html`<p class="empty">No server is in this session.</p>`;
-  return html`<ul class="live">${servers.map((s) => html`<li key=${s.name}>
-    <span class="live-name">${s.name}</span> <${Badge} label=${liveStateLabel(s.state)} />
-    ${s.reason ? html` <span class="reason">${asText(s.reason)}</span>` : null}
-  </li>`)}</ul>`;
+  return html`<ul class="live">
+    ${servers.map(
+      (s) =>
+        html`<li key=${s.name}>
+          <span class="live-name">${s.name}</span> <${Badge} label=${liveStateLabel(s.state)} />
+          ${s.reason ? html` <span class="reason">${asText(s.reason)}</span>` : null}
+        </li>`,
+    )}
+  </ul>`;
 }
 
 /** The sessions view: the list, and a form that opens one. @param {{ go: (hash: string) => void, say: (m: any) => void }} p */
@@ -36,8 +41,14 @@ export function SessionsView({ go, say }) {
   const [profile, setProfile] = useState('portable');
   const [problem, setProblem] = useState(/** @type {{ code: string, message: string } | null} */ (null));
   const [opening, setOpening] = useState(false);
-  const load = () => api('GET', '/v1/sessions').then((r) => setSessions(r.body.sessions), (err) => setProblem(problemOf(err)));
-  useEffect(() => { load(); }, []);
+  const load = () =>
+    api('GET', '/v1/sessions').then(
+      (r) => setSessions(r.body.sessions),
+      (err) => setProblem(problemOf(err)),
+    );
+  useEffect(() => {
+    load();
+  }, []);
 
   /** @param {Event} e */
   const open = async (e) => {
@@ -70,21 +81,40 @@ export function SessionsView({ go, say }) {
     <p class="lead">A session is what a model sees: the tools of the servers it could reach, and their context.</p>
     <form class="inline" onSubmit=${open} aria-busy=${opening ? 'true' : 'false'}>
       <label for="profile">Profile</label>
-      <select id="profile" value=${profile} onChange=${(/** @type {Event} */ e) => setProfile(/** @type {HTMLSelectElement} */ (e.currentTarget).value)}>
+      <select
+        id="profile"
+        value=${profile}
+        onChange=${(/** @type {Event} */ e) => setProfile(/** @type {HTMLSelectElement} */ (e.currentTarget).value)}
+      >
         ${PROFILES.map((p) => html`<option value=${p}>${p}</option>`)}
       </select>
       <button type="submit" class="primary" disabled=${opening}>Open a session</button>
     </form>
     ${opening ? html`<${Busy} text="Opening a session: connecting its servers…" />` : null}
     <${Alert} problem=${problem} />
-    ${sessions === null ? (problem ? null : html`<${Busy} text="Loading…" />`)
-      : sessions.length === 0 ? html`<p class="empty">No session is open.</p>`
-      : html`<ul class="cards">${sessions.map((s) => html`<li class="card" key=${s.id} data-session=${s.id}>
-          <h2 class="card-title"><a href=${`#/sessions/${encodeURIComponent(s.id)}`}>Session ${s.id.slice(0, 8)}<${Hidden} text=${s.id.slice(8)} /></a></h2>
-          <p>Profile <code>${s.profile}</code>, generation ${s.generation}, ${s.tools === 1 ? '1 tool' : `${s.tools} tools`}</p>
-          <${LiveServers} servers=${s.servers} />
-          <div class="actions"><button type="button" onClick=${() => close(s.id)}>Close<${Hidden} text=${` session ${s.id.slice(0, 8)}`} /></button></div>
-        </li>`)}</ul>`}
+    ${
+      sessions === null
+        ? problem
+          ? null
+          : html`<${Busy} text="Loading…" />`
+        : sessions.length === 0
+          ? html`<p class="empty">No session is open.</p>`
+          : html`<ul class="cards">
+              ${sessions.map(
+                (s) =>
+                  html`<li class="card" key=${s.id} data-session=${s.id}>
+                    <h2 class="card-title">
+                      <a href=${`#/sessions/${encodeURIComponent(s.id)}`}>Session ${s.id.slice(0, 8)}<${Hidden} text=${s.id.slice(8)} /></a>
+                    </h2>
+                    <p>Profile <code>${s.profile}</code>, generation ${s.generation}, ${s.tools === 1 ? '1 tool' : `${s.tools} tools`}</p>
+                    <${LiveServers} servers=${s.servers} />
+                    <div class="actions">
+                      <button type="button" onClick=${() => close(s.id)}>Close<${Hidden} text=${` session ${s.id.slice(0, 8)}`} /></button>
+                    </div>
+                  </li>`,
+              )}
+            </ul>`
+    }
   </section>`;
 }
 
@@ -112,14 +142,15 @@ export function SessionView({ id, go, say }) {
     // The browser sends the cookie with a same-origin EventSource; it reconnects by itself with Last-Event-ID.
     const es = new EventSource(eventsUrl(id));
     /** @param {string} name */
-    const on = (name) => es.addEventListener(name, (e) => {
-      const m = /** @type {MessageEvent} */ (e);
-      setEvents((old) => [{ id: m.lastEventId, name, data: String(m.data) }, ...old].slice(0, 20));
-      if (name === 'session_closed') {
-        es.close();
-        setClosed(true);
-      } else if (RELOADING.includes(name)) load();
-    });
+    const on = (name) =>
+      es.addEventListener(name, (e) => {
+        const m = /** @type {MessageEvent} */ (e);
+        setEvents((old) => [{ id: m.lastEventId, name, data: String(m.data) }, ...old].slice(0, 20));
+        if (name === 'session_closed') {
+          es.close();
+          setClosed(true);
+        } else if (RELOADING.includes(name)) load();
+      });
     for (const name of [...RELOADING, 'server_probed', 'session_closed']) on(name);
     return () => es.close();
   }, [id]);
@@ -140,21 +171,41 @@ export function SessionView({ id, go, say }) {
     <p><a href="#/sessions">All sessions</a></p>
     <${Alert} problem=${problem} />
     ${closed ? html`<p class="notice" role="status">This session was closed.</p>` : null}
-    ${!view ? (problem ? null : html`<${Busy} text="Loading…" />`) : html`
-      <p>Profile <code>${s.profile}</code>, generation ${s.generation}, ${s.tools === 1 ? '1 tool' : `${s.tools} tools`}.</p>
-      ${closed ? null : html`<div class="actions"><button type="button" onClick=${close}>Close this session</button></div>`}
-      <h2>Servers</h2>
-      <${LiveServers} servers=${s.servers} />
-      ${s.warnings?.length ? html`<h2>Warnings</h2><ul class="warnings">${s.warnings.map((/** @type {any} */ w) => html`<li>${asText(w)}</li>`)}</ul>` : null}
-      <h2>Tools</h2>
-      ${view.tools.tools.length
-        ? html`<ul class="tools-list">${view.tools.tools.map((/** @type {any} */ t) => html`<${Tool} key=${t.name} tool=${t} />`)}</ul>`
-        : html`<p class="empty">No tool is advertised.</p>`}
-      <h2>MCP context</h2>
-      <pre class="context" tabindex="0">${asText(view.context.context)}</pre>
-      <h2>Recent events</h2>
-      ${events.length
-        ? html`<ol class="events">${events.map((e) => html`<li key=${e.id}><code>${e.name}</code> <span class="data">${e.data}</span></li>`)}</ol>`
-        : html`<p class="empty">None since this page opened.</p>`}`}
+    ${
+      !view
+        ? problem
+          ? null
+          : html`<${Busy} text="Loading…" />`
+        : html` <p>Profile <code>${s.profile}</code>, generation ${s.generation}, ${s.tools === 1 ? '1 tool' : `${s.tools} tools`}.</p>
+            ${closed ? null : html`<div class="actions"><button type="button" onClick=${close}>Close this session</button></div>`}
+            <h2>Servers</h2>
+            <${LiveServers} servers=${s.servers} />
+            ${
+              s.warnings?.length
+                ? html`<h2>Warnings</h2>
+                    <ul class="warnings">
+                      ${s.warnings.map((/** @type {any} */ w) => html`<li>${asText(w)}</li>`)}
+                    </ul>`
+                : null
+            }
+            <h2>Tools</h2>
+            ${
+              view.tools.tools.length
+                ? html`<ul class="tools-list">
+                    ${view.tools.tools.map((/** @type {any} */ t) => html`<${Tool} key=${t.name} tool=${t} />`)}
+                  </ul>`
+                : html`<p class="empty">No tool is advertised.</p>`
+            }
+            <h2>MCP context</h2>
+            <pre class="context" tabindex="0">${asText(view.context.context)}</pre>
+            <h2>Recent events</h2>
+            ${
+              events.length
+                ? html`<ol class="events">
+                    ${events.map((e) => html`<li key=${e.id}><code>${e.name}</code> <span class="data">${e.data}</span></li>`)}
+                  </ol>`
+                : html`<p class="empty">None since this page opened.</p>`
+            }`
+    }
   </section>`;
 }

@@ -35,9 +35,8 @@ const POLL_MS = 1000;
  * completed by someone else's account must not pass unnoticed).
  * @param {string} name @param {string | null | undefined} account
  */
-export const signedInText = (name, account) => (account
-  ? `Signed in to ${name} as ${account}.`
-  : `Signed in to ${name}; the authorization server named no account.`);
+export const signedInText = (name, account) =>
+  account ? `Signed in to ${name} as ${account}.` : `Signed in to ${name}; the authorization server named no account.`;
 
 /** Whether a server is one MCP sign-ins lists: http with an OAuth record. @param {any} s */
 export const asksForSignIn = (s) => !!s.auth && ['needs_sign_in', 'signed_out', 'signed_in'].includes(s.auth.state);
@@ -54,18 +53,24 @@ export function useSignIns(changed, say) {
   /** @type {{ current: Map<string, number> }} */
   const timers = useRef(new Map());
   /** @param {string} name @param {Flow | null} flow */
-  const put = (name, flow) => setFlows((f) => {
-    const next = { ...f };
-    if (flow) next[name] = flow;
-    else delete next[name];
-    return next;
-  });
+  const put = (name, flow) =>
+    setFlows((f) => {
+      const next = { ...f };
+      if (flow) next[name] = flow;
+      else delete next[name];
+      return next;
+    });
   /** @param {string} name */
   const stop = (name) => {
     window.clearTimeout(timers.current.get(name));
     timers.current.delete(name);
   };
-  useEffect(() => () => { for (const id of timers.current.values()) window.clearTimeout(id); }, []);
+  useEffect(
+    () => () => {
+      for (const id of timers.current.values()) window.clearTimeout(id);
+    },
+    [],
+  );
 
   /** A sign-in over and done: its row and the status say who is signed in. @param {string} name @param {any} l */
   const completed = (name, l) => {
@@ -108,19 +113,22 @@ export function useSignIns(changed, say) {
       const tab = window.open('about:blank', '_blank');
       if (tab) tab.opener = null;
       put(name, { state: 'starting' });
-      api('PUT', loginPath(name)).then(({ body: l }) => {
-        if (l.state === 'completed') {
+      api('PUT', loginPath(name)).then(
+        ({ body: l }) => {
+          if (l.state === 'completed') {
+            tab?.close();
+            completed(name, l);
+            changed();
+            return;
+          }
+          if (tab && l.authorizationUrl) tab.location.href = l.authorizationUrl;
+          poll(name, l.authorizationUrl);
+        },
+        (err) => {
           tab?.close();
-          completed(name, l);
-          changed();
-          return;
-        }
-        if (tab && l.authorizationUrl) tab.location.href = l.authorizationUrl;
-        poll(name, l.authorizationUrl);
-      }, (err) => {
-        tab?.close();
-        put(name, { state: 'failed', error: problemOf(err) });
-      });
+          put(name, { state: 'failed', error: problemOf(err) });
+        },
+      );
     },
     async cancel(name) {
       stop(name);
@@ -150,9 +158,14 @@ export function useSignIns(changed, say) {
       // A sign-in started before this page loaded (another tab, the terminal screen) is shown with its link.
       for (const name of names) {
         if (flows[name] || timers.current.has(name)) continue;
-        api('GET', loginPath(name)).then(({ body: l }) => {
-          if (l.state === 'pending' && !timers.current.has(name)) poll(name, l.authorizationUrl);
-        }, () => { /* none known: nothing to show */ });
+        api('GET', loginPath(name)).then(
+          ({ body: l }) => {
+            if (l.state === 'pending' && !timers.current.has(name)) poll(name, l.authorizationUrl);
+          },
+          () => {
+            /* none known: nothing to show */
+          },
+        );
       }
     },
   };
@@ -165,25 +178,53 @@ function SignInRow({ server, flow, signIns }) {
   return html`<li class="card" data-server=${server.name}>
     <h2 class="card-title">${server.name}</h2>
     <p class="where"><code>${asText(server.config.url)}</code></p>
-    <p>Sign-in: <${Badge} label=${authLabel(auth, 'http')} />${auth.reason ? html` <span class="reason">(${asText(auth.reason)})</span>` : null}</p>
+    <p>
+      Sign-in:
+      <${Badge} label=${authLabel(auth, 'http')} />${auth.reason ? html` <span class="reason">(${asText(auth.reason)})</span>` : null}
+    </p>
     ${flow?.state === 'starting' ? html`<${Busy} text="Starting the sign-in…" />` : null}
     ${flow?.state === 'signing_out' ? html`<${Busy} text="Signing out and trying the server…" />` : null}
-    ${flow?.state === 'pending' ? html`<div class="flow">
-      <p><${Badge} label=${loginStateLabel('pending')} /></p>
-      ${flow.url ? html`<p><a href=${flow.url} target="_blank" rel="noopener noreferrer">
-        Open the sign-in page<${Hidden} text=${` of ${server.name}`} /></a></p>` : null}
-    </div>` : null}
-    ${flow?.state === 'completed' ? html`<p class="signed-in"><${Badge} label=${loginStateLabel('completed')} />
-      <strong>${signedInText(server.name, flow.account)}</strong></p>` : null}
+    ${
+      flow?.state === 'pending'
+        ? html`<div class="flow">
+            <p><${Badge} label=${loginStateLabel('pending')} /></p>
+            ${
+              flow.url
+                ? html`<p>
+                    <a href=${flow.url} target="_blank" rel="noopener noreferrer">
+                      Open the sign-in page<${Hidden} text=${` of ${server.name}`}
+                    /></a>
+                  </p>`
+                : null
+            }
+          </div>`
+        : null
+    }
+    ${
+      flow?.state === 'completed'
+        ? html`<p class="signed-in">
+            <${Badge} label=${loginStateLabel('completed')} /> <strong>${signedInText(server.name, flow.account)}</strong>
+          </p>`
+        : null
+    }
     ${flow?.state === 'failed' ? html`<${Alert} title=${loginStateLabel('failed').text} problem=${flow.error ?? null} />` : null}
     <div class="actions">
-      ${auth.state === 'signed_in'
-        ? html`<button type="button" disabled=${flow?.state === 'signing_out'} onClick=${() => signIns.signOut(server.name)}>
-            Sign out<${Hidden} text=${` of ${server.name}`} /></button>`
-        : html`<button type="button" class="primary" disabled=${pending} onClick=${() => signIns.start(server.name)}>
-            Sign in<${Hidden} text=${` to ${server.name}`} /></button>`}
-      ${flow?.state === 'pending' ? html`<button type="button" onClick=${() => signIns.cancel(server.name)}>
-        Cancel<${Hidden} text=${` the sign-in to ${server.name}`} /></button>` : null}
+      ${
+        auth.state === 'signed_in'
+          ? html`<button type="button" disabled=${flow?.state === 'signing_out'} onClick=${() => signIns.signOut(server.name)}>
+              Sign out<${Hidden} text=${` of ${server.name}`} />
+            </button>`
+          : html`<button type="button" class="primary" disabled=${pending} onClick=${() => signIns.start(server.name)}>
+              Sign in<${Hidden} text=${` to ${server.name}`} />
+            </button>`
+      }
+      ${
+        flow?.state === 'pending'
+          ? html`<button type="button" onClick=${() => signIns.cancel(server.name)}>
+              Cancel<${Hidden} text=${` the sign-in to ${server.name}`} />
+            </button>`
+          : null
+      }
     </div>
   </li>`;
 }
@@ -195,12 +236,20 @@ export function SignInsView({ servers, signIns }) {
   useFocusOnShow(heading);
   const listed = (servers ?? []).filter(asksForSignIn);
   const names = listed.map((s) => s.name).join('\n');
-  useEffect(() => { signIns.resume(listed.map((s) => s.name)); }, [names]);
+  useEffect(() => {
+    signIns.resume(listed.map((s) => s.name));
+  }, [names]);
   return html`<section aria-labelledby="sign-ins-title">
     <h1 id="sign-ins-title" ref=${heading} tabindex="-1">MCP sign-ins</h1>
     <p class="lead">The HTTP servers that asked to sign in. Signing in opens the server's authorization page in a new tab.</p>
-    ${servers === null ? html`<${Busy} text="Loading…" />`
-      : listed.length === 0 ? html`<p class="empty">No server has asked for a sign-in.</p>`
-      : html`<ul class="cards">${listed.map((s) => html`<${SignInRow} key=${s.name} server=${s} flow=${signIns.flows[s.name]} signIns=${signIns} />`)}</ul>`}
+    ${
+      servers === null
+        ? html`<${Busy} text="Loading…" />`
+        : listed.length === 0
+          ? html`<p class="empty">No server has asked for a sign-in.</p>`
+          : html`<ul class="cards">
+              ${listed.map((s) => html`<${SignInRow} key=${s.name} server=${s} flow=${signIns.flows[s.name]} signIns=${signIns} />`)}
+            </ul>`
+    }
   </section>`;
 }

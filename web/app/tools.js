@@ -12,7 +12,11 @@ import { toolsLabel } from '../shared/labels.js';
 import { Alert, Badge, Busy, Clipped, Hidden, asText, useFocusOnShow } from './ui.js';
 
 /** A tool the entry's enabledTools / disabledTools keep from the model. */
-const FILTERED = /** @type {import('../shared/labels.js').Label} */ ({ text: 'kept from the model by the entry', tone: 'off', symbol: '○' });
+const FILTERED = /** @type {import('../shared/labels.js').Label} */ ({
+  text: 'kept from the model by the entry',
+  tone: 'off',
+  symbol: '○',
+});
 
 /** A parameter's type in a word or two: `string`, `number | null`, `array`, `one of 3`, `any`. @param {any} p @returns {string} */
 export function typeOf(p) {
@@ -35,7 +39,10 @@ export function paramsOf(schema) {
   const props = schema && typeof schema === 'object' && schema.properties && typeof schema.properties === 'object' ? schema.properties : {};
   const required = new Set(Array.isArray(schema?.required) ? schema.required : []);
   return Object.entries(props).map(([name, p]) => ({
-    name, type: typeOf(p), required: required.has(name), description: typeof p?.description === 'string' ? p.description : '',
+    name,
+    type: typeOf(p),
+    required: required.has(name),
+    description: typeof p?.description === 'string' ? p.description : '',
   }));
 }
 
@@ -51,15 +58,25 @@ export function Tool({ tool, server }) {
   return html`<li class="tool" data-tool=${tool.name}>
     <h3 class="tool-name"><code>${name}</code>${tool.title ? html` <span class="tool-title">${asText(tool.title)}</span>` : null}</h3>
     ${tool.enabled === false ? html`<p><${Badge} label=${FILTERED} /></p>` : null}
-    ${tool.description
-      ? html`<${Clipped} className="description" text=${tool.description} what=${`the description of ${name}`} />`
-      : html`<p class="empty">No description.</p>`}
-    ${params.length
-      ? html`<ul class="params" aria-label=${`Parameters of ${name}`}>${params.map((p) => html`<li key=${p.name}>
-          <code class="param-name">${asText(p.name)}</code> <span class="param-type">${asText(p.type)}${p.required ? ', required' : ''}</span>
-          ${p.description ? html`<${Clipped} className="param-description" text=${p.description} what=${`the description of ${p.name}`} />` : null}
-        </li>`)}</ul>`
-      : html`<p class="empty">No parameters.</p>`}
+    ${
+      tool.description
+        ? html`<${Clipped} className="description" text=${tool.description} what=${`the description of ${name}`} />`
+        : html`<p class="empty">No description.</p>`
+    }
+    ${
+      params.length
+        ? html`<ul class="params" aria-label=${`Parameters of ${name}`}>
+            ${params.map(
+              (p) =>
+                html`<li key=${p.name}>
+                  <code class="param-name">${asText(p.name)}</code>
+                  <span class="param-type">${asText(p.type)}${p.required ? ', required' : ''}</span>
+                  ${p.description ? html`<${Clipped} className="param-description" text=${p.description} what=${`the description of ${p.name}`} />` : null}
+                </li>`,
+            )}
+          </ul>`
+        : html`<p class="empty">No parameters.</p>`
+    }
     <details>
       <summary>Input schema<${Hidden} text=${` of ${name}${server ? ` (${server})` : ''}`} /></summary>
       <pre class="schema" tabindex="0">${asText(JSON.stringify(tool.inputSchema, null, 2))}</pre>
@@ -68,8 +85,14 @@ export function Tool({ tool, server }) {
 }
 
 /** How many of each the catalogue lists besides tools, in words. @param {any} c */
-const othersOf = (c) => [[c.resources, 'resource'], [c.resourceTemplates, 'resource template'], [c.prompts, 'prompt']]
-  .map(([n, w]) => `${n} ${w}${n === 1 ? '' : 's'}`).join(', ');
+const othersOf = (c) =>
+  [
+    [c.resources, 'resource'],
+    [c.resourceTemplates, 'resource template'],
+    [c.prompts, 'prompt'],
+  ]
+    .map(([n, w]) => `${n} ${w}${n === 1 ? '' : 's'}`)
+    .join(', ');
 
 /** The tools view (#/tools/NAME). @param {{ name: string }} p */
 export function ToolsView({ name }) {
@@ -79,26 +102,41 @@ export function ToolsView({ name }) {
   const [c, setC] = useState(/** @type {any} */ (null));
   const [problem, setProblem] = useState(/** @type {{ code: string, message: string } | null} */ (null));
   useEffect(() => {
-    api('GET', serverPath(name, '/tools')).then((r) => setC(r.body), (err) => setProblem(problemOf(err)));
+    api('GET', serverPath(name, '/tools')).then(
+      (r) => setC(r.body),
+      (err) => setProblem(problemOf(err)),
+    );
   }, [name]);
 
   let body = null;
   if (!c) body = problem ? null : html`<${Busy} text="Loading…" />`;
   else if (c.tools === null) {
-    body = html`<p class="empty">No catalogue is saved for ${asText(name)} as it is configured now: it has not been reached yet, or its entry changed since.
-      Saving it, or enabling it, tries the server.</p>`;
+    body = html`<p class="empty">
+      No catalogue is saved for ${asText(name)} as it is configured now: it has not been reached yet, or its entry changed since. Saving it,
+      or enabling it, tries the server.
+    </p>`;
   } else {
     const info = c.serverInfo;
-    body = html`
-      <p class="catalogue-facts">${toolsLabel(c.tools.length)}, ${othersOf(c)}${info
-        ? html`; the server calls itself <code>${asText(info.title ?? info.name)}</code> ${asText(info.version)}` : null}${c.discoveredAt
-        ? html`; discovered <time datetime=${c.discoveredAt}>${new Date(c.discoveredAt).toLocaleString()}</time>` : null}.</p>
-      ${c.instructions ? html`<h2>Instructions</h2>
-        <${Clipped} className="instructions" text=${c.instructions} what=${`the instructions of ${name}`} />` : null}
+    body = html` <p class="catalogue-facts">
+        ${toolsLabel(c.tools.length)},
+        ${othersOf(c)}${
+          info ? html`; the server calls itself <code>${asText(info.title ?? info.name)}</code> ${asText(info.version)}` : null
+        }${c.discoveredAt ? html`; discovered <time datetime=${c.discoveredAt}>${new Date(c.discoveredAt).toLocaleString()}</time>` : null}.
+      </p>
+      ${
+        c.instructions
+          ? html`<h2>Instructions</h2>
+              <${Clipped} className="instructions" text=${c.instructions} what=${`the instructions of ${name}`} />`
+          : null
+      }
       <h2>Tools</h2>
-      ${c.tools.length
-        ? html`<ul class="tools-list">${c.tools.map((/** @type {any} */ t) => html`<${Tool} key=${t.name} tool=${t} server=${name} />`)}</ul>`
-        : html`<p class="empty">The server lists no tool.</p>`}`;
+      ${
+        c.tools.length
+          ? html`<ul class="tools-list">
+              ${c.tools.map((/** @type {any} */ t) => html`<${Tool} key=${t.name} tool=${t} server=${name} />`)}
+            </ul>`
+          : html`<p class="empty">The server lists no tool.</p>`
+      }`;
   }
   return html`<section aria-labelledby="tools-title">
     <h1 id="tools-title" ref=${heading} tabindex="-1">Tools of ${asText(name)}</h1>

@@ -30,12 +30,18 @@ export function asText(v) {
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   const o = /** @type {Record<string, unknown>} */ (v);
   if (typeof o.message === 'string') return typeof o.code === 'string' ? `${o.code}: ${o.message}` : o.message;
-  try { return JSON.stringify(v); } catch { return String(v); }
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return String(v);
+  }
 }
 
 /** A label as a badge: symbol and words, coloured by its tone. @param {{ label: Label }} p */
 export function Badge({ label }) {
-  return html`<span class=${`badge tone-${label.tone}`}><span class="symbol" aria-hidden="true">${label.symbol}</span> ${label.text}</span>`;
+  return html`<span class=${`badge tone-${label.tone}`}
+    ><span class="symbol" aria-hidden="true">${label.symbol}</span> ${label.text}</span
+  >`;
 }
 
 /**
@@ -93,13 +99,17 @@ export function Clipped({ text, what, className = '' }) {
   }, [whole, open]);
   if (!whole) return null;
   const toggle = html`<button type="button" class="more" aria-expanded=${open ? 'true' : 'false'} onClick=${() => setOpen(!open)}>
-    ${open ? 'Less' : 'More'}<${Hidden} text=${` of ${what}`} /></button>`;
+    ${open ? 'Less' : 'More'}<${Hidden} text=${` of ${what}`} />
+  </button>`;
   if (open) {
     return html`<div class=${`clipped open ${className}`}>
-      <div class="whole" tabindex="0" role="region" aria-label=${what}>${whole}</div>${toggle}</div>`;
+      <div class="whole" tabindex="0" role="region" aria-label=${what}>${whole}</div>
+      ${toggle}
+    </div>`;
   }
   return html`<div class=${`clipped ${className}`}>
-    <span class="first-line" ref=${shown}>${first}</span>${more || cut ? toggle : null}</div>`;
+    <span class="first-line" ref=${shown}>${first}</span>${more || cut ? toggle : null}
+  </div>`;
 }
 
 /** A spinner and words for work under way. @param {{ text: string }} p */

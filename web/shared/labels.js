@@ -110,18 +110,61 @@ export function transportOf(config) {
 }
 
 // Words of a command line that only run something else (`npx -y pkg`): the name comes from what they run.
-const RUNNERS = new Set(['npx', 'bunx', 'pnpx', 'uvx', 'pipx', 'node', 'bun', 'deno', 'python', 'python3', 'uv', 'docker', 'run', 'exec', 'dlx']);
+const RUNNERS = new Set([
+  'npx',
+  'bunx',
+  'pnpx',
+  'uvx',
+  'pipx',
+  'node',
+  'bun',
+  'deno',
+  'python',
+  'python3',
+  'uv',
+  'docker',
+  'run',
+  'exec',
+  'dlx',
+]);
 
 // Path segments and file names that say nothing about the server (`build/index.js`): the name comes from a folder above.
-const GENERIC = new Set(['index', 'main', 'server', 'mcp', 'cli', 'app', 'run', 'start', 'stdio', '__main__', 'build', 'dist', 'src',
-  'lib', 'bin', 'out', 'target', 'release', 'debug', 'node_modules', 'scripts', '.', '..', '']);
+const GENERIC = new Set([
+  'index',
+  'main',
+  'server',
+  'mcp',
+  'cli',
+  'app',
+  'run',
+  'start',
+  'stdio',
+  '__main__',
+  'build',
+  'dist',
+  'src',
+  'lib',
+  'bin',
+  'out',
+  'target',
+  'release',
+  'debug',
+  'node_modules',
+  'scripts',
+  '.',
+  '..',
+  '',
+]);
 
 // Path segments of a URL that say nothing about the server (`/mcp`, `/api/v1/sse`).
 const GENERIC_URL = /^(mcp|sse|api|v\d+|stream|streamable|http|rpc|jsonrpc|messages?)$/i;
 
 /** `mcp-server-fetch` → `fetch`, `weather_mcp` → `weather`: the words that say only "MCP server" dropped, lower case. @param {string} w */
 function bare(w) {
-  const b = w.replace(/^(mcp|server)[-_]+/i, '').replace(/[-_]+(mcp|server)$/i, '').replace(/^(mcp|server)[-_]+/i, '');
+  const b = w
+    .replace(/^(mcp|server)[-_]+/i, '')
+    .replace(/[-_]+(mcp|server)$/i, '')
+    .replace(/^(mcp|server)[-_]+/i, '');
   return (b || w).toLowerCase();
 }
 
@@ -161,17 +204,33 @@ const loopback = (host) => /^(localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/i.test(hos
  */
 function nameOfUrl(t) {
   let u;
-  try { u = new URL(t); } catch { return ''; }
+  try {
+    u = new URL(t);
+  } catch {
+    return '';
+  }
   const host = u.hostname;
   if (!host) return '';
   const address = /^[\d.]+$/.test(host) || host.startsWith('[');
   if (!address && host.includes('.')) {
     const labels = host.split('.').filter((l) => !/^(www|mcp|api)$/i.test(l));
-    return bare(labels.length > 1 ? labels[labels.length - 2] : labels[0] ?? host);
+    return bare(labels.length > 1 ? labels[labels.length - 2] : (labels[0] ?? host));
   }
   /** @param {string} s */
-  const decoded = (s) => { try { return decodeURIComponent(s); } catch { return s; } };
-  const segment = u.pathname.split('/').map(decoded).filter((s) => s && !GENERIC_URL.test(s)).map(nameOfWord).filter(Boolean).pop();
+  const decoded = (s) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      return s;
+    }
+  };
+  const segment = u.pathname
+    .split('/')
+    .map(decoded)
+    .filter((s) => s && !GENERIC_URL.test(s))
+    .map(nameOfWord)
+    .filter(Boolean)
+    .pop();
   if (segment) return segment;
   if (loopback(host)) return u.port ? `local-${u.port}` : 'local';
   return address ? '' : bare(host);
@@ -256,13 +315,20 @@ export const commandTildeProblem = (line) => (line.split(/\s+/).some((w) => w.st
  * @param {string} line
  */
 export function relativePathWord(line) {
-  const words = line.trim().split(/\s+/).map((w) => w.replace(/^['"]|['"]$/g, '')).filter(Boolean);
-  return words.find((w, i) => {
-    if (w.startsWith('/') || w.startsWith('-') || w.startsWith('@') || w.startsWith('~') || w.includes('://') || /^[A-Za-z_]\w*=/.test(w)) return false;
-    if (w === '.' || w === '..' || w.startsWith('./') || w.startsWith('../')) return true;
-    if (i === 0) return w.includes('/');
-    return /\.(m?[jt]s|cjs|py)$/i.test(w);
-  }) ?? '';
+  const words = line
+    .trim()
+    .split(/\s+/)
+    .map((w) => w.replace(/^['"]|['"]$/g, ''))
+    .filter(Boolean);
+  return (
+    words.find((w, i) => {
+      if (w.startsWith('/') || w.startsWith('-') || w.startsWith('@') || w.startsWith('~') || w.includes('://') || /^[A-Za-z_]\w*=/.test(w))
+        return false;
+      if (w === '.' || w === '..' || w.startsWith('./') || w.startsWith('../')) return true;
+      if (i === 0) return w.includes('/');
+      return /\.(m?[jt]s|cjs|py)$/i.test(w);
+    }) ?? ''
+  );
 }
 
 /** The mark of an empty cell in every list of servers (no tools saved, no sign-in, no problem). */

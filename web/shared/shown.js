@@ -16,7 +16,8 @@
  * message. The zero-width non-joiner and joiner (U+200C–D) are kept: emoji
  * sequences and several scripts need them.
  */
-export const INVISIBLE = '\\u061c\\u200b\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff\\u{e0000}-\\u{e007f}';
+export const INVISIBLE =
+  '\\u061c\\u200b\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff\\u{e0000}-\\u{e007f}';
 
 /**
  * How one such character (or a control character) is shown: `\xHH` up to

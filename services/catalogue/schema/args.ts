@@ -23,7 +23,9 @@ export function mergePlans(a: ArgPlan | undefined, b: ArgPlan | undefined): ArgP
   if (!planNeeded(a)) return planNeeded(b) ? b : undefined;
   if (!planNeeded(b)) return a;
   const props: Record<string, PropPlan> = {};
-  const set = (k: string, p: PropPlan): void => { Object.defineProperty(props, k, { value: p, enumerable: true, writable: true, configurable: true }); };
+  const set = (k: string, p: PropPlan): void => {
+    Object.defineProperty(props, k, { value: p, enumerable: true, writable: true, configurable: true });
+  };
   for (const [k, p] of Object.entries(a.props ?? {})) set(k, p);
   for (const [k, p] of Object.entries(b.props ?? {})) {
     const cur = Object.hasOwn(props, k) ? props[k] : undefined;
@@ -47,7 +49,12 @@ export function restoreArguments(args: unknown, plan: ArgPlan | undefined): unkn
     const p = Object.hasOwn(plan.props, k) ? plan.props[k] : undefined;
     if (p?.dropNull && v === null) continue;
     const name = p?.from ?? k;
-    Object.defineProperty(out, name, { value: p?.plan ? restoreArguments(v, p.plan) : v, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, name, {
+      value: p?.plan ? restoreArguments(v, p.plan) : v,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }

@@ -9,7 +9,13 @@
 import { BOUNDS } from './profiles.ts';
 
 /** Structured Outputs' limits per schema (OpenAI, "Supported schemas" → limitations). */
-export const OPENAI_STRICT_LIMITS = { properties: 5_000, enumValues: 1_000, stringChars: 120_000, bigEnum: 250, bigEnumChars: 15_000 } as const;
+export const OPENAI_STRICT_LIMITS = {
+  properties: 5_000,
+  enumValues: 1_000,
+  stringChars: 120_000,
+  bigEnum: 250,
+  bigEnumChars: 15_000,
+} as const;
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -27,7 +33,10 @@ export function strictTotals(schema: Record<string, unknown>): string | undefine
   const stack: unknown[] = [schema];
   while (stack.length) {
     const n = stack.pop();
-    if (Array.isArray(n)) { stack.push(...n); continue; }
+    if (Array.isArray(n)) {
+      stack.push(...n);
+      continue;
+    }
     if (!isObj(n)) continue;
     if (isObj(n.properties)) {
       const names = Object.keys(n.properties);
@@ -46,9 +55,12 @@ export function strictTotals(schema: Record<string, unknown>): string | undefine
     if (typeof n.const === 'string') chars += n.const.length;
     for (const k of ['items', 'anyOf', 'additionalProperties']) if (n[k] !== undefined) stack.push(n[k]);
   }
-  if (properties > OPENAI_STRICT_LIMITS.properties) return `${properties} properties (strict mode allows ${OPENAI_STRICT_LIMITS.properties})`;
-  if (enumValues > OPENAI_STRICT_LIMITS.enumValues) return `${enumValues} enum values (strict mode allows ${OPENAI_STRICT_LIMITS.enumValues})`;
-  if (chars > OPENAI_STRICT_LIMITS.stringChars) return `${chars} characters of names and values (strict mode allows ${OPENAI_STRICT_LIMITS.stringChars})`;
+  if (properties > OPENAI_STRICT_LIMITS.properties)
+    return `${properties} properties (strict mode allows ${OPENAI_STRICT_LIMITS.properties})`;
+  if (enumValues > OPENAI_STRICT_LIMITS.enumValues)
+    return `${enumValues} enum values (strict mode allows ${OPENAI_STRICT_LIMITS.enumValues})`;
+  if (chars > OPENAI_STRICT_LIMITS.stringChars)
+    return `${chars} characters of names and values (strict mode allows ${OPENAI_STRICT_LIMITS.stringChars})`;
   return bigEnum;
 }
 

@@ -30,7 +30,18 @@ const NUMBERS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'];
 const STRINGS = ['description', 'title', 'format', 'contentMediaType', 'contentEncoding'];
 const FLAGS = ['deprecated', 'readOnly', 'writeOnly', 'uniqueItems'];
 /** Dropped without a note: meaningless once references are inlined. */
-const SILENT = new Set(['$schema', '$id', '$anchor', '$dynamicAnchor', '$dynamicRef', '$comment', '$defs', 'definitions', '$vocabulary', 'nullable']);
+const SILENT = new Set([
+  '$schema',
+  '$id',
+  '$anchor',
+  '$dynamicAnchor',
+  '$dynamicRef',
+  '$comment',
+  '$defs',
+  'definitions',
+  '$vocabulary',
+  'nullable',
+]);
 
 export interface Ctx {
   notes: Notes;
@@ -68,7 +79,9 @@ function typesOf(raw: unknown, path: string, ctx: Ctx): TypeName[] | undefined {
 /** A type hint for a cut node, from its raw keywords. */
 function hintOf(raw: Record<string, unknown>): TypeName[] | undefined {
   const t = raw.type;
-  const named = (typeof t === 'string' ? [t] : Array.isArray(t) ? t : []).filter((x): x is TypeName => (TYPES as readonly unknown[]).includes(x));
+  const named = (typeof t === 'string' ? [t] : Array.isArray(t) ? t : []).filter((x): x is TypeName =>
+    (TYPES as readonly unknown[]).includes(x),
+  );
   if (named.length) return [...new Set(named)];
   if (isObj(raw.properties)) return ['object'];
   if (raw.items !== undefined || raw.prefixItems !== undefined) return ['array'];
@@ -152,30 +165,53 @@ function keywords(raw: Record<string, unknown>, path: string, depth: number, anc
   for (const k of Object.keys(raw)) {
     const v = raw[k];
     if (k === 'type' || SILENT.has(k)) continue;
-    if (STRINGS.includes(k)) { if (typeof v === 'string') out[k] = v; else bad(k); }
-    else if (FLAGS.includes(k)) { if (typeof v === 'boolean') out[k] = v; else bad(k); }
-    else if (COUNTS.includes(k)) { if (isCount(v)) out[k] = v; else bad(k); }
-    else if (NUMBERS.includes(k)) { if (typeof v === 'number') out[k] = v; else if (typeof v !== 'boolean') bad(k); }
-    else if (k === 'multipleOf') { if (typeof v === 'number' && v > 0) out[k] = v; else bad(k); }
-    else if (k === 'pattern') { if (validRegex(v)) out[k] = v; else bad(k); }
-    else if (k === 'enum') {
+    if (STRINGS.includes(k)) {
+      if (typeof v === 'string') out[k] = v;
+      else bad(k);
+    } else if (FLAGS.includes(k)) {
+      if (typeof v === 'boolean') out[k] = v;
+      else bad(k);
+    } else if (COUNTS.includes(k)) {
+      if (isCount(v)) out[k] = v;
+      else bad(k);
+    } else if (NUMBERS.includes(k)) {
+      if (typeof v === 'number') out[k] = v;
+      else if (typeof v !== 'boolean') bad(k);
+    } else if (k === 'multipleOf') {
+      if (typeof v === 'number' && v > 0) out[k] = v;
+      else bad(k);
+    } else if (k === 'pattern') {
+      if (validRegex(v)) out[k] = v;
+      else bad(k);
+    } else if (k === 'enum') {
       const values = Array.isArray(v) ? dedupe(v) : [];
       if (values.length) out.enum = values;
       else bad(k);
-    } else if (k === 'const' || k === 'default') { if (jsonBytes(v) <= BOUNDS.maxValueBytes) out[k] = v; else bad(k); }
-    else if (k === 'examples') { if (Array.isArray(v) && jsonBytes(v) <= BOUNDS.maxValueBytes) out[k] = v; else bad(k); }
-    else if (k === 'required') {
+    } else if (k === 'const' || k === 'default') {
+      if (jsonBytes(v) <= BOUNDS.maxValueBytes) out[k] = v;
+      else bad(k);
+    } else if (k === 'examples') {
+      if (Array.isArray(v) && jsonBytes(v) <= BOUNDS.maxValueBytes) out[k] = v;
+      else bad(k);
+    } else if (k === 'required') {
       if (Array.isArray(v)) out.required = [...new Set(v.filter((x): x is string => typeof x === 'string'))];
       else bad(k);
-    } else if (k === 'dependentRequired') { const m = stringLists(v); if (m) out[k] = m; else bad(k); }
-    else if (ONE.includes(k) || k === 'additionalProperties') out[k] = typeof v === 'boolean' && k === 'additionalProperties' ? v : sub(v, path + seg(k));
+    } else if (k === 'dependentRequired') {
+      const m = stringLists(v);
+      if (m) out[k] = m;
+      else bad(k);
+    } else if (ONE.includes(k) || k === 'additionalProperties')
+      out[k] = typeof v === 'boolean' && k === 'additionalProperties' ? v : sub(v, path + seg(k));
     else if (LIST.includes(k)) {
       if (Array.isArray(v) && v.length) out[k] = v.map((m, i) => sub(m, `${path}${seg(k)}/${i}`));
       else bad(k);
-    } else if (MAP.includes(k)) { const m = schemaMap(raw, k, path, sub, ctx); if (m) out[k] = m; }
-    else if (k === 'items') {
-      if (Array.isArray(v)) { if (v.length) out.prefixItems = v.map((m, i) => sub(m, `${path}/items/${i}`)); }
-      else out.items = sub(v, path + seg(k));
+    } else if (MAP.includes(k)) {
+      const m = schemaMap(raw, k, path, sub, ctx);
+      if (m) out[k] = m;
+    } else if (k === 'items') {
+      if (Array.isArray(v)) {
+        if (v.length) out.prefixItems = v.map((m, i) => sub(m, `${path}/items/${i}`));
+      } else out.items = sub(v, path + seg(k));
     } else if (k === 'additionalItems' || k === 'dependencies' || k === 'x-nullable') continue;
     else ctx.notes.dropped(k);
   }
@@ -186,8 +222,14 @@ function keywords(raw: Record<string, unknown>, path: string, depth: number, anc
 
 /** Draft-04/07 and OpenAPI forms rewritten as 2020-12. */
 function draftForms(raw: Record<string, unknown>, out: Node, path: string, sub: (v: unknown, p: string) => Node): void {
-  for (const [ex, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
-    if (raw[ex] === true && typeof out[bound] === 'number') { out[ex] = out[bound]; delete out[bound]; }
+  for (const [ex, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
+    if (raw[ex] === true && typeof out[bound] === 'number') {
+      out[ex] = out[bound];
+      delete out[bound];
+    }
   }
   if (Array.isArray(raw.items) && raw.additionalItems !== undefined && out.items === undefined) {
     out.items = sub(raw.additionalItems, `${path}/additionalItems`);
@@ -210,7 +252,13 @@ function define(obj: object, k: string, v: unknown): void {
   Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
 }
 
-function schemaMap(raw: Record<string, unknown>, k: string, path: string, sub: (v: unknown, p: string) => Node, ctx: Ctx): Record<string, Node> | undefined {
+function schemaMap(
+  raw: Record<string, unknown>,
+  k: string,
+  path: string,
+  sub: (v: unknown, p: string) => Node,
+  ctx: Ctx,
+): Record<string, Node> | undefined {
   const v = raw[k];
   if (!isObj(v)) {
     ctx.notes.add('invalid_keyword', path + seg(k), `${quote(v, 60)} is not a map of schemas; dropped`);
@@ -235,7 +283,10 @@ function pickProperties(names: string[], required: unknown, path: string, ctx: C
   const keep = new Set([...names.filter((n) => req.has(n)), ...names.filter((n) => !req.has(n))].slice(0, room));
   const lostRequired = names.filter((n) => req.has(n) && !keep.has(n));
   if (lostRequired.length && !ctx.refusal) {
-    ctx.refusal = { code: 'too_many_properties', reason: `more required properties than the bound of ${room} at ${cut(path || '/', 200, '…')}` };
+    ctx.refusal = {
+      code: 'too_many_properties',
+      reason: `more required properties than the bound of ${room} at ${cut(path || '/', 200, '…')}`,
+    };
   }
   const bound = `bound ${BOUNDS.maxProperties} per object, ${BOUNDS.maxTotalProperties} in all`;
   ctx.notes.add('properties_cut', path, `${names.length - keep.size} of ${names.length} properties left out (${bound})`);
@@ -248,7 +299,8 @@ function boundProperties(out: Node, path: string, ctx: Ctx): void {
   if (!Array.isArray(out.required) || !isObj(out.properties)) return;
   const props = out.properties;
   const kept = (out.required as string[]).filter((n) => Object.hasOwn(props, n));
-  if (kept.length !== (out.required as string[]).length) ctx.notes.add('invalid_keyword', `${path}/required`, 'names of undeclared properties dropped');
+  if (kept.length !== (out.required as string[]).length)
+    ctx.notes.add('invalid_keyword', `${path}/required`, 'names of undeclared properties dropped');
   out.required = kept;
 }
 

@@ -21,7 +21,7 @@ export function renameKeys(names: readonly string[], rule: RegExp): Map<string, 
   const gemini = rule === KEY_RULES.gemini;
   for (const n of names) {
     if (out.has(n)) continue;
-    let base = [...n].map((ch) => (gemini ? /[a-zA-Z0-9_]/ : /[a-zA-Z0-9_.-]/).test(ch) ? ch : '_').join('');
+    let base = [...n].map((ch) => ((gemini ? /[a-zA-Z0-9_]/ : /[a-zA-Z0-9_.-]/).test(ch) ? ch : '_')).join('');
     if (gemini && !/^[a-zA-Z_]/.test(base)) base = `_${base}`;
     if (!base) base = '_';
     base = base.slice(0, 64);

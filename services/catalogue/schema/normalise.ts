@@ -26,8 +26,15 @@ export { restoreArguments, type ArgPlan } from './args.ts';
 
 /** Why a schema was refused. */
 export type RefusalCode =
-  | 'invalid_profile' | 'not_object' | 'accepts_nothing' | 'root_not_object' | 'too_many_properties'
-  | 'required_unsupported' | 'strict_unsupported' | 'too_large' | 'internal';
+  | 'invalid_profile'
+  | 'not_object'
+  | 'accepts_nothing'
+  | 'root_not_object'
+  | 'too_many_properties'
+  | 'required_unsupported'
+  | 'strict_unsupported'
+  | 'too_large'
+  | 'internal';
 
 /**
  * The answer: a schema the profile accepts, with one note per change
@@ -36,8 +43,7 @@ export type RefusalCode =
  * refusal (the caller leaves the tool out, with a warning naming it and the reason).
  */
 export type NormaliseResult =
-  | { ok: true; schema: Record<string, unknown>; notes: string[]; args?: ArgPlan }
-  | { ok: false; code: RefusalCode; reason: string };
+  { ok: true; schema: Record<string, unknown>; notes: string[]; args?: ArgPlan } | { ok: false; code: RefusalCode; reason: string };
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -50,7 +56,11 @@ export async function normalise(schema: unknown, profile: Profile = 'portable'):
   try {
     return await run(schema, profile);
   } catch (err) {
-    return { ok: false, code: 'internal', reason: `the normaliser failed: ${quote(err instanceof Error ? err.message : String(err), 200)}` };
+    return {
+      ok: false,
+      code: 'internal',
+      reason: `the normaliser failed: ${quote(err instanceof Error ? err.message : String(err), 200)}`,
+    };
   }
 }
 
@@ -68,7 +78,11 @@ async function run(schema: unknown, profile: Profile): Promise<NormaliseResult> 
   if (schema === false) return { ok: false, code: 'accepts_nothing', reason: 'the schema is `false`: no arguments are valid' };
   const graph = schema === true ? {} : await inlineRefs(schema, notes);
   if (!isObj(graph)) {
-    return { ok: false, code: 'not_object', reason: `the schema is ${quote(graph === undefined ? typeof schema : graph, 60)}, not a JSON object` };
+    return {
+      ok: false,
+      code: 'not_object',
+      reason: `the schema is ${quote(graph === undefined ? typeof schema : graph, 60)}, not a JSON object`,
+    };
   }
   if (schema === true) notes.add('root_coerced', '', '`true` read as an object schema without declared properties');
 
@@ -97,7 +111,11 @@ async function run(schema: unknown, profile: Profile): Promise<NormaliseResult> 
     }
     over ||= why;
   }
-  return { ok: false, code: 'too_large', reason: `the schema stays over the bounds even trimmed (${over}; bound ${BOUNDS.maxBytes} bytes)` };
+  return {
+    ok: false,
+    code: 'too_large',
+    reason: `the schema stays over the bounds even trimmed (${over}; bound ${BOUNDS.maxBytes} bytes)`,
+  };
 }
 
 /** Root rules the shapers do not know about: Bedrock/portable's minimal root keys, Gemini's parameter-less root, `type` first. */
@@ -106,7 +124,8 @@ function finishRoot(s: Record<string, unknown>, rules: Rules, profile: Profile, 
   if (rules.rootKeys) {
     for (const k of Object.keys(s)) {
       if (rules.rootKeys.has(k)) continue;
-      if (k !== 'additionalProperties' || s[k] !== false) notes.add('root_keyword_dropped', `/${k}`, `${k} is not allowed at the root in this profile`);
+      if (k !== 'additionalProperties' || s[k] !== false)
+        notes.add('root_keyword_dropped', `/${k}`, `${k} is not allowed at the root in this profile`);
       delete s[k];
     }
   }

@@ -67,7 +67,10 @@ export function toJson(input: unknown, notes: Notes): Json | undefined {
     for (const [k, v] of entries) {
       if (k === CUT_KEY) continue;
       const s = scalar(v);
-      if (s !== undefined) { put(dst, Array.isArray(dst) ? dst.length : k, s); continue; }
+      if (s !== undefined) {
+        put(dst, Array.isArray(dst) ? dst.length : k, s);
+        continue;
+      }
       if (!(Array.isArray(v) || isPlainObject(v)) || seen.has(v)) {
         if (Array.isArray(dst)) put(dst, dst.length, null);
         continue;
@@ -118,7 +121,11 @@ function badRef(doc: Json, node: Json, path: string, notes: Notes): Json | undef
   const target = ref.startsWith('#') ? resolvePointer(doc, ref) : undefined;
   if (target !== undefined && target !== null && (typeof target === 'object' || typeof target === 'boolean')) return undefined;
   const external = !ref.startsWith('#');
-  notes.add(external ? 'ref_external' : 'ref_unresolved', path, `${quote(ref)} ${external ? 'not fetched' : 'does not resolve in this schema'}`);
+  notes.add(
+    external ? 'ref_external' : 'ref_unresolved',
+    path,
+    `${quote(ref)} ${external ? 'not fetched' : 'does not resolve in this schema'}`,
+  );
   return { [CUT_KEY]: external ? `external reference ${quote(ref)} not fetched` : `unresolved reference ${quote(ref)}` };
 }
 

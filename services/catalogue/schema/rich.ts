@@ -34,8 +34,18 @@ export interface Shaped {
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Keywords that are conditions on other schemas; dropped (counted in the notes) where a profile lacks them. */
-const CONDITIONS = new Set(['not', 'if', 'then', 'else', 'contains', 'propertyNames', 'dependentSchemas', 'unevaluatedProperties', 'unevaluatedItems',
-  'patternProperties']);
+const CONDITIONS = new Set([
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'dependentSchemas',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'patternProperties',
+]);
 
 function define(obj: Record<string, unknown>, k: string, v: unknown): void {
   Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
@@ -60,14 +70,23 @@ export function inferTypes(node: Node): TypeName[] | undefined {
   const values = Array.isArray(node.enum) ? node.enum : node.const !== undefined ? [node.const] : undefined;
   if (values?.length) {
     const typeOf = (v: unknown): TypeName =>
-      v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : (typeof v as TypeName);
+      v === null
+        ? 'null'
+        : Array.isArray(v)
+          ? 'array'
+          : typeof v === 'number'
+            ? Number.isInteger(v)
+              ? 'integer'
+              : 'number'
+            : (typeof v as TypeName);
     const t = new Set<TypeName>(values.map(typeOf));
     if (t.has('integer') && t.has('number')) t.delete('integer');
     return [...t].filter((x) => x !== ('undefined' as TypeName));
   }
   if (isObj(node.properties) || node.additionalProperties !== undefined || node.required) return ['object'];
   if (node.items !== undefined || node.prefixItems !== undefined) return ['array'];
-  if (node.pattern !== undefined || node.minLength !== undefined || node.maxLength !== undefined || node.format !== undefined) return ['string'];
+  if (node.pattern !== undefined || node.minLength !== undefined || node.maxLength !== undefined || node.format !== undefined)
+    return ['string'];
   if (node.minimum !== undefined || node.maximum !== undefined || node.multipleOf !== undefined) return ['number'];
   return undefined;
 }
@@ -113,15 +132,26 @@ export function shapeRich(input: Node, path: string, ctx: ShapeCtx, root = false
       else parts.push(constraintText(k, v));
       continue;
     }
-    if (k === 'title') { if (ctx.limits.maxDescription > 0) s.title = cut(v as string, ctx.limits.maxDescription); }
-    else if (k === 'required' || k === 'dependentRequired') s[k] = v;
+    if (k === 'title') {
+      if (ctx.limits.maxDescription > 0) s.title = cut(v as string, ctx.limits.maxDescription);
+    } else if (k === 'required' || k === 'dependentRequired') s[k] = v;
     else if (k === 'format' && rules.formats && !types?.some((t) => rules.formats![t]?.has(v as string))) parts.push(constraintText(k, v));
     else if (k === 'enum' && (v as unknown[]).length > ctx.limits.maxEnum) {
-      ctx.notes.add('enum_dropped', `${path}/enum`, `${(v as unknown[]).length} values are more than ${ctx.limits.maxEnum}; written into the description`);
+      ctx.notes.add(
+        'enum_dropped',
+        `${path}/enum`,
+        `${(v as unknown[]).length} values are more than ${ctx.limits.maxEnum}; written into the description`,
+      );
       parts.push(constraintText('enum', v));
-      if (!s.type) { const t = inferTypes({ enum: v }); if (t?.length) s.type = t.length === 1 ? t[0] : t; }
+      if (!s.type) {
+        const t = inferTypes({ enum: v });
+        if (t?.length) s.type = t.length === 1 ? t[0] : t;
+      }
     } else if (k === 'properties') continue;
-    else if (k === 'items' || (isObj(v) && (k === 'additionalProperties' || (CONDITIONS.has(k) && k !== 'patternProperties' && k !== 'dependentSchemas')))) {
+    else if (
+      k === 'items' ||
+      (isObj(v) && (k === 'additionalProperties' || (CONDITIONS.has(k) && k !== 'patternProperties' && k !== 'dependentSchemas')))
+    ) {
       const r = shapeRich(v as Node, path + seg(k), ctx);
       s[k] = r.s;
       if (k === 'items' && r.plan) plan = { ...plan, items: r.plan };
@@ -131,7 +161,8 @@ export function shapeRich(input: Node, path: string, ctx: ShapeCtx, root = false
       if (k !== 'prefixItems') for (const r of shaped) plan = mergePlans(plan, r.plan);
     } else if (k === 'patternProperties' || k === 'dependentSchemas') {
       const m: Record<string, unknown> = {};
-      for (const [name, sub] of Object.entries(v as Record<string, Node>)) define(m, name, shapeRich(sub, `${path}${seg(k)}${seg(name)}`, ctx).s);
+      for (const [name, sub] of Object.entries(v as Record<string, Node>))
+        define(m, name, shapeRich(sub, `${path}${seg(k)}${seg(name)}`, ctx).s);
       s[k] = m;
     } else s[k] = v;
   }
@@ -139,7 +170,11 @@ export function shapeRich(input: Node, path: string, ctx: ShapeCtx, root = false
   if (types?.includes('array') && s.items === undefined && s.prefixItems === undefined) {
     s.items = rules.strict ? { type: 'string' } : {};
     if (node.prefixItems) parts.push(`a tuple of ${(node.prefixItems as unknown[]).length} items`);
-    ctx.notes.add('items_assumed', `${path}/items`, rules.strict ? 'items not given; strings assumed' : 'items not given; any item accepted');
+    ctx.notes.add(
+      'items_assumed',
+      `${path}/items`,
+      rules.strict ? 'items not given; strings assumed' : 'items not given; any item accepted',
+    );
   }
   const d = describe(node, parts, path, ctx);
   if (d) s.description = d;
@@ -147,7 +182,14 @@ export function shapeRich(input: Node, path: string, ctx: ShapeCtx, root = false
 }
 
 /** The properties of an object node: renamed where the profile's key rule says, strict mode's required/nullable rule applied. */
-function objectPart(node: Node, s: Record<string, unknown>, path: string, ctx: ShapeCtx, root: boolean, plan: ArgPlan | undefined): ArgPlan | undefined {
+function objectPart(
+  node: Node,
+  s: Record<string, unknown>,
+  path: string,
+  ctx: ShapeCtx,
+  root: boolean,
+  plan: ArgPlan | undefined,
+): ArgPlan | undefined {
   const { rules } = ctx;
   const props = isObj(node.properties) ? (node.properties as Record<string, Node>) : {};
   const names = Object.keys(props);
@@ -182,14 +224,17 @@ function objectPart(node: Node, s: Record<string, unknown>, path: string, ctx: S
   }
   if (names.length || rules.strict) s.properties = out;
   if (rules.strict) {
-    if (kept.some((n) => !required.has(n))) ctx.notes.add('made_nullable', path, 'optional properties made required and nullable (strict mode)');
+    if (kept.some((n) => !required.has(n)))
+      ctx.notes.add('made_nullable', path, 'optional properties made required and nullable (strict mode)');
     s.required = kept.map((n) => renamed.get(n)!);
     if (node.additionalProperties !== undefined && node.additionalProperties !== false) {
       ctx.notes.add('map_dropped', `${path}/additionalProperties`, 'extra properties are not allowed in strict mode');
     }
     s.additionalProperties = false;
   } else if (Array.isArray(node.required)) {
-    s.required = [...new Set((node.required as string[]).filter((n) => kept.includes(n) || !Object.hasOwn(props, n)).map((n) => renamed.get(n) ?? n))];
+    s.required = [
+      ...new Set((node.required as string[]).filter((n) => kept.includes(n) || !Object.hasOwn(props, n)).map((n) => renamed.get(n) ?? n)),
+    ];
   }
   if (isObj(s.dependentRequired)) {
     const dr: Record<string, unknown> = {};

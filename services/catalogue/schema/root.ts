@@ -58,7 +58,7 @@ export function mergeAny(members: Node[]): Node {
   const out = mergeAll(members.map((m) => ({ ...m, required: undefined })));
   delete out.required;
   const req = members.map((m) => new Set((m.required as string[] | undefined) ?? []));
-  const all = [...req[0] ?? []].filter((n) => req.every((r) => r.has(n)));
+  const all = [...(req[0] ?? [])].filter((n) => req.every((r) => r.has(n)));
   if (all.length) out.required = all;
   const t = new Set(members.flatMap((m) => types(m) ?? []));
   if (t.size) out.type = [...t];
@@ -91,7 +91,10 @@ export function coerceRoot(root: Node, notes: Notes): { ok: true; node: Node } |
       parts.push(...(allOf as Node[]));
       notes.add('all_of_merged', '/allOf', `${allOf.length} root allOf member(s) merged into the root`);
     }
-    for (const [name, list] of [['anyOf', anyOf], ['oneOf', oneOf]] as const) {
+    for (const [name, list] of [
+      ['anyOf', anyOf],
+      ['oneOf', oneOf],
+    ] as const) {
       if (!Array.isArray(list)) continue;
       const members = list as Node[];
       const objects = members.filter((m) => objectish(m) && (isObj(m.properties) || types(m)));
@@ -118,7 +121,11 @@ export function coerceRoot(root: Node, notes: Notes): { ok: true; node: Node } |
   if (conditions.length) described.push(`conditions not shown: ${conditions.join(', ')}`);
   const t = types(node);
   if (t && !t.includes('object')) {
-    return { ok: false, code: 'root_not_object', reason: `the root schema describes ${quote(t)}, not an object (MCP tool arguments are an object)` };
+    return {
+      ok: false,
+      code: 'root_not_object',
+      reason: `the root schema describes ${quote(t)}, not an object (MCP tool arguments are an object)`,
+    };
   }
   if (!t || t.length !== 1) {
     if (t) notes.add('root_coerced', '/type', `root type ${quote(t)} narrowed to "object"`);

@@ -19,8 +19,23 @@ import { constraintText, quote, seg } from './text.ts';
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const PRIMITIVE = new Set<TypeName>(['string', 'number', 'integer', 'boolean']);
 /** Keywords that are conditions on other schemas: dropped (counted in the notes), not described. */
-const SCHEMA_KEYWORDS = new Set(['not', 'if', 'then', 'else', 'contains', 'propertyNames', 'dependentSchemas', 'unevaluatedProperties',
-  'unevaluatedItems', 'patternProperties', 'additionalProperties', 'prefixItems', 'allOf', 'anyOf', 'oneOf']);
+const SCHEMA_KEYWORDS = new Set([
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'dependentSchemas',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'patternProperties',
+  'additionalProperties',
+  'prefixItems',
+  'allOf',
+  'anyOf',
+  'oneOf',
+]);
 
 function define(obj: Record<string, unknown>, k: string, v: unknown): void {
   Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
@@ -39,7 +54,10 @@ function collapse(node: Node, path: string, ctx: ShapeCtx, parts: string[]): Nod
   else if (others.length === 1) chosen = others[0];
   else if (others.every((v) => stringish(v))) {
     const enums = others.every((v) => Array.isArray(v.enum) || typeof v.const === 'string');
-    chosen = { type: ['string'], ...(enums ? { enum: [...new Set(others.flatMap((v) => (Array.isArray(v.enum) ? v.enum : [v.const])))] } : {}) };
+    chosen = {
+      type: ['string'],
+      ...(enums ? { enum: [...new Set(others.flatMap((v) => (Array.isArray(v.enum) ? v.enum : [v.const])))] } : {}),
+    };
     ctx.notes.add('union_merged', path, `${others.length} string variants merged`);
   } else if (others.every((v) => objectish(v) && isObj(v.properties))) {
     chosen = mergeAny(others);
@@ -48,7 +66,11 @@ function collapse(node: Node, path: string, ctx: ShapeCtx, parts: string[]): Nod
     chosen = others[0];
     const alt = others.slice(1).map((v) => (Array.isArray(v.type) ? v.type.join('/') : 'other'));
     parts.push(`also accepts: ${alt.join(', ')}`);
-    ctx.notes.add('union_collapsed', path, `a union of ${others.length} alternatives; the first is kept, the others are named in the description`);
+    ctx.notes.add(
+      'union_collapsed',
+      path,
+      `a union of ${others.length} alternatives; the first is kept, the others are named in the description`,
+    );
   }
   const merged = mergeAll([rest, chosen]);
   if (nullable) merged.type = [...((merged.type as TypeName[] | undefined) ?? inferTypes(merged) ?? ['string']), 'null'];
@@ -111,11 +133,18 @@ export function shapeSubset(input: Node, path: string, ctx: ShapeCtx, root = fal
     if (k === 'type' || k === 'description' || k === 'properties' || k === 'required' || k === 'items') continue;
     if (k === 'enum' || k === 'const') {
       const values = (k === 'const' ? [v] : (v as unknown[])).filter((x) => x !== null);
-      if (type === 'string' && values.every((x) => typeof x === 'string') && values.length && values.length <= ctx.limits.maxEnum && s.enum === undefined) {
+      if (
+        type === 'string' &&
+        values.every((x) => typeof x === 'string') &&
+        values.length &&
+        values.length <= ctx.limits.maxEnum &&
+        s.enum === undefined
+      ) {
         s.enum = values;
         if (k === 'const') ctx.notes.add('const_to_enum', `${path}/const`, 'const written as a one-value enum');
       } else {
-        if (values.length > ctx.limits.maxEnum) ctx.notes.add('enum_dropped', `${path}/enum`, `${values.length} values are more than ${ctx.limits.maxEnum}`);
+        if (values.length > ctx.limits.maxEnum)
+          ctx.notes.add('enum_dropped', `${path}/enum`, `${values.length} values are more than ${ctx.limits.maxEnum}`);
         parts.push(constraintText(k, v));
       }
     } else if (k === 'format') {
@@ -126,8 +155,7 @@ export function shapeSubset(input: Node, path: string, ctx: ShapeCtx, root = fal
       if (k === 'additionalProperties' && v === false) continue;
       if (k === 'additionalProperties' || k === 'patternProperties') {
         ctx.notes.add('map_dropped', path + seg(k), 'extra properties cannot be described in this profile');
-      }
-      else ctx.notes.dropped(k);
+      } else ctx.notes.dropped(k);
     } else if (k !== 'title' && k !== 'deprecated' && k !== 'readOnly' && k !== 'writeOnly') parts.push(constraintText(k, v));
   }
   if (type === 'array') {

@@ -16,11 +16,35 @@ const MAX_DETAIL = 400;
 
 /** Why a node was changed; the first word of every note, stable for callers and tests. */
 export type NoteCode =
-  | 'ref_inlined' | 'ref_external' | 'ref_unresolved' | 'cycle_cut' | 'depth_cut' | 'budget_cut' | 'raw_depth_cut'
-  | 'invalid_schema' | 'invalid_keyword' | 'keyword_dropped' | 'constraint_described' | 'type_collapsed' | 'type_assumed'
-  | 'items_assumed' | 'null_dropped' | 'made_nullable' | 'union_merged' | 'union_collapsed' | 'all_of_merged' | 'enum_dropped'
-  | 'const_to_enum' | 'properties_cut' | 'property_dropped' | 'property_renamed' | 'map_dropped' | 'description_cut'
-  | 'root_coerced' | 'root_keyword_dropped' | 'size_fitted';
+  | 'ref_inlined'
+  | 'ref_external'
+  | 'ref_unresolved'
+  | 'cycle_cut'
+  | 'depth_cut'
+  | 'budget_cut'
+  | 'raw_depth_cut'
+  | 'invalid_schema'
+  | 'invalid_keyword'
+  | 'keyword_dropped'
+  | 'constraint_described'
+  | 'type_collapsed'
+  | 'type_assumed'
+  | 'items_assumed'
+  | 'null_dropped'
+  | 'made_nullable'
+  | 'union_merged'
+  | 'union_collapsed'
+  | 'all_of_merged'
+  | 'enum_dropped'
+  | 'const_to_enum'
+  | 'properties_cut'
+  | 'property_dropped'
+  | 'property_renamed'
+  | 'map_dropped'
+  | 'description_cut'
+  | 'root_coerced'
+  | 'root_keyword_dropped'
+  | 'size_fitted';
 
 export class Notes {
   readonly list: string[] = [];
@@ -105,16 +129,26 @@ export function constraintText(keyword: string, value: unknown): string {
   switch (keyword) {
     case 'enum': {
       const values = Array.isArray(value) ? value : [];
-      const shown = values.slice(0, 20).map((v) => quote(v, 40)).join(', ');
+      const shown = values
+        .slice(0, 20)
+        .map((v) => quote(v, 40))
+        .join(', ');
       return `one of ${values.length} values: ${shown}${values.length > 20 ? ', …' : ''}`;
     }
-    case 'const': return `must be ${quote(value)}`;
-    case 'default': return `default ${quote(value)}`;
-    case 'examples': return `examples ${quote(value)}`;
-    case 'format': return `format ${quote(value, 40)}`;
-    case 'pattern': return `pattern ${quote(value)}`;
-    case 'required': return `required ${quote(value)}`;
-    default: return `${keyword} ${quote(value)}`;
+    case 'const':
+      return `must be ${quote(value)}`;
+    case 'default':
+      return `default ${quote(value)}`;
+    case 'examples':
+      return `examples ${quote(value)}`;
+    case 'format':
+      return `format ${quote(value, 40)}`;
+    case 'pattern':
+      return `pattern ${quote(value)}`;
+    case 'required':
+      return `required ${quote(value)}`;
+    default:
+      return `${keyword} ${quote(value)}`;
   }
 }
 
