@@ -2,12 +2,14 @@
  * `$ALBEDO_HOME/daemon.json`: how a client finds the running daemon and
  * proves it may use it — `{ port, token, pid, version }`. Mode 0600 from
  * its creation (the token is the key to everything the daemon holds), and
- * replaced atomically (a temporary file, fsync, rename, the directory
- * fsynced), so a reader sees the old file or the new one, never part of one.
+ * replaced atomically (platform/atomic-file.ts: a temporary file, fsync,
+ * rename, the directory fsynced), so a reader sees the old file or the new
+ * one, never part of one.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomic } from '../platform/atomic-file.ts';
 
 export const INFO_FILE = 'daemon.json';
 
@@ -25,30 +27,9 @@ export function newToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** Writes daemon.json in `home` (mode 0600, atomic). */
+/** Writes daemon.json in `home` (mode 0600, atomic: platform/atomic-file.ts). */
 export function writeInfo(home: string, info: DaemonInfo): void {
-  const file = path.join(home, INFO_FILE);
-  const tmp = `${file}.${process.pid}.tmp`;
-  // 'wx': a leftover temporary file of ours is removed first rather than reused with whatever mode it had.
-  rmSync(tmp, { force: true });
-  const fd = openSync(tmp, 'wx', 0o600);
-  try {
-    writeSync(fd, JSON.stringify(info) + '\n');
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
-  try {
-    const dir = openSync(home, 'r');
-    try {
-      fsyncSync(dir);
-    } finally {
-      closeSync(dir);
-    }
-  } catch {
-    // A directory that cannot be fsynced (some filesystems) still has the rename.
-  }
+  writeFileAtomic(path.join(home, INFO_FILE), JSON.stringify(info) + '\n', { mode: 0o600 });
 }
 
 /** daemon.json of `home`, or null when there is none or it is not a daemon's. */

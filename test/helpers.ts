@@ -17,12 +17,16 @@ import type { StdioServerInput } from '../protocol/config.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** The protocol/ modules the CLI may load (built-ins only, no zod): the command-line splitter, the private-directory check, the opener's argument vector, pending files. */
+/**
+ * The protocol/ and platform/ modules the CLI may load (built-ins only, no zod): the command-line splitter, the
+ * private-directory check, the opener's argument vector, pending files, process liveness.
+ */
 export const CLI_PROTOCOL = new Set([
   'protocol/command-line.ts',
   'protocol/private-dir.ts',
   'protocol/opener.ts',
   'protocol/pending-files.ts',
+  'platform/process.ts',
 ]);
 export const NODE = process.execPath;
 export const fixture = (name: string): string => path.join(ROOT, 'test', 'fixtures', name);

@@ -27,6 +27,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { openPrivateDir, PrivateDirError, type PrivateDir } from '../../protocol/private-dir.ts';
+import { isAlive, parseProcessRecord, type ProcessRecord } from '../../platform/process.ts';
 import { CliError, EXIT } from './errors.ts';
 import { ConnectFailed, request } from './http.ts';
 import { withoutPrivate } from './private-env.ts';
@@ -115,57 +116,16 @@ export function readInfo(home: string): DaemonInfo | null {
 }
 
 /** What `daemon.lock` holds (daemon/lock.ts): the pid of the daemon holding the home and its start time (null off Linux). */
-export interface LockRecord {
-  pid: number;
-  start: string | null;
-}
+export type LockRecord = ProcessRecord;
 
 /** daemon.lock of `home`, or null when there is none or it is not one. */
 export function readLock(home: string): LockRecord | null {
   const text = readHomeFile(home, 'daemon.lock');
-  if (text === null) return null;
-  try {
-    const v = JSON.parse(text) as Partial<LockRecord>;
-    if (!Number.isInteger(v.pid) || (v.start !== null && typeof v.start !== 'string')) return null;
-    return { pid: v.pid!, start: v.start ?? null };
-  } catch {
-    return null;
-  }
+  return text === null ? null : parseProcessRecord(text);
 }
 
-/** /proc/<pid>/stat's start time (Linux): 'dead' when it is gone or a zombie, null where /proc cannot tell. */
-function startOf(pid: number): string | null | 'dead' {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    // No /proc at all (not Linux): unknown. /proc without this pid: gone.
-    try {
-      readFileSync('/proc/self/stat');
-    } catch {
-      return null;
-    }
-    return code === 'ENOENT' || code === 'ESRCH' ? 'dead' : null;
-  }
-  // Fields after the command name, which is in parentheses and may hold spaces: state is field 3, starttime field 22.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  if (fields[0] === 'Z' || fields[0] === 'X') return 'dead';
-  return fields[19] ?? null;
-}
-
-/** Whether the process a lock record names is still that process (as daemon/lock.ts's isAlive judges it). */
-export function holderAlive(rec: LockRecord): boolean {
-  try {
-    process.kill(rec.pid, 0);
-  } catch (err) {
-    // EPERM: it exists, it is someone else's.
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  const start = startOf(rec.pid);
-  if (start === 'dead') return false;
-  return rec.start === null || start === null || start === rec.start;
-}
+/** Whether the process a lock record names is still that process (platform/process.ts, as the daemon judges it). */
+export const holderAlive = (rec: LockRecord): boolean => isAlive(rec);
 
 /**
  * The live holder of daemon.lock of `home` when it is `pid`, else null: a
@@ -250,22 +210,10 @@ function logTail(file: string, from: number): string {
 /** The spawn mutex of `home`: held by the one command that starts a daemon, while it waits for its answer. */
 type Release = () => Promise<void>;
 async function trySpawnMutex(home: string): Promise<Release | null> {
-  const { default: lockfile } = await import('proper-lockfile');
-  try {
-    // Kept fresh by its holder (proper-lockfile updates its mtime); a holder killed meanwhile leaves it stale after 20 s.
-    const release = await lockfile.lock(home, {
-      lockfilePath: path.join(home, 'daemon.spawn.lock'),
-      realpath: false,
-      stale: 20_000,
-      update: 5_000,
-      retries: 0,
-      onCompromised: () => {},
-    });
-    return () => release().catch(() => {});
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOCKED') return null;
-    throw err;
-  }
+  // Loaded only here (it brings proper-lockfile): a command that finds its daemon running never needs it.
+  const { tryLockDir } = await import('../../platform/lock.ts');
+  // Kept fresh by its holder (its mtime is updated); a holder killed meanwhile leaves it stale after 20 s.
+  return tryLockDir(home, path.join(home, 'daemon.spawn.lock'), { stale: 20_000, update: 5_000 });
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
- * Era detection over stdio, as seed 000 and the 2026-07-28 backward
- * compatibility rules (basic/versioning, basic/transports/stdio) say:
+ * Era detection over stdio, as docs/design.md ("Protocol eras") and the
+ * 2026-07-28 backward compatibility rules (basic/versioning,
+ * basic/transports/stdio) say:
  *
  *  1. Send `server/discover` as 2026-07-28. A DiscoverResult naming it, or a
  *     -32022 whose `supported` names it, makes the server modern. A modern
@@ -31,7 +32,7 @@ import {
 import { initializeParams, initializeResultSchema, INITIALIZED_NOTIFICATION } from '../../protocol/rev2025-11-25/index.ts';
 import type { Implementation } from '../../protocol/mcp.ts';
 import type { ConnectionInfo } from '../../protocol/services/transport.ts';
-import { wireCodeOf, type RpcPeer } from '../transport/rpc-peer.ts';
+import { wireCodeOf, type Requester } from '../../protocol/requester.ts';
 import { describeZodError } from '../../protocol/config.ts';
 import { redactThenCut, type Secrets } from '../../protocol/redact.ts';
 
@@ -64,7 +65,7 @@ function versionsOf(named: readonly unknown[], redactor: Secrets | undefined): s
 }
 
 /** Negotiates the era on `peer`. Rejects with ALBEDO_ERA_REFUSED, ALBEDO_HANDSHAKE_FAILED or ALBEDO_TIMEOUT. */
-export async function negotiate(peer: RpcPeer, opts: NegotiateOptions): Promise<ConnectionInfo> {
+export async function negotiate(peer: Requester, opts: NegotiateOptions): Promise<ConnectionInfo> {
   if (opts.cached?.era === 'legacy') {
     try {
       return { ...(await initialize(peer, opts, opts.timeoutMs)), detection: 'cached' };
@@ -79,7 +80,7 @@ export async function negotiate(peer: RpcPeer, opts: NegotiateOptions): Promise<
 
 type Verdict = Omit<ConnectionInfo, 'detection'>;
 
-function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
+function probe(peer: Requester, opts: NegotiateOptions): Promise<Verdict> {
   const silentMs = opts.silentMs ?? 1_000;
   return new Promise<Verdict>((resolve, reject) => {
     let settled = false;
@@ -163,7 +164,8 @@ function probe(peer: RpcPeer, opts: NegotiateOptions): Promise<Verdict> {
             const data = unsupportedVersionDataSchema.safeParse((e.data as { data?: unknown }).data);
             if (data.success) {
               if (data.data.supported.includes(MODERN_VERSION)) {
-                // Modern by the seed's rule, though it refused this request: ask once more for its DiscoverResult.
+                // Modern by the rule (docs/design.md, "Protocol eras"), though it refused this request:
+                // ask once more for its DiscoverResult.
                 peer
                   .request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), {
                     timeoutMs: opts.timeoutMs,
@@ -226,11 +228,12 @@ function refused(named: string[], redactor: Secrets | undefined): AlbedoError {
   // The server's list is its data: a few short entries are enough to say what it speaks.
   const serverVersions = versionsOf(named, redactor);
   const ours = [...MODERN_VERSIONS, ...LEGACY_ACCEPTED];
-  const why = `no protocol version in common: the server supports ${serverVersions.join(', ') || '(none)'}; Albedo supports ${ours.join(', ')}`;
+  const why =
+    `no protocol version in common: the server supports ${serverVersions.join(', ') || '(none)'}; ` + `Albedo supports ${ours.join(', ')}`;
   return new AlbedoError('ALBEDO_ERA_REFUSED', why, { outcome: 'not_run', data: { server: serverVersions, albedo: ours } });
 }
 
-async function initialize(peer: RpcPeer, opts: NegotiateOptions, timeoutMs: number, signal?: AbortSignal): Promise<Verdict> {
+async function initialize(peer: Requester, opts: NegotiateOptions, timeoutMs: number, signal?: AbortSignal): Promise<Verdict> {
   const raw = await peer.request('initialize', initializeParams(opts.clientInfo, opts.capabilities), {
     timeoutMs,
     signal,
@@ -270,16 +273,16 @@ export interface EraHeaders {
 }
 
 /**
- * Era detection over Streamable HTTP, as seed 000 says: a modern first
- * request (`server/discover` with the 2026-07-28 headers). A DiscoverResult
- * naming 2026-07-28 makes the server modern. A -32022 or a DiscoverResult
- * naming only legacy versions we share goes to `initialize`; naming none we
- * share is refused. Any non-2xx without a modern error in its body, or a
- * JSON-RPC error other than -32020/-32021/-32022, means legacy. HTTP always
- * answers, so there is no silent wait. A cached legacy verdict starts with
- * `initialize` and probes afresh when that fails.
+ * Era detection over Streamable HTTP (docs/design.md, "Protocol eras"): a
+ * modern first request (`server/discover` with the 2026-07-28 headers). A
+ * DiscoverResult naming 2026-07-28 makes the server modern. A -32022 or a
+ * DiscoverResult naming only legacy versions we share goes to `initialize`;
+ * naming none we share is refused. Any non-2xx without a modern error in its
+ * body, or a JSON-RPC error other than -32020/-32021/-32022, means legacy.
+ * HTTP always answers, so there is no silent wait. A cached legacy verdict
+ * starts with `initialize` and probes afresh when that fails.
  */
-export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: NegotiateOptions): Promise<ConnectionInfo> {
+export async function negotiateHttp(peer: Requester, link: EraHeaders, opts: NegotiateOptions): Promise<ConnectionInfo> {
   // The legacy handshake over HTTP: the negotiated version goes on every later request,
   // and notifications/initialized must be accepted before any.
   const legacy = async (detection: 'cached' | 'probe' = 'probe'): Promise<ConnectionInfo> => {
@@ -320,7 +323,7 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
         throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run' });
       }
       if (data.data.supported.includes(MODERN_VERSION)) {
-        // Modern by the seed's rule, though it refused this request: ask once more, on a new id.
+        // Modern by the rule (docs/design.md, "Protocol eras"), though it refused this request: ask once more, on a new id.
         return discoverAgain(peer, opts, detection);
       }
       if (data.data.supported.some((v) => LEGACY_ACCEPTED.includes(v))) return legacy();
@@ -352,7 +355,7 @@ export async function negotiateHttp(peer: RpcPeer, link: EraHeaders, opts: Negot
   throw refused(r.supportedVersions, opts.redactor);
 }
 
-async function discoverAgain(peer: RpcPeer, opts: NegotiateOptions, detection: ConnectionInfo['detection']): Promise<ConnectionInfo> {
+async function discoverAgain(peer: Requester, opts: NegotiateOptions, detection: ConnectionInfo['detection']): Promise<ConnectionInfo> {
   let again: Record<string, unknown>;
   try {
     again = await peer.request(DISCOVER_METHOD, modernParams(undefined, opts.clientInfo, opts.capabilities), {

@@ -1,24 +1,28 @@
 /**
  * A connection actor: one configured server, its link, its JSON-RPC peer,
  * its negotiated era and its catalogue. A server that drops is dialled again
- * by the next request; list changes rediscover in the background, one at a
- * time (a change meanwhile runs it once more).
+ * by the next request; list changes rediscover in the background
+ * (catalogue-keeper.ts). The server's own requests go to the embedder
+ * (client-side.ts); what it says besides JSON-RPC explains a failure
+ * (server-noise.ts).
  */
 import { AlbedoError, serializeError } from '../../protocol/errors.ts';
-import { ErrorCode, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.ts';
+import type { JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc.ts';
 import { LISTEN_METHOD } from '../../protocol/rev2026-07-28/index.ts';
-import { LIST_FIELD, type Catalogue, type Implementation, type ListMethod } from '../../protocol/mcp.ts';
+import type { Catalogue, Implementation } from '../../protocol/mcp.ts';
 import type { ResolvedServer } from '../../protocol/config.ts';
 import { MAX_DEPTH, depthOf } from '../../protocol/bounds.ts';
 import type { ClientOp, ConnectionInfo, OpenResult, TransportEvents } from '../../protocol/services/transport.ts';
-import { INPUT_METHODS } from '../../protocol/client-input.ts';
 import { negotiate, negotiateHttp } from '../negotiation/negotiate.ts';
 import type { EraCache } from '../negotiation/era-cache.ts';
-import { RpcPeer, WireError } from './rpc-peer.ts';
+import { RpcPeer } from './rpc-peer.ts';
 import { StdioLink } from './stdio-link.ts';
 import type { HttpLink } from './http-link.ts';
 import type { LinkAuth } from '../oauth/link-auth.ts';
-import { listAll, discoverAll, listsFor, checkTotal, type Lister, type ListBytes } from './discovery.ts';
+import { discoverAll, listsFor, type Lister } from './discovery.ts';
+import { CatalogueKeeper, listsChangedBy } from './catalogue-keeper.ts';
+import { NO_CLIENT, answerServerRequest, type ClientSide } from './client-side.ts';
+import { ServerNoise } from './server-noise.ts';
 import { requestWithInput, type InputRoundsContext } from './input-rounds.ts';
 import { operate, type OpTarget } from './operations.ts';
 import { EraParams } from './era-params.ts';
@@ -29,33 +33,8 @@ import { Redactor, secretValues } from '../../protocol/redact.ts';
 
 export type Emit = <E extends keyof TransportEvents>(name: E, payload: TransportEvents[E]) => void;
 
-/** Looked up with Map, never a plain object: a wire string such as `constructor` must not reach Object.prototype. */
-const LIST_FOR_NOTIFICATION: ReadonlyMap<string, ListMethod[]> = new Map([
-  ['notifications/tools/list_changed', ['tools/list']],
-  ['notifications/resources/list_changed', ['resources/list', 'resources/templates/list']],
-  ['notifications/prompts/list_changed', ['prompts/list']],
-]);
-/** Rediscoveries of one connection start at least this far apart. */
-const REDISCOVER_GAP_MS = 1_000;
 /** How long a legacy HTTP dial waits for its GET stream to be answered. */
 const GET_STREAM_WAIT_MS = 2_000;
-
-/** The embedder's side of the connection: the capabilities its handlers give, and a way to ask them. */
-export interface ClientSide {
-  capabilities: Record<string, unknown>;
-  /**
-   * Runs the embedder's handler for one input request (elicitation/create,
-   * sampling/createMessage, roots/list); `signal` aborts the handler's own
-   * signal when the request waiting on it is given up.
-   */
-  ask(method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
-}
-
-const NO_CLIENT: ClientSide = {
-  capabilities: {},
-  ask: (method) =>
-    Promise.reject(new WireError(ErrorCode.MethodNotFound, `Method not found: ${method} (this client declares no capabilities)`)),
-};
 
 type Link = StdioLink | HttpLink;
 interface HttpParts {
@@ -96,15 +75,12 @@ export class Connection {
   #emit: Emit;
   #live: Live | undefined;
   #dialling: Promise<Live> | undefined;
-  #catalogue: Catalogue = { tools: [], resources: [], resourceTemplates: [], prompts: [] };
-  #sizes: ListBytes = {};
-  #rediscovering: Promise<void> | undefined;
-  #lastRediscovery = 0;
-  #again = new Set<ListMethod>();
+  /** The catalogue as last discovered, and its rediscovery. */
+  #keeper: CatalogueKeeper;
   #closed = false;
   #reaping = new Set<Promise<void>>();
-  /** How many lines were not JSON-RPC, and the first one quoted (redacted, then cut), for the silence hint. */
-  #junk = { count: 0, sample: '' };
+  /** The lines that were not JSON-RPC, for the silence hint and a failed open's data. */
+  #noise = new ServerNoise((text, max) => this.#quote(text, max));
   /**
    * The values the server was given that may be secrets, and the OAuth tokens its HTTP link sends
    * (added as they change), with their forms (protocol/redact.ts): cut out of every warning, of every
@@ -120,8 +96,6 @@ export class Connection {
   #openNotes: string[] = [];
   /** Each request's params for the era (era-params.ts: a modern _meta built once). */
   #eraParams: EraParams;
-  /** Settles when the first discovery has; rediscovery never races it. */
-  #initial: Promise<void> = Promise.resolve();
 
   constructor(
     id: string,
@@ -141,6 +115,14 @@ export class Connection {
     this.#emit = emit;
     this.#eraParams = new EraParams(clientInfo, client.capabilities);
     this.#redactor = new Redactor(secretValues(server));
+    this.#keeper = new CatalogueKeeper({
+      name,
+      timeoutMs: server.callTimeoutMs,
+      closed: () => this.#closed,
+      lister: () => (this.#live ? this.#lister(this.#live) : undefined),
+      warn: (m, code) => this.#warn(m, code),
+      changed: (catalogue) => this.#emit('connection/catalogue-changed', { id: this.id, catalogue }),
+    });
   }
 
   /** The server's text, at most `max` characters, quoted: secrets cut out first, then cut short. */
@@ -172,45 +154,24 @@ export class Connection {
       const opened = await this.#open(signal);
       return { ...opened, warnings: opened.warnings.map((w) => this.#redactor.redact(w)) };
     } catch (err) {
-      throw this.#redacted(this.#withLastWords(err));
+      // What a stdio server said on the side goes into the error's data (server-noise.ts), redacted with the rest.
+      throw this.#redacted(this.#noise.lastWords(err, this.#stdio?.stderrTail));
     }
-  }
-
-  /**
-   * A failed open's error with what a stdio server said on the side, in its `data` (unless there already): its stderr
-   * tail (when it wrote any), and how many lines on stdout were not JSON-RPC with the first one — for a person's message of why it did not
-   * start (daemon/strict-save.ts). Redacted with the rest of the data as it leaves.
-   */
-  #withLastWords(err: unknown): unknown {
-    const link = this.#stdio;
-    if (!AlbedoError.is(err) || !link) return err;
-    const data = err.data;
-    if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) return err;
-    const more: Record<string, unknown> = {};
-    // Only when it wrote something: an error's data stays as its code defines it otherwise.
-    if (!(data && 'stderrTail' in data) && link.stderrTail) more.stderrTail = link.stderrTail;
-    if (this.#junk.count) more.stdoutJunk = { lines: this.#junk.count, first: this.#junk.sample };
-    Object.defineProperty(err, 'data', { value: { ...data, ...more }, enumerable: true, writable: true, configurable: true });
-    return err;
   }
 
   async #open(signal?: AbortSignal): Promise<OpenResult> {
     const warnings: string[] = this.#openNotes;
     const live = await this.#dial();
     const deadline = Date.now() + this.server.startupTimeoutMs;
-    // List changes that arrive meanwhile wait for this first discovery (#rediscover awaits it).
+    // List changes that arrive meanwhile wait for this first discovery (the keeper awaits it).
     const discovering = discoverAll(this.#lister(live), listsFor(live.info), deadline, warnings, signal);
-    this.#initial = discovering.then(
-      () => undefined,
-      () => undefined,
-    );
+    this.#keeper.discovering(discovering);
     const { catalogue, sizes } = await discovering;
     if (depthOf(live.info, MAX_DEPTH) > MAX_DEPTH) {
       const why = `${this.name}: its capabilities or server info nest deeper than ${MAX_DEPTH} levels`;
       throw new AlbedoError('ALBEDO_INVALID_RESPONSE', why, { outcome: 'unknown' });
     }
-    this.#catalogue = catalogue;
-    this.#sizes = sizes;
+    this.#keeper.accept(catalogue, sizes);
     if (live.info.era === 'modern') this.#listen(live);
     return { ...live.info, catalogue, warnings };
   }
@@ -303,7 +264,7 @@ export class Connection {
     const link = this.#newLink(() => peer, http);
     const redial = this.#lastInfo !== undefined;
     peer = new RpcPeer(link, {
-      onRequest: (req: JsonRpcRequest, signal: AbortSignal) => this.#onServerRequest(req, signal),
+      onRequest: (req: JsonRpcRequest, signal: AbortSignal) => answerServerRequest(this.#client, req, this.server.callTimeoutMs, signal),
       onNotification: (n) => this.#onNotification(n),
       onJunk: (what, line) => this.#onJunk(what, line),
       secrets: this.#redactor,
@@ -319,7 +280,7 @@ export class Connection {
         timeoutMs: this.server.startupTimeoutMs,
         cached,
         capabilities: this.#client.capabilities,
-        explainSilence: () => this.#silenceHint(link),
+        explainSilence: () => this.#noise.silenceHint(link instanceof StdioLink ? link.stderrTail : ''),
         redactor: this.#redactor,
       };
       const info = !(link instanceof StdioLink) ? await negotiateHttp(peer, link, nopts) : await negotiate(peer, nopts);
@@ -353,16 +314,6 @@ export class Connection {
     }
   }
 
-  #silenceHint(link: Link): string {
-    const parts: string[] = [];
-    if (this.#junk.count) {
-      parts.push(`it wrote ${this.#junk.count} line(s) that are not JSON-RPC, the first: ${this.#junk.sample}`);
-    }
-    const tail = link instanceof StdioLink ? link.stderrTail.trim() : '';
-    if (tail) parts.push(`its stderr ends:\n${tail}`);
-    return parts.join('; ');
-  }
-
   #reap(link: Link): void {
     const p = link
       .close()
@@ -387,31 +338,9 @@ export class Connection {
     this.#emit('connection/warned', code ? { id: this.id, message: text, code } : { id: this.id, message: text });
   }
 
-  /**
-   * A server's own request: ping is answered; input requests go to the
-   * embedder's handlers when it declared them. `signal` aborts when the
-   * server cancels its request or the connection ends.
-   */
-  async #onServerRequest(req: JsonRpcRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
-    if (req.method === 'ping') return {};
-    const cap = Object.hasOwn(INPUT_METHODS, req.method) ? INPUT_METHODS[req.method] : undefined;
-    if (!cap || !Object.hasOwn(this.#client.capabilities, cap)) {
-      throw new WireError(
-        ErrorCode.MethodNotFound,
-        `Method not found: ${req.method} (this client did not declare ${cap ?? 'a capability for it'})`,
-      );
-    }
-    try {
-      return await this.#client.ask(req.method, req.params ?? {}, this.server.callTimeoutMs, signal);
-    } catch (err) {
-      if (err instanceof WireError) throw err;
-      throw new WireError(ErrorCode.InternalError, `the client's ${cap} handler failed: ${(err as Error).message}`);
-    }
-  }
-
   #onNotification(n: JsonRpcNotification): void {
-    const lists = LIST_FOR_NOTIFICATION.get(n.method);
-    if (lists) return this.#rediscover(lists);
+    const lists = listsChangedBy(n.method);
+    if (lists) return this.#keeper.rediscover(lists);
     // A server ends a subscriptions/listen stream (on stdio) with notifications/cancelled for its id:
     // the subscription is over, as after its final result, and is not held again.
     if (n.method === 'notifications/cancelled') {
@@ -430,8 +359,7 @@ export class Connection {
   }
 
   #onJunk(what: string, line: string): void {
-    this.#junk.count++;
-    if (this.#junk.count === 1) this.#junk.sample = this.#quote(line, 120);
+    this.#noise.junk(line);
     // Quoted only when the warning is shown: a flood of junk is counted, never redacted line by line.
     const note = this.#warnings.admit(() => `ignored a line from the server (${what}): ${this.#quote(line, 200)}`);
     if (!note) return;
@@ -486,7 +414,7 @@ export class Connection {
           this.#listenId = live.peer.nextId;
           return live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: f }), { timeoutMs: Infinity });
         },
-        resync: () => this.#rediscover(listsFor(live.info)),
+        resync: () => this.#keeper.rediscover(listsFor(live.info)),
         warn: (m) => this.#warn(m),
         guard: (fn) =>
           this.#guard(
@@ -497,58 +425,6 @@ export class Connection {
       },
       filter,
     );
-  }
-
-  /**
-   * Fetches the named lists again in the background, one run at a time (a
-   * change meanwhile runs it once more); a catalogue that differs is
-   * published. Everything it does is inside the boundary: a failure is a
-   * warning, never an unhandled rejection.
-   */
-  #rediscover(lists: ListMethod[]): void {
-    for (const l of lists) this.#again.add(l);
-    if (this.#rediscovering) return;
-    this.#rediscovering = this.#rediscoverLoop()
-      .catch((err) => this.#warn(`rediscovery failed: ${(err as Error)?.message ?? String(err)}`))
-      .finally(() => {
-        this.#rediscovering = undefined;
-      });
-  }
-
-  async #rediscoverLoop(): Promise<void> {
-    await this.#initial;
-    while (this.#again.size && !this.#closed) {
-      // A server that announces a change with every answer must not keep us listing in a loop.
-      const wait = this.#lastRediscovery + REDISCOVER_GAP_MS - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait).unref());
-      if (this.#closed) return;
-      this.#lastRediscovery = Date.now();
-      const todo = [...this.#again];
-      this.#again.clear();
-      const live = this.#live;
-      if (!live) return;
-      const fresh: Partial<Record<string, unknown[]>> = {};
-      const sizes: ListBytes = { ...this.#sizes };
-      try {
-        for (const m of todo) {
-          const listed = await listAll(this.#lister(live), m, this.server.callTimeoutMs, []);
-          fresh[LIST_FIELD[m]] = listed.items;
-          sizes[LIST_FIELD[m]] = listed.bytes;
-        }
-        checkTotal(this.name, sizes);
-      } catch (err) {
-        const code = AlbedoError.is(err) ? err.code : undefined;
-        this.#warn(`rediscovery failed, the previous catalogue stays: ${(err as Error).message}`, code);
-        continue;
-      }
-      // Merge into the catalogue as it is now: only the lists just fetched are replaced.
-      const next = { ...this.#catalogue, ...fresh } as Catalogue;
-      if (JSON.stringify(next) !== JSON.stringify(this.#catalogue)) {
-        this.#catalogue = next;
-        this.#sizes = sizes;
-        this.#emit('connection/catalogue-changed', { id: this.id, catalogue: next });
-      }
-    }
   }
 
   /** Runs one operation (operations.ts), dialling again first when the server dropped. */
@@ -576,11 +452,11 @@ export class Connection {
   /** After a redial: a modern server's listen is re-held, and the catalogue is checked in the background. */
   #afterRedial(live: Live): void {
     if (live.info.era === 'modern') this.#listen(live);
-    this.#rediscover(listsFor(live.info));
+    this.#keeper.rediscover(listsFor(live.info));
   }
 
   get catalogue(): Catalogue {
-    return this.#catalogue;
+    return this.#keeper.catalogue;
   }
 
   /** Whether it has a live link now (not dropped, not closed). */

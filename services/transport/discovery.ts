@@ -75,7 +75,8 @@ export async function listAll(l: Lister, method: ListMethod, timeoutMs: number, 
     if (next === undefined) return { items, bytes };
     if (seen.has(next)) {
       warnings.push(
-        `${method}: the server repeated cursor ${JSON.stringify(redactThenCut(next, l.redactor ?? [], { keep: 'head', max: 200 }))}; stopped after ${page + 1} pages`,
+        `${method}: the server repeated cursor ${JSON.stringify(redactThenCut(next, l.redactor ?? [], { keep: 'head', max: 200 }))}; ` +
+          `stopped after ${page + 1} pages`,
       );
       return { items, bytes };
     }

@@ -14,6 +14,10 @@
  *    every request after `initialize`; a broken SSE response is resumed with
  *    `Last-Event-ID`; the optional GET stream; `DELETE` on close; a 404 for
  *    the session ends the link so the next request dials again.
+ *
+ * The modern headers are built by http-headers.ts, the OAuth ones by
+ * http-auth.ts; notifications and answers to the server's requests are posted
+ * by http-posts.ts; the legacy streams run in http-legacy.ts.
  */
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
 import { AlbedoError } from '../../protocol/errors.ts';
@@ -22,18 +26,14 @@ import type { RequestId } from '../../protocol/jsonrpc.ts';
 import type { ResolvedHttpServer } from '../../protocol/config.ts';
 import { Redactor, secretValues } from '../../protocol/redact.ts';
 import { MODERN_VERSION } from '../../protocol/versions.ts';
-import { encodeHeaderValue, nameHeaderFor, type HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
-import { authChallenge } from '../../protocol/oauth.ts';
+import type { HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
 import type { LinkAuth } from '../oauth/link-auth.ts';
-import { headerOf, contentType, readCapped, excerptOf, describeNetError, valueAt } from './http-util.ts';
+import { headerOf, contentType, readCapped, excerptOf, describeNetError } from './http-util.ts';
 import { readSse, newStreamState, MAX_BATCH, type StreamState, type SseSink } from './sse-reader.ts';
 import { resumeResponse, holdGetStream, type LegacyHost } from './http-legacy.ts';
-
-/** An error body is read only this far, for the message. */
-const ERROR_BODY_BYTES = 64 * 1024;
-/** A notification's or a response's POST gets this long to be accepted (a slowloris answer must not hold a socket forever). */
-const BACKGROUND_POST_MS = 30_000;
-const MAX_BACKGROUND_POSTS = 64; // in flight per connection
+import { addModernHeaders } from './http-headers.ts';
+import { authHeaders, authRetry, type AuthHeaders } from './http-auth.ts';
+import { ERROR_BODY_BYTES, notifyAccepted, postInBackground, type PostHost } from './http-posts.ts';
 
 export type HttpEra = 'modern' | 'legacy';
 
@@ -130,7 +130,7 @@ export class HttpLink {
       this.#inflight.set(m.id, f);
       void this.#postRequest(f, message as Record<string, unknown>, body);
     } else {
-      void this.#postOther(message as Record<string, unknown>, body);
+      void postInBackground(this.#postHost, message as Record<string, unknown>, body);
     }
   }
 
@@ -159,32 +159,13 @@ export class HttpLink {
     if (message !== NO_BODY) h['content-type'] = 'application/json';
     if (this.#protocolVersion) h['mcp-protocol-version'] = this.#protocolVersion;
     if (this.#sessionId) h['mcp-session-id'] = this.#sessionId;
-    if (this.#era === 'modern' && typeof message.method === 'string') {
-      h['mcp-method'] = encodeHeaderValue(message.method);
-      const params = message.params as Record<string, unknown> | undefined;
-      const name = nameHeaderFor(message.method, params);
-      if (name !== undefined) h['mcp-name'] = encodeHeaderValue(name);
-      if (message.method === 'tools/call' && typeof params?.name === 'string') {
-        const args = (params.arguments ?? {}) as Record<string, unknown>;
-        for (const p of this.#events.headerParams?.(params.name) ?? []) {
-          const v = valueAt(args, p.path);
-          if (v === undefined || v === null) continue;
-          const text =
-            typeof v === 'string' ? v : typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)) ? String(v) : undefined;
-          if (text !== undefined) h[`mcp-param-${p.header.toLowerCase()}`] = encodeHeaderValue(text);
-        }
-      }
-    }
+    if (this.#era === 'modern') addModernHeaders(h, message, this.#events);
     return h;
   }
 
-  /** Authorization (and a DPoP proof) for one request, when the server uses OAuth. */
-  async #authHeaders(htm: string): Promise<AuthHeaders> {
-    const h = this.#auth ? await this.#auth.headers(htm, this.url) : undefined;
-    // The tokens sent are secrets too: a server that echoes one in an error body, an error message or a
-    // warning must not put it there (the connection's redactor, rebuilt only when one is new).
-    if (this.#auth) this.#redactor.add(this.#auth.secrets);
-    return h;
+  /** Authorization (and a DPoP proof) for one request, when the server uses OAuth (http-auth.ts). */
+  #authHeaders(htm: string): Promise<AuthHeaders> {
+    return authHeaders(this.#auth, this.#redactor, htm, this.url);
   }
 
   /**
@@ -198,28 +179,6 @@ export class HttpLink {
   /** The server's text quoted for a message: secrets cut out, then cut to `max` characters (protocol/redact.ts). */
   #quote(text: string, max: number): string {
     return JSON.stringify(this.#redactor.cut(text, { keep: 'head', max }));
-  }
-
-  /**
-   * A 401, or a 403 insufficient_scope, for a request that carried (or
-   * lacked) our token: true to send it again (the server did not run it);
-   * throws ALBEDO_NEEDS_SIGN_IN when only the user can help.
-   */
-  async #authRetry(
-    res: Dispatcher.ResponseData,
-    sentToken: string | undefined,
-    attempt: number,
-    request: { renewed: boolean },
-  ): Promise<boolean> {
-    if (!this.#auth || (res.statusCode !== 401 && res.statusCode !== 403)) return false;
-    const wa = res.headers['www-authenticate'];
-    if (res.statusCode === 403 && authChallenge(wa)?.error !== 'insufficient_scope') return false;
-    await res.body.dump().catch(() => {});
-    await this.#auth.onChallenge(
-      { status: res.statusCode, wwwAuthenticate: wa, dpopNonce: headerOf(res.headers, 'dpop-nonce'), sentToken, request },
-      attempt,
-    );
-    return true;
   }
 
   async #postRequest(f: InFlight, message: Record<string, unknown>, body: string): Promise<void> {
@@ -255,7 +214,7 @@ export class HttpLink {
       }
       if (f.dropped) return void res.body.destroy();
       try {
-        if (!(await this.#authRetry(res, authed?.token, attempt, request))) break;
+        if (!(await authRetry(this.#auth, res, authed?.token, attempt, request))) break;
       } catch (err) {
         const why = `${f.method}: handling the server's authorization challenge failed: ${(err as Error).message}`;
         this.#fail(f, AlbedoError.is(err) ? err : new AlbedoError('ALBEDO_INTERNAL', why, { outcome: 'not_run' }));
@@ -290,7 +249,8 @@ export class HttpLink {
         }
       } else {
         res.body.destroy();
-        const why = `${f.method}: the server answered with Content-Type ${JSON.stringify(type || '(none)')}, neither application/json nor text/event-stream`;
+        const got = JSON.stringify(type || '(none)');
+        const why = `${f.method}: the server answered with Content-Type ${got}, neither application/json nor text/event-stream`;
         this.#fail(f, new AlbedoError('ALBEDO_INVALID_RESPONSE', why, { outcome: 'unknown' }));
       }
     } catch (err) {
@@ -335,7 +295,8 @@ export class HttpLink {
     this.lastHttpError = { status, body: excerpt };
     // A legacy session the server forgot: whatever the body says, the request did not run there.
     if (status === 404 && this.#sessionId) {
-      const why = `${f.method}: the server no longer knows our session (HTTP 404); the request did not run, and the next request connects again`;
+      const why =
+        `${f.method}: the server no longer knows our session (HTTP 404); ` + 'the request did not run, and the next request connects again';
       const err = new AlbedoError('ALBEDO_SESSION_EXPIRED', why, { outcome: 'not_run', data: { status } });
       this.#fail(f, err);
       this.#shutdown(err);
@@ -391,82 +352,42 @@ export class HttpLink {
     this.#events.onMessage(message, raw);
   }
 
-  /**
-   * Sends a notification and resolves once the server accepted it (2xx);
-   * rejects with ALBEDO_HTTP_ERROR when it refused. For
-   * `notifications/initialized`, which must be accepted before any request.
-   */
-  async notifyAccepted(method: string): Promise<void> {
-    const message = { jsonrpc: '2.0', method };
-    let res: Dispatcher.ResponseData;
+  /** Sends a notification and resolves once the server accepted it (http-posts.ts): `notifications/initialized`. */
+  notifyAccepted(method: string): Promise<void> {
+    return notifyAccepted(this.#postHost, method);
+  }
+
+  /** One POST of a message that is not a request, with authorization, sent again after a challenge it answers. */
+  async #post(message: Record<string, unknown>, body: string, signal: () => AbortSignal): Promise<Dispatcher.ResponseData> {
     const request = { renewed: false };
     for (let attempt = 0; ; attempt++) {
       const authed = await this.#authHeaders('POST');
       const headers = { ...this.#headers(message), ...authed?.headers };
-      const signal = AbortSignal.timeout(this.server.startupTimeoutMs);
-      res = await undiciRequest(this.url, { method: 'POST', headers, body: JSON.stringify(message), dispatcher: this.#agent, signal });
-      if (!(await this.#authRetry(res, authed?.token, attempt, request))) break;
-    }
-    const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const excerpt = this.#excerpt(text);
-      const why = `the server refused ${method} with HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ''}`;
-      throw new AlbedoError('ALBEDO_HTTP_ERROR', why, { outcome: 'not_run', data: { status: res.statusCode, body: excerpt } });
+      const res = await undiciRequest(this.url, { method: 'POST', headers, body, dispatcher: this.#agent, signal: signal() });
+      if (!(await authRetry(this.#auth, res, authed?.token, attempt, request))) return res;
     }
   }
 
-  /** Notifications and responses to the server's requests: a POST expecting 202. */
-  async #postOther(message: Record<string, unknown>, body: string): Promise<void> {
-    if (this.#background.size >= MAX_BACKGROUND_POSTS) {
-      // A server that makes us answer faster than it accepts answers gets no more (each holds a socket).
-      this.#events.onWarn(`more than ${MAX_BACKGROUND_POSTS} notifications or responses were waiting for the server; one was dropped`);
-      return;
-    }
-    const ac = new AbortController();
-    this.#background.add(ac);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      ac.abort();
-    }, BACKGROUND_POST_MS);
-    timer.unref();
-    try {
-      let res: Dispatcher.ResponseData;
-      const request = { renewed: false };
-      for (let attempt = 0; ; attempt++) {
-        const authed = await this.#authHeaders('POST');
-        const headers = { ...this.#headers(message), ...authed?.headers };
-        res = await undiciRequest(this.url, { method: 'POST', headers, body, dispatcher: this.#agent, signal: ac.signal });
-        if (!(await this.#authRetry(res, authed?.token, attempt, request))) break;
-      }
-      const what = typeof message.method === 'string' ? message.method : `the response to request ${JSON.stringify(message.id)}`;
-      if (res.statusCode === 404 && this.#sessionId) {
-        res.body.destroy();
-        const why = `the server no longer knows our session (HTTP 404); the next request connects again`;
-        this.#shutdown(new AlbedoError('ALBEDO_SESSION_EXPIRED', why, { outcome: 'not_run' }));
-        return;
-      }
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        const text = await readCapped(res.body, ERROR_BODY_BYTES, true).catch(() => '');
-        this.#events.onWarn(`the server refused ${what} with HTTP ${res.statusCode}${text ? `: ${this.#excerpt(text)}` : ''}`);
-        return;
-      }
-      // 202 has no body; a server that answers otherwise may still send messages (some do for responses).
-      const type = contentType(res.headers);
-      if (type === 'text/event-stream') await readSse(res.body, newStreamState(), ac.signal, this.#sink);
-      else if (type === 'application/json') {
-        const text = await readCapped(res.body, MAX_MESSAGE_BYTES);
-        if (text.trim()) this.#deliverJson(text);
-      } else await res.body.dump();
-    } catch (err) {
-      const what = typeof message.method === 'string' ? message.method : 'a response';
-      if (timedOut) this.#events.onWarn(`the server did not accept ${what} within ${BACKGROUND_POST_MS} ms; gave up on it`);
-      else if (!ac.signal.aborted) this.#events.onWarn(`could not deliver ${what}: ${describeNetError(err)}`);
-    } finally {
-      clearTimeout(timer);
-      this.#background.delete(ac);
-    }
-  }
+  /** What the posts that are not requests (http-posts.ts) may use of this link. */
+  #postHost: PostHost = ((link: HttpLink): PostHost => ({
+    get sessionId() {
+      return link.#sessionId;
+    },
+    get startupTimeoutMs() {
+      return link.server.startupTimeoutMs;
+    },
+    get background() {
+      return link.#background;
+    },
+    get sink() {
+      return link.#sink;
+    },
+    post: (m, body, signal) => link.#post(m, body, signal),
+    deliverJson: (text) => link.#deliverJson(text),
+    excerpt: (text) => link.#excerpt(text),
+    warn: (m) => link.#events.onWarn(m),
+    shutdown: (err) => link.#shutdown(err),
+  }))(this);
 
   /**
    * Legacy: opens the optional GET stream for server messages unrelated to a
@@ -559,8 +480,6 @@ export class HttpLink {
     }
   }
 }
-
-type AuthHeaders = { headers: Record<string, string>; token: string | undefined } | undefined;
 
 /** Stands for "no body" in header building (GET, DELETE). */
 const NO_BODY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;

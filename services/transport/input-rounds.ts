@@ -10,7 +10,7 @@ import { ErrorCode } from '../../protocol/jsonrpc.ts';
 import { describeZodError } from '../../protocol/config.ts';
 import { resultTypeOf } from '../../protocol/mcp.ts';
 import { INPUT_METHODS, MRTR_METHODS, MAX_INPUT_ROUNDS, inputRequestsSchema } from '../../protocol/client-input.ts';
-import { wireCodeOf } from './rpc-peer.ts';
+import { wireCodeOf } from '../../protocol/requester.ts';
 import { pruned } from '../../protocol/bounds.ts';
 import { redactThenCut, type Secrets } from '../../protocol/redact.ts';
 

@@ -15,7 +15,7 @@ import { describeZodError } from '../../protocol/config.ts';
 import { MAX_DEPTH, depthOf } from '../../protocol/bounds.ts';
 import type { ClientOp } from '../../protocol/services/transport.ts';
 import { listAll, type Lister } from './discovery.ts';
-import { wireCodeOf } from './rpc-peer.ts';
+import { wireCodeOf } from '../../protocol/requester.ts';
 import { callToolResultFast } from './result-fast-path.ts';
 import type { z } from 'zod';
 

@@ -13,8 +13,8 @@ import {
   type JsonRpcErrorObject,
 } from '../../protocol/jsonrpc.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
-import { pruned } from '../../protocol/bounds.ts';
-import { redactData, redactThenCut, type Secrets } from '../../protocol/redact.ts';
+import { serverError, type Requester, type RequestOptions } from '../../protocol/requester.ts';
+import type { Secrets } from '../../protocol/redact.ts';
 
 export interface PeerLink {
   send(message: unknown): void;
@@ -27,13 +27,6 @@ export interface PeerLink {
    * server that stopped reading): true means the server cannot have seen it.
    */
   withdraw?(id: RequestId): boolean;
-}
-
-export interface RequestOptions {
-  timeoutMs: number;
-  signal?: AbortSignal;
-  /** Send notifications/cancelled when the request times out or is aborted (default true). */
-  cancelOnTimeout?: boolean;
 }
 
 /**
@@ -80,7 +73,10 @@ export interface PeerHandlers {
   onNotification(n: JsonRpcNotification): void;
   /** A line that is not a JSON-RPC message, or a response nobody waits for. */
   onJunk(what: string, line: string): void;
-  /** Values the server was given that may be secrets (the connection's live set): cut out of its error messages before they are cut short. */
+  /**
+   * Values the server was given that may be secrets (the connection's live set): cut out of its
+   * error messages before they are cut short.
+   */
   secrets?: Secrets;
 }
 
@@ -99,7 +95,7 @@ export function wireSizeOf(result: object): number | undefined {
   return wireSizes.get(result);
 }
 
-export class RpcPeer {
+export class RpcPeer implements Requester {
   #link: PeerLink;
   #handlers: PeerHandlers;
   #pending = new Map<RequestId, Pending>();
@@ -388,19 +384,4 @@ function timeoutError(p: Pending): AlbedoError {
     `${p.method} got no answer within ${p.timeoutMs} ms; it was cancelled and its outcome is unknown`,
     { outcome: 'unknown', data: { method: p.method, timeoutMs: p.timeoutMs } },
   );
-}
-
-/** A server's JSON-RPC error as an AlbedoError; the server's code and data stay in `data`. */
-export function serverError(method: string, e: JsonRpcErrorObject, secrets: Secrets = []): AlbedoError {
-  // The server's text and data are shown, never trusted: bounded in length and depth (deep data could not cross threads).
-  // Its secrets are cut out before its text is cut short, and out of every string of its data (protocol/redact.ts).
-  const cut = (max: number): string => redactThenCut(e.message, secrets, { keep: 'head', max });
-  const message = e.message.length > 4096 ? `${cut(4096)}…` : cut(4096);
-  const why = `${method} failed on the server: ${cut(1000)} (${e.code})`;
-  return new AlbedoError('ALBEDO_SERVER_ERROR', why, { data: { code: e.code, message, data: redactData(pruned(e.data), secrets) } });
-}
-
-export function wireCodeOf(err: unknown): number | undefined {
-  if (!AlbedoError.is(err) || err.code !== 'ALBEDO_SERVER_ERROR') return undefined;
-  return (err.data as { code?: number } | undefined)?.code;
 }

@@ -4,16 +4,12 @@
  * one worker; a worker crash loses only the actors it held, and the kernel
  * tells their owners to open them again.
  */
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { defineService, type ServiceContext } from '../../kernel/service.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { Implementation } from '../../protocol/mcp.ts';
-import type { OpenResult, TransportMethods } from '../../protocol/services/transport.ts';
+import type { OpenResult } from '../../protocol/services/transport.ts';
 import type { EraCache } from '../negotiation/era-cache.ts';
 import { Connection } from './connection.ts';
-
-type P<M extends keyof TransportMethods> = TransportMethods[M]['params'];
 
 export interface TransportOptions {
   clientInfo: Implementation;
@@ -23,12 +19,7 @@ const connections = new Map<string, Connection>();
 /** What each open connection was opened with (`connection/info`). */
 const opens = new Map<string, OpenResult>();
 
-/** A full collection, for memory checks in tests (the flag is set once, at first use). */
-function collectGarbage(): void {
-  setFlagsFromString('--expose_gc');
-  (runInNewContext('gc') as () => void)();
-}
-let ctx: ServiceContext;
+let ctx: ServiceContext<'transport'>;
 
 /**
  * The era cache's module, loaded by the first connection that has a state
@@ -44,12 +35,12 @@ function get(id: string): Connection {
   return c;
 }
 
-export default defineService({
+export default defineService('transport', {
   start(c) {
     ctx = c;
   },
   handlers: {
-    async 'connection/open'(p: P<'connection/open'>, call) {
+    async 'connection/open'(p, call) {
       // First, so that from the check of an old actor to the new one's registration nothing else waits.
       const eraCache = p.eraCachePath ? await eraCacheModule() : null;
       const old = connections.get(p.id);
@@ -62,7 +53,7 @@ export default defineService({
       const client = {
         capabilities: p.capabilities ?? {},
         ask: (method: string, params: unknown, timeoutMs: number, signal?: AbortSignal) =>
-          ctx.call('client', 'client/input', { id: p.id, method, params }, { timeoutMs, signal }) as Promise<Record<string, unknown>>,
+          ctx.call('client', 'client/input', { id: p.id, method, params }, { timeoutMs, signal }),
       };
       const cache: EraCache | null = eraCache && p.eraCachePath ? new eraCache.EraCache(p.eraCachePath) : null;
       const conn = new Connection(p.id, p.server, clientInfo, cache, (name, payload) => ctx.emit(name, payload), client, p.name);
@@ -81,33 +72,25 @@ export default defineService({
       }
     },
     // Not async: the connection's promise is the reply (the worker host catches a synchronous throw, as for any handler).
-    'connection/request'(p: P<'connection/request'>, call) {
+    'connection/request'(p, call) {
       return get(p.id).request(p.op, p.timeoutMs, call.signal);
     },
-    'connection/info'(p: P<'connection/info'>) {
+    'connection/info'(p) {
       const c = connections.get(p.id);
       const opened = opens.get(p.id);
       // Only a live one: a dropped connection is dialled again by whoever asks (a resume must not adopt a dead link).
       return c && opened && c.live ? { ...opened, catalogue: c.catalogue, warnings: [] } : null;
     },
-    async 'connection/close'(p: P<'connection/close'>) {
+    async 'connection/close'(p) {
       opens.delete(p.id);
       const c = connections.get(p.id);
       if (!c) return { stderrTail: '' };
       connections.delete(p.id);
       return c.close();
     },
-    'kernel/echo'(p: unknown) {
-      return p;
-    },
-    /** This worker's own heap (not the process's), for tests that check memory returns to its baseline. */
-    'worker/stats'(p: { gc?: boolean }) {
-      if (p?.gc) collectGarbage();
-      const h = getHeapStatistics();
-      // rss is the process's, not this worker's: it catches native buffers (a pipe write libuv still holds).
-      return { heapUsed: h.used_heap_size, external: h.external_memory, rss: process.memoryUsage.rss(), connections: connections.size };
-    },
   },
+  // With fault injection on, `worker/stats` (kernel/worker-host.ts) tells how many connections this worker holds.
+  stats: () => ({ connections: connections.size }),
   async stop() {
     const all = [...connections.values()];
     connections.clear();

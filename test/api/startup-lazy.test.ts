@@ -23,8 +23,7 @@ if (log) registerHooks({ load(url, context, next) { appendFileSync(log, who + ' 
 `)}`;
 
 /** HTTP (undici, the HTTP links, SSE) and OAuth (its services, jose, oauth4webapi): what only an HTTP server needs. */
-const HTTP_OAUTH =
-  /^(node_modules\/(undici|jose|oauth4webapi)\/|services\/oauth\/|services\/transport\/(http-link|http-legacy|http-util|sse-reader)\.ts$)/;
+const HTTP_OAUTH = /^(node_modules\/(undici|jose|oauth4webapi)\/|services\/oauth\/|services\/transport\/(http-[a-z-]+|sse-reader)\.ts$)/;
 /** The era cache's store: only a connection with a state directory needs it. */
 const LMDB = /^node_modules\/(lmdb|msgpackr)\//;
 
