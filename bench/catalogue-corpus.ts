@@ -51,7 +51,8 @@ const WORDS = [
 ];
 const VERBS = ['read', 'write', 'list', 'search', 'create', 'update', 'delete', 'get', 'move', 'sync', 'export', 'import', 'find', 'check'];
 const LOREM =
-  'The operation works on the given target and returns a structured summary of what it found, including counts and the first matching lines. ';
+  'The operation works on the given target and returns a structured summary of what it found, ' +
+  'including counts and the first matching lines. ';
 
 interface Gen {
   r: () => number;

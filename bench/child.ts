@@ -23,6 +23,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { albedoImpl, sdkImpl, servers, RAW_ECHO, NODE, type BenchConn, type Impl } from './lib.ts';
 import type { Albedo } from '../api/albedo.ts';
+import type { WorkerStats } from '../protocol/services/envelope.ts';
 import { MAX_MESSAGE_BYTES } from '../protocol/framing.ts';
 import { allReady, manyOf, writeServers } from './sessions.ts';
 
@@ -67,7 +68,7 @@ interface Settled {
 
 /**
  * This process's memory at rest: last-resort GCs on the main thread and,
- * through the transport service's `worker/stats`, full GCs in each
+ * through `worker/stats` (fault injection's, on in albedoImpl), full GCs in each
  * transport worker that holds a connection (a call keyed by one of its
  * keys, from the kernel's `slots()`, reaches that worker alone and starts
  * none), summing their heaps; repeated until RSS stops falling (freed pages
@@ -83,7 +84,7 @@ async function settled(kernel: Albedo['kernel'] | undefined): Promise<Settled> {
     if (kernel) {
       const keys = kernel.slots('transport').flatMap((s) => s.keys.slice(0, 1));
       const stats = [];
-      for (const key of keys) stats.push(await kernel.call('transport', 'worker/stats', { gc: true }, { key }));
+      for (const key of keys) stats.push((await kernel.callAny('transport', 'worker/stats', { gc: true }, { key })) as WorkerStats);
       workerHeapMb = stats.reduce((n, s) => n + s.heapUsed, 0) / 2 ** 20;
     }
     await new Promise((r) => setTimeout(r, 100));

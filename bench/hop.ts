@@ -1,7 +1,8 @@
 /**
  * Kernel hop rows, run by bench/run.ts (`--only hop`): a no-op call main →
- * transport worker → main through the kernel's public `call`
- * (`kernel/echo`), beside its floor, a bare worker_threads round trip
+ * transport worker → main through the kernel's public `callAny`
+ * (`kernel/echo`, which a worker answers with fault injection on: the
+ * instance of bench/lib.ts albedoImpl has it), beside its floor, a bare worker_threads round trip
  * (bench/hop-worker.ts: call and reply envelopes of the kernel's shape, one
  * persistent listener on each side, warmed like the kernel); and the
  * throughput of no-op calls with N in flight through each. The two
@@ -73,7 +74,7 @@ async function rate(call: Echo, total: number, inFlight: number): Promise<number
 export async function hopRows(ctx: HopBenchContext): Promise<void> {
   const { P, kernel, row, log } = ctx;
   log('kernel hop');
-  const viaKernel: Echo = (p) => kernel.call('transport', 'kernel/echo', p);
+  const viaKernel: Echo = (p) => kernel.callAny('transport', 'kernel/echo', p);
   const bare = bareWorker();
   const FLIGHTS = [32, 256];
   const results = [viaKernel, bare.call].map(() => ({ p50: [] as number[], rates: FLIGHTS.map(() => [] as number[]) }));

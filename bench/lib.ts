@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { createAlbedo, type Albedo } from '../api/albedo.ts';
+import { createAlbedo, type AlbedoWithFaults } from '../api/albedo.ts';
 import type { ServerConfigInput } from '../protocol/config.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -70,11 +70,13 @@ export interface Impl {
 /**
  * Albedo, measured through createAlbedo/connect/callTool like any embedder.
  * The kernel's workers are started (and their modules loaded) before it is
- * handed out: a daemon pays that once, not per connection.
+ * handed out: a daemon pays that once, not per connection. Fault injection is
+ * on for its test-only methods (`kernel/echo` here and in the hop rows,
+ * `worker/stats` in bench/child.ts); it adds one lookup per call to a worker.
  */
-export async function albedoImpl(home: string | null): Promise<Impl & { albedo: Albedo }> {
-  const albedo = await createAlbedo({ home, transportWorkers: 2 });
-  await Promise.all([0, 1, 2, 3].map(() => albedo.kernel.call('transport', 'kernel/echo', null)));
+export async function albedoImpl(home: string | null): Promise<Impl & { albedo: AlbedoWithFaults }> {
+  const albedo = await createAlbedo({ home, transportWorkers: 2, faults: true });
+  await Promise.all([0, 1, 2, 3].map(() => albedo.faults.echo('transport', null)));
   return {
     name: 'albedo',
     albedo,

@@ -65,7 +65,8 @@ export interface PoolOptions {
 /** What `catalogue/stats` shows of the pool (the protocol's type, less what is the service thread's own). */
 export type PoolStats = Omit<CatalogueStats, 'tid' | 'loopDelay'>;
 
-function defaultThreads(): number {
+/** The pool's threads when the options do not say (bench/transfer.ts sizes its pools alike). */
+export function defaultThreads(): number {
   // The service thread waits while the pool works, so on 2 cores one pool thread leaves the other core to the rest of the daemon.
   return availableParallelism() > 2 ? 2 : 1;
 }

@@ -1,18 +1,25 @@
 /**
- * Saved catalogues (seed 000 "Saved catalogues"): the LMDB table
+ * Saved catalogues (docs/design.md, "Saved catalogues"): the LMDB table
  * `mcp_catalogues` in `$ALBEDO_HOME/store`, one row per server name, holding
  * the fingerprint of the configuration and credentials it was discovered
  * under. A row is used only for the current fingerprint: a changed config
  * or secret means the server is dialled during preparation again. LMDB is
- * safe from several threads and processes at once; values are msgpackr.
+ * safe from several threads and processes at once. Values are JSON text, not
+ * lmdb's default msgpackr: msgpackr decodes a key `__proto__` as `__proto_`
+ * (its guard against prototype pollution), and a schema may name a property
+ * `__proto__`; JSON.parse keeps it an own key. JSON is also the cheaper here
+ * (docs/architecture.md, "Packages": bench `--only lmdb`).
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { SavedCatalogue } from '../../protocol/catalogue.ts';
 
 export type { SavedCatalogue } from '../../protocol/catalogue.ts';
 
-/** Bumped when the row's shape changes; rows of another version are ignored (dialled afresh). */
-const ROW_VERSION = 1;
+/**
+ * Bumped when the row's shape changes; rows of another version are ignored (dialled afresh). 2: JSON text (a row of 1, msgpackr,
+ * does not parse as JSON, so it is ignored too).
+ */
+const ROW_VERSION = 2;
 
 interface Row extends SavedCatalogue {
   v: number;
@@ -20,18 +27,23 @@ interface Row extends SavedCatalogue {
 
 const roots = new Map<string, RootDatabase>();
 
-function table(path: string): Database<Row, string> {
+function table(path: string): Database<string, string> {
   let root = roots.get(path);
   if (!root) {
     root = open({ path, compression: false, maxDbs: 16 });
     roots.set(path, root);
   }
-  return root.openDB<Row, string>({ name: 'mcp_catalogues', compression: true });
+  return root.openDB<string, string>({ name: 'mcp_catalogues', compression: true, encoding: 'string' });
 }
 
-/** A row as stored, or undefined when it is missing or not of this version's shape. */
-function checked(row: unknown): SavedCatalogue | undefined {
-  const r = row as Row | undefined;
+/** A row as stored, or undefined when it is missing, is not JSON text (another encoding), or is not of this version's shape. */
+function checked(text: unknown): SavedCatalogue | undefined {
+  let r: Row | undefined;
+  try {
+    r = typeof text === 'string' ? (JSON.parse(text) as Row) : undefined;
+  } catch {
+    return undefined;
+  }
   if (!r || r.v !== ROW_VERSION || typeof r.fingerprint !== 'string' || typeof r.server !== 'string') return undefined;
   const c = r.catalogue;
   if (!c || ![c.tools, c.resources, c.resourceTemplates, c.prompts].every(Array.isArray)) return undefined;
@@ -40,7 +52,7 @@ function checked(row: unknown): SavedCatalogue | undefined {
 }
 
 export class CatalogueStore {
-  #db: Database<Row, string>;
+  #db: Database<string, string>;
 
   /** `path` is the LMDB environment (`$ALBEDO_HOME/store`). */
   constructor(path: string) {
@@ -66,7 +78,7 @@ export class CatalogueStore {
   async put(row: SavedCatalogue): Promise<boolean> {
     const cur = this.get(row.server);
     if (cur && cur.fingerprint === row.fingerprint && sameDiscovery(cur, row)) return false;
-    await this.#db.put(row.server, { ...row, v: ROW_VERSION });
+    await this.#db.put(row.server, JSON.stringify({ ...row, v: ROW_VERSION }));
     return true;
   }
 

@@ -67,6 +67,9 @@ export class SessionRecords {
       root = open({ path, compression: false, maxDbs: 16 });
       roots.set(path, root);
     }
+    // lmdb's default encoding (msgpackr, records defined in each value): every key of a row is the composer's own, so
+    // msgpackr's renaming of a `__proto__` key never applies; shared structures read faster but write slower, and JSON
+    // text would drop the rows an older version wrote (docs/architecture.md, "Packages").
     this.#db = root.openDB<Row, string>({ name: 'mcp_sessions' });
   }
 

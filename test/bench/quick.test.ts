@@ -29,6 +29,7 @@ t.test('bench --quick writes latest.json, latest.md and latest.svg with every sc
   const groups = new Set(json.rows.map((x) => x.group));
   t.same([...groups].sort(), [
     'HTTP calls',
+    'LMDB values',
     'catalogue',
     'cli',
     'connect and discover',
@@ -37,6 +38,7 @@ t.test('bench --quick writes latest.json, latest.md and latest.svg with every sc
     'kernel hop',
     'large payloads',
     'memory',
+    'normaliser transfer',
     'sessions',
     'stdio calls',
   ]);
