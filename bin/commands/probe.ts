@@ -11,7 +11,7 @@ import path from 'node:path';
 import { createAlbedo, type Albedo, type AuthorizeHandler } from '../../api/albedo.ts';
 import { openAuthorizationUrl } from '../../api/browser.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
-import { exposureWarnings } from '../../services/settings/working-dir.ts';
+import { exposureWarnings } from '../../services/settings/public.ts';
 import { safe, toJson } from '../client/output.ts';
 import { albedoHome, openHome } from '../client/daemon.ts';
 import { CliError } from '../client/errors.ts';
@@ -245,9 +245,8 @@ export async function probeCommand(argv: string[]): Promise<number> {
     }
     if (httpConfig && a.signIn) {
       const st = await albedo.signIn(httpConfig, { name: a.name });
-      process.stderr.write(
-        `${safe(`albedo probe: signed in to ${st.server}${st.account ? ` as ${st.account}` : ' (the authorization server named no account)'}${st.scope ? ` (scope ${st.scope})` : ''}`)}\n`,
-      );
+      const account = st.account ? ` as ${st.account}` : ' (the authorization server named no account)';
+      process.stderr.write(`${safe(`albedo probe: signed in to ${st.server}${account}${st.scope ? ` (scope ${st.scope})` : ''}`)}\n`);
     }
     // A working directory or argument in or above $ALBEDO_HOME: a server serving it would hand out daemon.json (issue 20).
     const exposed = httpConfig ? [] : exposureWarnings(home, path.resolve(a.cwd ?? '.'), a.command.slice(1));
@@ -273,10 +272,9 @@ export async function probeCommand(argv: string[]): Promise<number> {
     else if (a.prompt !== undefined) result = await conn.getPrompt(a.prompt, a.args as Record<string, string>);
     const auth =
       httpConfig && conn.server.type === 'http' && conn.server.auth ? await albedo.authStatus(httpConfig, { name: a.name }) : undefined;
+    const expires = auth?.expires_at ? `, expires ${auth.expires_at}` : '';
     const authLine =
-      auth && auth.state !== 'none'
-        ? `${safe(`auth     ${auth.state}${auth.account ? ` as ${auth.account}` : ''}${auth.expires_at ? `, expires ${auth.expires_at}` : ''}`)}\n`
-        : '';
+      auth && auth.state !== 'none' ? `${safe(`auth     ${auth.state}${auth.account ? ` as ${auth.account}` : ''}${expires}`)}\n` : '';
     process.stdout.write(a.json ? json({ ...report(conn, result), ...(auth ? { auth } : {}) }) : human(conn, a, result) + authLine);
   } catch (err) {
     if (interrupted) return 130;

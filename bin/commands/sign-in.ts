@@ -20,7 +20,7 @@ import { emit, note, safe } from '../client/output.ts';
 import { saveLine } from './show.ts';
 
 const login = (name: string, suffix = ''): string => `/v1/auth/logins/mcp:${seg(name)}${suffix}`;
-/** The daemon's pending state expires after ten minutes (seed 002): waiting longer is pointless. */
+/** The daemon's pending state expires after ten minutes (docs/design.md, "Sign-in"): waiting longer is pointless. */
 const DEFAULT_WAIT_S = 600;
 const POLL_MS = 1_000;
 

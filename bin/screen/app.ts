@@ -1,6 +1,6 @@
 /**
- * `albedo mcp` on a terminal: the `/mcp` screen (seed 000 "Add servers from
- * albedo", "Sign in with OAuth"; docs/cli.md "albedo mcp (the /mcp
+ * `albedo mcp` on a terminal: the `/mcp` screen (docs/design.md, "The
+ * server form" and "Sign-in"; docs/cli.md "albedo mcp (the /mcp
  * screen)"). A client of the daemon's HTTP API like every other command
  * (api.ts), drawn with Ink.
  *

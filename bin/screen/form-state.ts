@@ -1,6 +1,6 @@
 /**
- * The `/mcp` screen's server form as data (seed 000 "Add servers from
- * albedo"): which fields a new or an edited server has — in the same order
+ * The `/mcp` screen's server form as data (docs/design.md, "The server
+ * form"): which fields a new or an edited server has — in the same order
  * for both, the web pane's order — what each shows (secrets masked, one •
  * per character, never in clear: the bearer token, the header's value, the
  * `secret env` values; the `env` values show as typed), the name suggested
@@ -26,7 +26,10 @@ export interface FormState {
   focus: FieldId;
   /** The user typed a name: the suggestion no longer follows the URL or command (an emptied name follows again). */
   nameEdited: boolean;
-  /** On edit: the server as read when the form opened, the ETag of that read, the url or command line and the working directory it was prefilled with. */
+  /**
+   * On edit: the server as read when the form opened, the ETag of that read, the url or command
+   * line and the working directory it was prefilled with.
+   */
   current: { server: Server; etag: string | null; prefill: string; prefillCwd: string } | null;
   /** The names servers have when the form opened: a suggested name is never one of them. */
   taken: string[];

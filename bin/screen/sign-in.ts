@@ -1,13 +1,13 @@
 /**
- * ctrl+l on the `/mcp` screen: an OAuth sign-in to an http server, run by
- * the daemon (`PUT /v1/auth/logins/mcp:{name}`; seed 000 "Sign in with
- * OAuth"). The screen shows the authorization URL either way and opens the
- * browser unless `ALBEDO_NO_BROWSER` is set (as `albedo mcp sign-in --open`
- * does: through a redirect page, detached, no shell; the page goes when the
- * sign-in is over), then waits — polling `GET` —
- * for the daemon's loopback callback, or for the callback URL pasted here
- * (`POST …/callback`: one that is not this sign-in's is refused and the
- * sign-in keeps waiting). esc cancels the sign-in in flight (`DELETE`).
+ * ctrl+l on the `/mcp` screen: an OAuth sign-in to an http server, run by the
+ * daemon (`PUT /v1/auth/logins/mcp:{name}`; docs/design.md, "Sign-in"). The
+ * screen shows the authorization URL either way and opens the browser unless
+ * `ALBEDO_NO_BROWSER` is set (as `albedo mcp sign-in --open` does: through a
+ * redirect page, detached, no shell; the page goes when the sign-in is over),
+ * then waits — polling `GET` — for the daemon's loopback callback, or for the
+ * callback URL pasted here (`POST …/callback`: one that is not this sign-in's
+ * is refused and the sign-in keeps waiting). esc cancels the sign-in in
+ * flight (`DELETE`).
  */
 import React, { useEffect, useRef, useState } from 'react';
 import { Box, Text, usePaste } from 'ink';

@@ -161,7 +161,10 @@ export function checkOpenAI(schema: unknown, { strict = false } = {}): string[] 
   return v;
 }
 
-/** Anthropic tool use: a valid JSON Schema 2020-12, root `type: "object"`, no root oneOf/allOf/anyOf, property keys `^[a-zA-Z0-9_.-]{1,64}$`. */
+/**
+ * Anthropic tool use: a valid JSON Schema 2020-12, root `type: "object"`, no root
+ * oneOf/allOf/anyOf, property keys `^[a-zA-Z0-9_.-]{1,64}$`.
+ */
 export function checkAnthropic(schema: unknown): string[] {
   const v = checkBounds(schema);
   if (!isObj(schema)) return v;

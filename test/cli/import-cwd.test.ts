@@ -24,7 +24,10 @@ const write = (file: string, doc: unknown): string => {
   return file;
 };
 
-/** A filesystem server serving ".", tagged: Claude Code spells the daemon's variable ${VAR}, VS Code and Cursor ${env:VAR}, Claude Desktop has none. */
+/**
+ * A filesystem server serving ".", tagged: Claude Code spells the daemon's variable ${VAR}, VS Code
+ * and Cursor ${env:VAR}, Claude Desktop has none.
+ */
 const fsServer = (extra: Record<string, unknown> = {}, tag: string | null = '${TEST_SERVER_TAG}') => ({
   command: NODE,
   args: [FS, '.'],

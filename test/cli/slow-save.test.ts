@@ -233,10 +233,12 @@ t.test('import prints every reason in full, on lines of its own (wrapped on a te
   const file = claudeFile(e, { crash: slow('--exit', '3', '--say', 'first words', '--say', long), odd: { args: ['x'] } });
   const r = await piped(e, ['mcp', 'import', '--from', 'claude', file, '--yes']);
   t.equal(r.code, 1, r.stderr);
-  t.match(
-    r.stdout,
-    /^FAILED\s+crash\s.*\n {4}ALBEDO_SERVER_EXITED: crash exited with status 3\b.*\n {4}its working directory: \/.*\n {4}its stderr ends:\n {4}first words\n/m,
+  const failed = new RegExp(
+    String.raw`^FAILED\s+crash\s.*\n {4}ALBEDO_SERVER_EXITED: crash exited with status 3\b.*\n` +
+      String.raw` {4}its working directory: \/.*\n {4}its stderr ends:\n {4}first words\n`,
+    'm',
   );
+  t.match(r.stdout, failed);
   t.ok(r.stdout.includes(`\n    ${long}\n`), 'the long stderr line whole, on its own line');
   t.match(r.stdout, /^skip\s+odd\s.*\n {4}invalid: neither a command nor a url$/m);
 

@@ -138,8 +138,8 @@ for (const leg of LEGS) {
       t.ok(s && s.passed > 0 && s.failed === 0 && s.warnings === 0, `${name}: ${what}`);
     }
     t.comment(
-      `${leg.name}: ${r.scenarios.length} scenarios; checks ${r.checks.passed} passed, ${r.checks.failed} failed, ${r.checks.warnings} warnings; ` +
-        `${Math.round(r.ms / 1000)} s`,
+      `${leg.name}: ${r.scenarios.length} scenarios; ` +
+        `checks ${r.checks.passed} passed, ${r.checks.failed} failed, ${r.checks.warnings} warnings; ${Math.round(r.ms / 1000)} s`,
     );
   });
 }

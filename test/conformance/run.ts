@@ -201,7 +201,8 @@ export async function scenariosOf(leg: Leg): Promise<{ scored: string[]; unscore
   const missing = scored.filter((s) => !provided.includes(s));
   if (req.exitCode !== 0 || !scored.length || missing.length) {
     throw new Error(
-      `conformance list --requirements ${leg.requirements} failed (exit ${req.exitCode}; not provided: ${missing.join(', ')}):\n${req.output}`,
+      `conformance list --requirements ${leg.requirements} failed ` +
+        `(exit ${req.exitCode}; not provided: ${missing.join(', ')}):\n${req.output}`,
     );
   }
   return { scored, unscored };
@@ -331,7 +332,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       const passed = r.scenarios.length - r.failures.length;
       process.stdout.write(
         `${ok ? 'ok  ' : 'FAIL'} ${r.name}: exit ${r.exitCode}; scenarios ${passed}/${r.scenarios.length} passed (auth ${auth}); ` +
-          `checks ${r.checks.passed} passed, ${r.checks.failed} failed, ${r.checks.warnings} warnings; ${(r.ms / 1000).toFixed(0)} s, ${JOBS} at a time\n`,
+          `checks ${r.checks.passed} passed, ${r.checks.failed} failed, ${r.checks.warnings} warnings; ` +
+          `${(r.ms / 1000).toFixed(0)} s, ${JOBS} at a time\n`,
       );
       if (!ok) process.stdout.write(r.tail + '\n');
     }

@@ -172,7 +172,8 @@ t.test('a refresh stuck at a slow token endpoint holds up no other server: refre
   });
   await slow.reached;
   events.push('A is at its token endpoint');
-  // A bound so that the code before this change (which makes B wait for A) fails instead of hanging; 12 s is below A's 15 s request timeout.
+  // A bound so that the code before this change (which makes B wait for A) fails instead of hanging; 12 s is below A's
+  // 15 s request timeout.
   const bound = setTimeout(() => {
     events.push('A answered (bound reached)');
     slow.release();

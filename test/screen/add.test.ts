@@ -1,5 +1,5 @@
 // The /mcp screen (`albedo mcp` on a terminal), adding servers through its
-// one form as a person would (issue 12; seed 000 "Add servers from albedo"):
+// one form as a person would (issue 12; docs/design.md, "The server form"):
 // an http server (the official SDK's, demanding a bearer token) with a
 // bearer token and a custom header, saved with ctrl+s; a stdio server with
 // an env entry shown as typed and a secret one, saved with enter on the last

@@ -1,5 +1,6 @@
-// The /mcp screen's form on an existing server (`enter`; issue 12, seed 000:
-// "a blank secret keeps the stored one, `-` removes it"): prefilled from
+// The /mcp screen's form on an existing server (`enter`; issue 12;
+// docs/design.md, "The server form": a blank secret keeps the stored one,
+// `-` removes it): prefilled from
 // the server, its stored secrets empty with a hint; blank keeps the bearer
 // token (the server, which refuses requests without it, still connects), a
 // new header value replaces the stored one, `-` removes the token and the

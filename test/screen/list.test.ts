@@ -1,10 +1,10 @@
-// The /mcp screen's list and the keys that act on the selected server
-// (issue 12; seed 000): ↑/↓ and j/k select; `d` deletes a server and its
-// credentials after a y/n confirmation (anything but y keeps it); `e`
-// switches a server on (tried first: one that cannot start stays off, with
-// its error), `x` switches it off; a change made elsewhere shows on the next
-// read; a server that cannot start as saved says why. At 80×24 every server
-// stays on one row, long names and URLs cut, not wrapped.
+// The /mcp screen's list and the keys that act on the selected server (issue
+// 12; docs/cli.md, "albedo mcp (the /mcp screen)"): ↑/↓ and j/k select; `d`
+// deletes a server and its credentials after a y/n confirmation (anything but
+// y keeps it); `e` switches a server on (tried first: one that cannot start
+// stays off, with its error), `x` switches it off; a change made elsewhere
+// shows on the next read; a server that cannot start as saved says why. At
+// 80×24 every server stays on one row, long names and URLs cut, not wrapped.
 import t from 'tap';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

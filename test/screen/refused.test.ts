@@ -1,7 +1,7 @@
 // The /mcp screen's form refusing what cannot be saved, with the form kept
-// open and both settings files unchanged byte for byte (issue 12; seed 000:
-// "if the server cannot connect, both are restored and the form stays open
-// with the error"): a mistyped command (the daemon's strict save cannot
+// open and both settings files unchanged byte for byte (issue 12;
+// docs/design.md, "Saving a server": the previous settings and credentials
+// stay as they were and the form stays open with the error): a mistyped command (the daemon's strict save cannot
 // start it), a server that exits saying why (its stderr tail on the
 // screen), a command line with an unbalanced quote (refused at the field,
 // nothing sent), a name already taken (412).

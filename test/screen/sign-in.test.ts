@@ -1,17 +1,17 @@
-// The /mcp screen signing in to an http server with OAuth (issue 12; seed
-// 000 "Sign in with OAuth": "ctrl+l signs in (it opens the browser unless
-// ALBEDO_NO_BROWSER is set, and shows the URL either way), ctrl+u signs out,
-// and esc cancels a sign-in in flight"), against the OAuth tests' real
-// authorization server (oidc-provider) in front of an official-SDK MCP
-// server. The URL is shown; a wrong pasted callback URL is refused and the
-// sign-in keeps waiting; the right one signs in as alice; ctrl+u signs out;
-// esc cancels. Without ALBEDO_NO_BROWSER the screen runs the desktop's
-// opener (a stand-in xdg-open on PATH that records its argument: not the
-// URL, whose state and PKCE challenge every local user could read in /proc,
-// but a 0600 page that holds it, issue 20 item 2) and a sign-in completed by
-// the browser shows on its own, with the account; quitting (ctrl+c, or
-// SIGTERM) cancels one in flight. A stdio server and one with fixed
-// credentials do not sign in.
+// The /mcp screen signing in to an http server with OAuth (issue 12;
+// docs/cli.md, "albedo mcp (the /mcp screen)", Signing in: ctrl+l signs in
+// (it opens the browser unless ALBEDO_NO_BROWSER is set, and shows the URL
+// either way), ctrl+u signs out, and esc cancels a sign-in in flight),
+// against the OAuth tests' real authorization server (oidc-provider) in front
+// of an official-SDK MCP server. The URL is shown; a wrong pasted callback
+// URL is refused and the sign-in keeps waiting; the right one signs in as
+// alice; ctrl+u signs out; esc cancels. Without ALBEDO_NO_BROWSER the screen
+// runs the desktop's opener (a stand-in xdg-open on PATH that records its
+// argument: not the URL, whose state and PKCE challenge every local user
+// could read in /proc, but a 0600 page that holds it, issue 20 item 2) and a
+// sign-in completed by the browser shows on its own, with the account;
+// quitting (ctrl+c, or SIGTERM) cancels one in flight. A stdio server and one
+// with fixed credentials do not sign in.
 import t from 'tap';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

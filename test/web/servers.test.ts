@@ -1,8 +1,8 @@
 // The servers view and its form, in real Chromium against the real daemon
-// (issue 12 item 2; seed 000 "Add servers from albedo"): add a stdio server
+// (issue 12 item 2; docs/design.md, "The server form"): add a stdio server
 // (the official SDK's, typed as a shell command line, with env secrets) and
-// an http one (with a bearer token) through the form; each shows in the
-// list with its state and tools, and no secret value is in the page or in
+// an http one (with a bearer token) through the form; each shows in the list
+// with its state and tools, and no secret value is in the page or in
 // extensions.json (creds.json holds them). Edit: a blank secret keeps the
 // stored one, "remove" removes it. Disable, enable, and delete after a
 // confirmation (Esc cancels it first).

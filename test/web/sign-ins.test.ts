@@ -1,5 +1,5 @@
-// MCP sign-ins in real Chromium (issue 12 item 2; seed 000 "Sign in with
-// OAuth": the pane lists the servers that asked for a sign-in under **MCP
+// MCP sign-ins in real Chromium (issue 12 item 2; docs/web.md, "MCP
+// sign-ins": the pane lists the servers that asked for a sign-in under **MCP
 // sign-ins**; its sign-in opens the authorization page in a new tab and
 // keeps a link to it), against test/fixtures/oauth-stack.ts (oidc-provider,
 // which signs alice in by itself, in front of an official-SDK MCP server):

@@ -1,6 +1,6 @@
 // The form's refusals, in real Chromium against the real daemon (issue 12
-// item 2; seed 000 "if the server cannot connect, both are restored and the
-// form stays open with the error"): a mistyped command is tried by the
+// item 2; docs/design.md, "Saving a server": the previous settings and
+// credentials stay as they were and the form stays open with the error): a mistyped command is tried by the
 // daemon's strict save and refused; while the save runs the form shows its
 // progress, then the error's code (and the server's stderr, as text) in an
 // alert, and the form stays open with what was typed, and extensions.json and

@@ -135,7 +135,10 @@ export const serverPath = (name, suffix = '') => `/v1/mcp/servers/${encodeURICom
 /** `/v1/auth/logins/mcp:<name>`. @param {string} name */
 export const loginPath = (name) => `/v1/auth/logins/mcp:${encodeURIComponent(name)}`;
 
-/** A session's event stream: an EventSource sends no header, so the token rides in the query (same origin, no referrer). @param {string} id */
+/**
+ * A session's event stream: an EventSource sends no header, so the token rides in the query (same origin, no referrer).
+ * @param {string} id
+ */
 export const eventsUrl = (id) => `/v1/sessions/${encodeURIComponent(id)}/events${csrf ? `?csrf=${encodeURIComponent(csrf)}` : ''}`;
 
 /** `/v1/sessions/<id>` plus `suffix`. @param {string} id @param {string} [suffix] */

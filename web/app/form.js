@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 // The server form, for a new server and for editing one: the fields and
-// rules of the terminal screen's form (seed 000 "Add servers from albedo").
+// rules of the terminal screen's form (docs/design.md, "The server form").
 // The command line is split by the daemon with the CLI's rules
 // (POST /v1/ui/command-line) before anything is saved, and a problem is
 // shown at the field. Saving is the API's strict save: PUT with
@@ -345,8 +345,11 @@ export function ServerForm({ name, onSaved, onCancel }) {
   const busy = phase !== 'idle';
   const cwdHint = d?.cwd.trim()
     ? `The server runs in ${d.cwd.trim()}: a relative path in the command is taken from there.`
-    : 'Empty: the server runs in an empty directory of its own, which the daemon makes (a relative path in the command finds nothing there). ' +
-      'Type a full path, from /, to run it in that directory.';
+    : 'Empty: the server runs in an empty directory of its own, which the daemon makes ' +
+      '(a relative path in the command finds nothing there). Type a full path, from /, to run it in that directory.';
+  const fixedTransport = editing
+    ? html`<p class="hint">The transport of a saved server is fixed; delete it and add it again to change it.</p>`
+    : null;
   return html`<section aria-labelledby="form-title">
     <h1 id="form-title" ref=${heading} tabindex="-1">${title}</h1>
     ${
@@ -372,7 +375,7 @@ export function ServerForm({ name, onSaved, onCancel }) {
                     <label for=${`transport-${t}`}>${t === 'http' ? 'HTTP (a URL)' : 'stdio (a command)'}</label>
                   </div>`,
               )}
-              ${editing ? html`<p class="hint">The transport of a saved server is fixed; delete it and add it again to change it.</p>` : null}
+              ${fixedTransport}
             </fieldset>
             ${
               d.transport === 'http'

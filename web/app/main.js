@@ -122,6 +122,9 @@ function Pane({ onLogout }) {
     setStatus(null);
     if (name) signIn(name);
   };
+  const signInButton = status?.signIn
+    ? html` <button type="button" class="primary" onClick=${signInNow}>Sign in to ${status.signIn}</button>`
+    : null;
   const tab = tabOf(route);
   return html` <header class="top">
       <p class="brand">Albedo <span class="brand-sub">MCP settings</span></p>
@@ -137,8 +140,7 @@ function Pane({ onLogout }) {
         ${
           status && status.view === route.view
             ? html`<p class=${`status tone-${status.tone}`}>
-                ${status.text}
-                ${status.signIn ? html` <button type="button" class="primary" onClick=${signInNow}>Sign in to ${status.signIn}</button>` : null}
+                ${status.text} ${signInButton}
                 <button type="button" class="small dismiss" onClick=${() => setStatus(null)}>Dismiss</button>
               </p>`
             : null

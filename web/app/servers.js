@@ -52,10 +52,26 @@ function Warnings({ server: s }) {
   </ul>`;
 }
 
-/** @param {{ server: any, busy: string | null, act: (s: any, what: 'enable' | 'disable') => void, ask: (s: any) => void, signIn: (n: string) => void }} p */
+/** What the confirmation of a delete says. @param {string} name */
+const deleteText = (name) =>
+  `${name} is removed from extensions.json, and everything creds.json holds for it (typed secrets, its sign-in) is deleted.`;
+
+/**
+ * @param {{
+ *   server: any,
+ *   busy: string | null,
+ *   act: (s: any, what: 'enable' | 'disable') => void,
+ *   ask: (s: any) => void,
+ *   signIn: (n: string) => void,
+ * }} p
+ */
 function ServerCard({ server: s, busy, act, ask, signIn }) {
   const transport = transportOf(s.config);
   const hide = (/** @type {string} */ verb) => html`${verb}<${Hidden} text=${` ${s.name}`} />`;
+  const signInButton =
+    needsSignIn(s) && s.enabled
+      ? html`<button type="button" onClick=${() => signIn(s.name)}>Sign in<${Hidden} text=${` to ${s.name}`} /></button>`
+      : null;
   const [type, state, tools, signInWord, problem] = COLUMNS;
   const auth = authLabel(s.auth, transport);
   return html`<li class="card" data-server=${s.name}>
@@ -107,7 +123,7 @@ function ServerCard({ server: s, busy, act, ask, signIn }) {
           ? html`<button type="button" disabled=${!!busy} onClick=${() => act(s, 'disable')}>${hide('Disable')}</button>`
           : html`<button type="button" disabled=${!!busy} onClick=${() => act(s, 'enable')}>${hide('Enable')}</button>`
       }
-      ${needsSignIn(s) && s.enabled ? html`<button type="button" onClick=${() => signIn(s.name)}>Sign in<${Hidden} text=${` to ${s.name}`} /></button>` : null}
+      ${signInButton}
       <button type="button" class="danger" disabled=${!!busy} onClick=${() => ask(s)}>${hide('Delete')}</button>
     </div>
   </li>`;
@@ -199,7 +215,7 @@ export function ServersView({ servers, loadError, invalid, refresh, say, signIn 
       asking
         ? html`<${Confirm}
             title=${`Delete ${asking.name}?`}
-            text=${`${asking.name} is removed from extensions.json, and everything creds.json holds for it (typed secrets, its sign-in) is deleted.`}
+            text=${deleteText(asking.name)}
             confirm=${`Delete ${asking.name}`}
             onConfirm=${remove}
             onCancel=${() => setAsking(null)}

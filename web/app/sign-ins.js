@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-// MCP sign-ins (seed 000 "Sign in with OAuth"): the http servers that asked
+// MCP sign-ins (docs/design.md, "Sign-in"): the http servers that asked
 // for a sign-in, each with Sign in (PUT /v1/auth/logins/mcp:NAME; the
 // authorization page opens in a new tab and a link to it stays on the
 // page), the sign-in's state until it completes or fails (polled), Cancel

@@ -47,6 +47,13 @@ export function paramsOf(schema) {
 }
 
 /**
+ * A parameter's description, its first line until asked (none when it has none).
+ * @param {{ name: string, description: string }} p
+ */
+const paramDescription = (p) =>
+  p.description ? html`<${Clipped} className="param-description" text=${p.description} what=${`the description of ${p.name}`} />` : null;
+
+/**
  * One tool: name (and title), whether the entry keeps it from the model,
  * the first line of its description, its parameters and, folded, its
  * input schema. A session's view lists its advertised tools with it too.
@@ -71,7 +78,7 @@ export function Tool({ tool, server }) {
                 html`<li key=${p.name}>
                   <code class="param-name">${asText(p.name)}</code>
                   <span class="param-type">${asText(p.type)}${p.required ? ', required' : ''}</span>
-                  ${p.description ? html`<${Clipped} className="param-description" text=${p.description} what=${`the description of ${p.name}`} />` : null}
+                  ${paramDescription(p)}
                 </li>`,
             )}
           </ul>`

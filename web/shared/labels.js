@@ -1,5 +1,5 @@
 // What the terminal screen (`albedo mcp`) and the web pane call each state,
-// in one place so the two never disagree (seed 002's shared status labels).
+// in one place so the two never disagree (docs/design.md, "The server form").
 // Plain JavaScript with JSDoc types: the browser loads it as it is (no build
 // step) and the CLI imports it; `tsc` checks it with the TypeScript sources.
 // It imports nothing and touches nothing: labels and small pure helpers only.
@@ -270,11 +270,12 @@ export function untaken(name, taken) {
 }
 
 /**
- * The name a new server's form suggests until the user edits it (seed 000;
- * the pane's form and the `/mcp` screen's): from an http URL its domain,
- * from a command line the package or program it runs (see nameOfUrl,
- * nameOfCommand), with `-2`, `-3`… added when a server has that name.
- * '' when there is nothing to go on: the user types one.
+ * The name a new server's form suggests until the user edits it
+ * (docs/design.md, "The server form"; the pane's form and the `/mcp`
+ * screen's): from an http URL its domain, from a command line the package or
+ * program it runs (see nameOfUrl, nameOfCommand), with `-2`, `-3`… added when
+ * a server has that name. '' when there is nothing to go on: the user types
+ * one.
  * @param {'http' | 'stdio'} transport
  * @param {string} text the url, or the command line as typed
  * @param {{ taken?: Iterable<string>, cwd?: string }} [o] the names servers have; the working directory the form shows
@@ -304,7 +305,10 @@ export function workingDirProblem(text) {
   return '';
 }
 
-/** A `~` at the start of a word of a command line, or of a `--flag=` value: what a shell would expand and no one here will. @param {string} line */
+/**
+ * A `~` at the start of a word of a command line, or of a `--flag=` value: what a shell would expand and no one here will.
+ * @param {string} line
+ */
 export const commandTildeProblem = (line) => (line.split(/\s+/).some((w) => w.startsWith('~') || /^[^'"]*=~/.test(w)) ? TILDE_PROBLEM : '');
 
 /**
@@ -348,4 +352,5 @@ export function problemText(s) {
 
 /** What both forms say of a relative path in a command with no working directory (`relativePathWord`). @param {string} word */
 export const relativeWithoutCwdProblem = (word) =>
-  `${word} is a relative path, and without a working directory the server runs in an empty one: give the directory it is in, or write the full path`;
+  `${word} is a relative path, and without a working directory the server runs in an empty one: ` +
+  'give the directory it is in, or write the full path';
