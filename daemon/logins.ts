@@ -29,7 +29,7 @@ import { ApiError, statusOf } from './errors.ts';
 import { authOf, SETTINGS_TIMEOUT_MS } from './servers.ts';
 import type { AuthDto, LoginDto } from './schemas.ts';
 
-/** How long a pending sign-in lasts once its URL is issued (seed 002: ten minutes). */
+/** How long a pending sign-in lasts once its URL is issued: ten minutes (docs/design.md, "Sign-in"). */
 export const SIGN_IN_TTL_MS = 10 * 60_000;
 
 export interface LoginsOptions {

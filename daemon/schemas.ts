@@ -52,13 +52,9 @@ export const secretsInputSchema = z
       .nullable()
       .optional()
       .openapi({ description: 'http: a client registered beforehand; a blank client_id keeps the stored client' }),
-    oauth: z
-      .null()
-      .optional()
-      .openapi({
-        description:
-          'http: null signs out (the OAuth tokens go; the client registration stays); a sign-in is PUT /v1/auth/logins/mcp:{name}',
-      }),
+    oauth: z.null().optional().openapi({
+      description: 'http: null signs out (the OAuth tokens go; the client registration stays); a sign-in is PUT /v1/auth/logins/mcp:{name}',
+    }),
   })
   .openapi('SecretsInput');
 export type SecretsInput = z.output<typeof secretsInputSchema>;
@@ -129,39 +125,28 @@ export const serverSchema = z
     state: z.enum(SERVER_DTO_STATES).openapi({
       description:
         'as far as the daemon knows without dialling: disabled; error (lastError says why it cannot be prepared); needs_sign_in ' +
-        '(auth says so); discovered (a catalogue is saved for the server as configured now: it answered, this config); configured (nothing known yet)',
+        '(auth says so); discovered (a catalogue is saved for the server as configured now: it answered, this config); ' +
+        'configured (nothing known yet)',
     }),
-    auth: authSchema
-      .nullable()
-      .openapi({
-        description:
-          'the OAuth state; null for a stdio server, an http server with a fixed Authorization, or when creds.json cannot be read',
-      }),
+    auth: authSchema.nullable().openapi({
+      description: 'the OAuth state; null for a stdio server, an http server with a fixed Authorization, or when creds.json cannot be read',
+    }),
     config: entrySchema,
     secrets: secretsSummarySchema,
-    tools: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({
-        description:
-          'the tools in the catalogue saved for the server as configured now; null when none is saved (never connected, or changed)',
-      }),
-    description: z
-      .string()
-      .max(2_048)
-      .openapi({
-        description:
-          'the server\'s own description (serverInfo.description), else its instructions, at most 2,048 characters; "" when unknown',
-      }),
+    tools: z.number().int().nullable().openapi({
+      description:
+        'the tools in the catalogue saved for the server as configured now; null when none is saved (never connected, or changed)',
+    }),
+    description: z.string().max(2_048).openapi({
+      description:
+        'the server\'s own description (serverInfo.description), else its instructions, at most 2,048 characters; "" when unknown',
+    }),
     lastError: lastErrorSchema.nullable(),
-    warnings: z
-      .array(z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() }))
-      .openapi({
-        description:
-          'what the entry exposes, kept as saved: a working directory or an argument in $ALBEDO_HOME or above it ' +
-          '(a server serving it would hand out daemon.json and creds.json); [] when none, or when the server cannot be prepared',
-      }),
+    warnings: z.array(z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() })).openapi({
+      description:
+        'what the entry exposes, kept as saved: a working directory or an argument in $ALBEDO_HOME or above it ' +
+        '(a server serving it would hand out daemon.json and creds.json); [] when none, or when the server cannot be prepared',
+    }),
   })
   .openapi('Server');
 export type ServerDto = z.output<typeof serverSchema>;
@@ -230,7 +215,8 @@ export const preconditionHeadersSchema = z.object({
 /** PATCH /v1/mcp: a merge patch of the mcp section's retryMs and the extensions' defaults; null restores a default. */
 export const mcpPatchSchema = z.strictObject(sectionsPatchSchema.shape).openapi('McpSettingsPatch', {
   description:
-    'retryMs (ms before the first come-back probe) and the extensions\' defaults (enabled.mcp, enabled["editor-mcp"]); null restores the default',
+    'retryMs (ms before the first come-back probe) and the extensions\' defaults (enabled.mcp, enabled["editor-mcp"]); ' +
+    'null restores the default',
 });
 
 export const loginParamSchema = z.object({
@@ -348,12 +334,9 @@ export const serverToolsSchema = z
     resources: z.number().int().nullable().openapi({ description: 'how many resources it listed' }),
     resourceTemplates: z.number().int().nullable().openapi({ description: 'how many resource templates it listed' }),
     prompts: z.number().int().nullable().openapi({ description: 'how many prompts it listed' }),
-    instructions: z
-      .string()
-      .nullable()
-      .openapi({
-        description: "the server's instructions for the model (often markdown), whole and as sent: data, never markup to render",
-      }),
+    instructions: z.string().nullable().openapi({
+      description: "the server's instructions for the model (often markdown), whole and as sent: data, never markup to render",
+    }),
     serverInfo: z
       .object({ name: z.string(), version: z.string(), title: z.string().optional(), description: z.string().optional() })
       .nullable()

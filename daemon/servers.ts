@@ -19,9 +19,9 @@
  * out of it, so they never make an If-Match fail.
  */
 import type { Kernel } from '../kernel/kernel.ts';
-import { AlbedoError } from '../protocol/errors.ts';
+import { AlbedoError, deserializeError } from '../protocol/errors.ts';
 import type { SavedCatalogue } from '../protocol/catalogue.ts';
-import type { SettingsView } from '../protocol/services/settings.ts';
+import type { ServerResolution, SettingsView } from '../protocol/services/settings.ts';
 import type { SecretsSummary, SettingsServer } from '../protocol/settings.ts';
 import type { AuthStatus } from '../protocol/oauth.ts';
 import { etagOf } from './etag.ts';
@@ -65,7 +65,7 @@ export interface McpSection {
   invalid: SettingsView['invalid'];
 }
 
-export function mcpSection(v: SettingsView): McpSection {
+export function mcpSection(v: Pick<SettingsView, 'retryMs' | 'enabled' | 'path' | 'invalid'>): McpSection {
   return { retryMs: v.retryMs, enabled: v.enabled, path: v.path, invalid: v.invalid };
 }
 
@@ -79,7 +79,7 @@ function summary(s: SecretsSummary): ServerDto['secrets'] {
   return { bearer: s.bearerToken, header: s.header, env: s.env, oauth_client: s.oauthClient };
 }
 
-/** A server description's bound (seed 002), as the MCP context bounds instructions. */
+/** A server description's bound (docs/design.md, "Bounds"), as the MCP context bounds instructions. */
 export const MAX_DESCRIPTION = 2_048;
 
 /** The catalogue saved for this server under its current fingerprint, if any. */
@@ -109,7 +109,10 @@ export interface Described {
   etag: string;
 }
 
-/** Whether an entry (with its stored secrets) sends a fixed Authorization, so OAuth does not apply: for an entry that cannot be resolved. */
+/**
+ * Whether an entry (with its stored secrets) sends a fixed Authorization, so OAuth does not apply:
+ * for an entry that cannot be resolved.
+ */
 function fixedAuthorization(entry: SettingsServer, secrets: SecretsSummary): boolean {
   if (entry.type !== 'http') return true;
   const auth = (h: string): boolean => h.toLowerCase() === 'authorization';
@@ -128,22 +131,48 @@ function stateOf(dto: Omit<ServerDto, 'state'>): ServerDto['state'] {
   return dto.tools !== null ? 'discovered' : 'configured';
 }
 
-/** One server of `view` as the API shows it, with its entity tag; `known` is the statuses when the caller has them. */
-export async function describeServer(r: Reader, name: string, s: ViewServer, known?: AuthStatus[] | null): Promise<Described> {
+/** What `settings/resolve` makes of the server, without its secret values (the form `settings/apply` answers with). */
+async function resolutionOf(kernel: Kernel, name: string): Promise<ServerResolution> {
+  try {
+    const r = await kernel.call('settings', 'settings/resolve', { name }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+    return {
+      ok: true,
+      fingerprint: r.fingerprint,
+      warnings: r.warnings ?? [],
+      oauthUrl: r.server.type === 'http' && r.server.auth ? r.server.url : null,
+    };
+  } catch (err) {
+    if (!AlbedoError.is(err) || err.code !== 'ALBEDO_INVALID_CONFIG') throw err;
+    return { ok: false, error: err.toJSON() };
+  }
+}
+
+/**
+ * One server of `view` as the API shows it, with its entity tag; `known` is the statuses when the caller has them,
+ * `resolution` what the server resolves to when the caller has it (else `settings/resolve` is asked).
+ */
+export async function describeServer(
+  r: Reader,
+  name: string,
+  s: ViewServer,
+  known?: AuthStatus[] | null,
+  resolution?: ServerResolution,
+): Promise<Described> {
   const { kernel } = r;
   let fingerprint: string | null = null;
   let lastError: ServerDto['lastError'] = null;
   let warnings: ServerDto['warnings'] = [];
   const config = entryOf(s);
   let oauthUrl: string | null = config.type === 'http' && !fixedAuthorization(config, s.secrets) ? config.url : null;
-  try {
-    const resolved = await kernel.call('settings', 'settings/resolve', { name }, { timeoutMs: SETTINGS_TIMEOUT_MS });
+  const resolved = resolution ?? (await resolutionOf(kernel, name));
+  if (resolved.ok) {
     fingerprint = resolved.fingerprint;
-    warnings = resolved.warnings ?? [];
-    oauthUrl = resolved.server.type === 'http' && resolved.server.auth ? resolved.server.url : null;
-  } catch (err) {
-    // Only "cannot be prepared as saved" is the server's; anything else (the service gone, the server removed meanwhile) is the request's.
-    if (!AlbedoError.is(err) || err.code !== 'ALBEDO_INVALID_CONFIG') throw err;
+    warnings = resolved.warnings;
+    oauthUrl = resolved.oauthUrl;
+  } else {
+    // Only "cannot be prepared as saved" is the server's (resolutionOf); anything else (the service gone, the server removed
+    // meanwhile) is the request's, thrown there.
+    const err = deserializeError(resolved.error);
     const d = err.data as { path?: Array<string | number>; reason?: string } | undefined;
     lastError = { code: err.code, message: err.message };
     if (Array.isArray(d?.path)) lastError.path = d.path;

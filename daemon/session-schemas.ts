@@ -43,15 +43,9 @@ export const openBodySchema = z
       .max(100_000_000)
       .optional()
       .openapi({ description: "the model's context in tokens, for auto (default 200000)" }),
-    resultBudget: z
-      .number()
-      .int()
-      .min(100)
-      .max(1_000_000)
-      .optional()
-      .openapi({
-        description: "the most one result puts in the context, in estimated tokens (default 25000; a server's own resultBudget wins)",
-      }),
+    resultBudget: z.number().int().min(100).max(1_000_000).optional().openapi({
+      description: "the most one result puts in the context, in estimated tokens (default 25000; a server's own resultBudget wins)",
+    }),
   })
   .openapi('SessionOpen');
 
@@ -114,11 +108,9 @@ export const listedToolSchema = modelToolSchema
       .string()
       .nullable()
       .openapi({ description: "the server it calls; null for Albedo's own (mcp_read_result, mcp_search_tools, mcp_call_tool)" }),
-    tool: z
-      .string()
-      .openapi({
-        description: "the raw tool name; read_resource or get_prompt for those pseudo-operations; the name itself for Albedo's own",
-      }),
+    tool: z.string().openapi({
+      description: "the raw tool name; read_resource or get_prompt for those pseudo-operations; the name itself for Albedo's own",
+    }),
     kind: z
       .enum(['tool', 'read_resource', 'get_prompt', 'albedo'])
       .openapi({ description: "a server's tool, one of its pseudo-operations (told apart from a tool of that name), or Albedo's own" }),
@@ -131,11 +123,9 @@ export const toolsSchema = z
     profile: z.string(),
     deferred: z.boolean(),
     tools: z.array(listedToolSchema),
-    loaded: z
-      .array(z.string())
-      .openapi({
-        description: 'deferred: the alwaysLoad names and those searches found, in order (only grows within a generation); else every name',
-      }),
+    loaded: z.array(z.string()).openapi({
+      description: 'deferred: the alwaysLoad names and those searches found, in order (only grows within a generation); else every name',
+    }),
     cost: costSchema,
   })
   .openapi('SessionTools');
@@ -266,13 +256,10 @@ export const callErrorSchema = z
             .openapi({ description: 'not found: the nearest advertised names, nearest first (maybe none)' }),
           ambiguous: z.boolean().optional().openapi({ description: 'not found: the name fits several definitions, listed in candidates' }),
           candidates: z.array(z.string()).optional().openapi({ description: 'the advertised names an ambiguous name fits' }),
-          argument: z
-            .string()
-            .optional()
-            .openapi({
-              description: 'invalid arguments: the first argument at fault, as a person reads it (options.count)',
-              example: 'message',
-            }),
+          argument: z.string().optional().openapi({
+            description: 'invalid arguments: the first argument at fault, as a person reads it (options.count)',
+            example: 'message',
+          }),
           path: z
             .array(z.union([z.string(), z.number()]))
             .optional()

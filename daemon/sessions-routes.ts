@@ -161,7 +161,8 @@ const eventsRoute = createRoute({
   path: '/v1/sessions/{id}/events',
   tags: ['sessions'],
   summary:
-    "The session's events (Server-Sent Events): server_state, warning, capabilities_changed, catalogue_refreshed, server_probed, session_closed",
+    "The session's events (Server-Sent Events): server_state, warning, capabilities_changed, catalogue_refreshed, " +
+    'server_probed, session_closed',
   request: id,
   responses: {
     200: {
@@ -257,7 +258,9 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
     const s = registry.get(param(c)).session;
     const profile = c.req.query('profile');
     if (profile !== undefined && profile !== s.profile) {
-      const message = `the session's schemas are normalised for ${JSON.stringify(s.profile)}; open a session with profile ${JSON.stringify(profile)} for those`;
+      const message =
+        `the session's schemas are normalised for ${JSON.stringify(s.profile)}; ` +
+        `open a session with profile ${JSON.stringify(profile)} for those`;
       throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', message, { path: ['query', 'profile'] });
     }
     const all = c.req.query('all') === 'true';

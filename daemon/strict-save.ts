@@ -1,12 +1,13 @@
 /**
- * Strict save (seed 000 "Saving a server"): before an enabled server is
- * saved, it is tried — the draft resolved by the settings service (with the
- * secrets it would store), opened through the transport as `connect()`
+ * Strict save (docs/design.md, "Saving a server"): before an enabled server
+ * is saved, it is tried — the settings service resolves the draft (with the
+ * secrets it would store) and asks for the try (`save/try`, which the daemon
+ * provides: writes.ts); it is opened through the transport as `connect()`
  * opens a connection (keyed by a fresh id, released afterwards), then
  * closed, the server reaped. Nothing is written here: a server that cannot
- * start is refused (409) before the caller writes anything, so the files
- * stay exactly as they were. A server that answers 401 is kept, needing a
- * sign-in.
+ * start is refused (409) before the settings service writes anything, so
+ * the files stay exactly as they were. A server that answers 401 is kept,
+ * needing a sign-in.
  *
  * The error's message says what happened in a person's words — "did not
  * answer within 30 s", "exited with status 1" (try-failure.ts) — and quotes
@@ -20,19 +21,23 @@ import type { Kernel } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
 import { redact, secretValues } from '../protocol/redact.ts';
 import type { SavedCatalogue } from '../protocol/catalogue.ts';
-import type { ResolvedSettingsServer } from '../protocol/services/settings.ts';
-import type { SecretsPatch, SettingsServerInput } from '../protocol/settings.ts';
-import { ApiError, pathOf } from './errors.ts';
+import type { ResolvedServer } from '../protocol/config.ts';
+import { ApiError } from './errors.ts';
 import { failureMessage } from './try-failure.ts';
-import { SETTINGS_TIMEOUT_MS } from './servers.ts';
 
 export interface TryOptions {
   name: string;
-  entry: SettingsServerInput;
-  secrets?: SecretsPatch;
+  /** The server as it would be saved (its secret values in it), resolved by the settings service. */
+  server: ResolvedServer;
+  /** Whether it gets a worker of its own (its entry's `isolate`). */
+  isolate: boolean;
+  /** The draft's fingerprint: what the try discovers is saved under it. */
+  fingerprint: string;
+  /** The save signs it out: it is tried without its tokens. */
+  signOut: boolean;
   /** $ALBEDO_HOME/store: the era verdict the try finds is kept for later dials. */
   eraCachePath: string | null;
-  /** The request's: its client went away, so the try is given up on (the caller then writes nothing). */
+  /** Aborts when the save is given up (its request's client went away): the try is given up on, and nothing is written. */
   signal?: AbortSignal;
 }
 
@@ -49,34 +54,16 @@ const NOT_THE_SERVER: ReadonlySet<string> = new Set([
   'ALBEDO_INTERNAL',
 ]);
 
-async function resolveDraft(kernel: Kernel, o: TryOptions): Promise<ResolvedSettingsServer> {
-  try {
-    return await kernel.call(
-      'settings',
-      'settings/resolve-draft',
-      { name: o.name, entry: o.entry, secrets: o.secrets },
-      { timeoutMs: SETTINGS_TIMEOUT_MS },
-    );
-  } catch (err) {
-    // A value it cannot look up (a variable not set, a file missing) means it cannot start: 409, naming the field.
-    if (AlbedoError.is(err) && err.code === 'ALBEDO_INVALID_CONFIG' && typeof (err.data as { reason?: unknown })?.reason === 'string') {
-      throw new ApiError(409, err.code, err.message, { path: pathOf(err), outcome: 'not_run' });
-    }
-    throw err;
-  }
-}
-
 /**
  * Tries the draft: resolves connected (with its discovery) or needs_sign_in, or throws an
  * ApiError 409 with the code of what failed (ALBEDO_SPAWN_FAILED,
  * ALBEDO_SERVER_EXITED, ALBEDO_TIMEOUT, ALBEDO_HANDSHAKE_FAILED, …).
  */
 export async function tryServer(kernel: Kernel, o: TryOptions): Promise<TryResult> {
-  const draft = await resolveDraft(kernel, o);
-  let server = draft.server;
+  let server = o.server;
   // A sign-out is tried as it will be: without the tokens it drops. The transport reads tokens from creds.json, which is not
   // written before the save; with no file it keeps the try's OAuth state in the worker's memory, so the server sees no token.
-  if (o.secrets?.oauth === null && server.type === 'http' && server.auth) server = { ...server, auth: { ...server.auth, credsPath: null } };
+  if (o.signOut && server.type === 'http' && server.auth) server = { ...server, auth: { ...server.auth, credsPath: null } };
   const id = randomUUID();
   let opened;
   try {
@@ -84,7 +71,7 @@ export async function tryServer(kernel: Kernel, o: TryOptions): Promise<TryResul
       'transport',
       'connection/open',
       { id, server, eraCachePath: o.eraCachePath, capabilities: {}, name: o.name },
-      { key: id, isolate: draft.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000, ...(o.signal ? { signal: o.signal } : {}) },
+      { key: id, isolate: o.isolate, timeoutMs: server.startupTimeoutMs * 2 + 5_000, ...(o.signal ? { signal: o.signal } : {}) },
     );
   } catch (err) {
     await kernel.release('transport', id);
@@ -107,7 +94,7 @@ export async function tryServer(kernel: Kernel, o: TryOptions): Promise<TryResul
     result: 'connected',
     row: {
       server: o.name,
-      fingerprint: draft.fingerprint,
+      fingerprint: o.fingerprint,
       era,
       protocolVersion,
       serverInfo,

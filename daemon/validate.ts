@@ -1,11 +1,12 @@
 /**
  * The pure parts of a settings write through the API: which variant of an
- * entry a body means (so an error names a field of that variant), a JSON
- * merge patch (RFC 7396), and the API's secrets (`""` keeps the stored one)
- * as the settings service's SecretsPatch. No I/O here.
+ * entry a body means (so an error names a field of that variant), and the
+ * API's secrets (`""` keeps the stored one) as the settings service's
+ * SecretsPatch and the secrets to keep. No I/O here.
  */
 import type { z } from 'zod';
-import type { SecretsPatch, SecretsSummary, SettingsServer } from '../protocol/settings.ts';
+import type { SecretsKeep } from '../protocol/services/settings.ts';
+import type { SecretsPatch, SettingsServer } from '../protocol/settings.ts';
 import { settingsNameProblem } from '../protocol/settings.ts';
 import { ApiError, validationError } from './errors.ts';
 import { httpBodySchema, stdioBodySchema, type SecretsInput } from './schemas.ts';
@@ -61,46 +62,32 @@ export function parseBody(body: unknown): { raw: Record<string, unknown>; entry:
   return { raw, entry: entry as SettingsServer, secrets };
 }
 
-/** RFC 7396: objects merge key by key, null removes, anything else replaces. Keys are own data properties, never a prototype. */
-export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return patch;
-  const out: Record<string, unknown> = {};
-  const set = (k: string, v: unknown): void => {
-    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-  };
-  if (isObject(target)) for (const [k, v] of Object.entries(target)) set(k, v);
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else set(k, mergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v));
-  }
-  return out;
-}
-
-const bad = (path: Array<string | number>, message: string): ApiError =>
+export const bad = (path: Array<string | number>, message: string): ApiError =>
   new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', `${path.join('.')}: ${message}`, { path: ['body', ...path] });
 
 /**
  * The API's secrets as a SecretsPatch: left out or `""` keeps the stored
- * secret, `null` removes it (`oauth: null` signs out), a value replaces it. A blank that has nothing
- * to keep (a header of another name, an env entry not stored) is refused
- * rather than silently dropped.
+ * secret, `null` removes it (`oauth: null` signs out), a value replaces it.
+ * A blank is a secret to keep (`keep`): the settings service refuses it
+ * when nothing is stored to keep (a header of another name, an env entry not
+ * stored) rather than silently dropping it (writes.ts names the field).
  */
-export function toSecretsPatch(input: SecretsInput | undefined, stored: SecretsSummary | undefined): SecretsPatch | undefined {
-  if (!input) return undefined;
+export function toSecretsPlan(input: SecretsInput | undefined): { secrets?: SecretsPatch; keep?: SecretsKeep } {
+  if (!input) return {};
   const out: SecretsPatch = {};
+  const keep: SecretsKeep = {};
   if (input.bearer !== undefined && input.bearer !== '') out.bearerToken = input.bearer;
   if (input.header === null) out.header = null;
   else if (input.header) {
     if (input.header.value !== '') out.header = input.header;
-    else if (stored?.header !== input.header.name)
-      throw bad(['secrets', 'header', 'value'], 'no stored header of this name to keep; give its value');
+    else keep.header = input.header.name;
   }
   if (input.env === null) out.env = null;
   else if (input.env) {
     const env: Record<string, string | null> = {};
     for (const [k, v] of Object.entries(input.env)) {
       if (v !== '') env[k] = v;
-      else if (!stored?.env.includes(k)) throw bad(['secrets', 'env', k], 'no stored value to keep; give the value');
+      else (keep.env ??= []).push(k);
     }
     if (Object.keys(env).length) out.env = env;
   }
@@ -109,12 +96,20 @@ export function toSecretsPatch(input: SecretsInput | undefined, stored: SecretsS
     const c = input.oauth_client;
     if (c.client_id === '') {
       if (c.client_secret !== undefined) throw bad(['secrets', 'oauth_client', 'client_id'], 'a client secret needs its client_id');
-      if (!stored?.oauthClient) throw bad(['secrets', 'oauth_client', 'client_id'], 'no stored client to keep; give the client_id');
+      keep.oauthClient = true;
     } else {
       out.oauthClient =
         c.client_secret === undefined ? { clientId: c.client_id } : { clientId: c.client_id, clientSecret: c.client_secret };
     }
   }
   if (input.oauth === null) out.oauth = null;
-  return Object.keys(out).length ? out : undefined;
+  return { ...(Object.keys(out).length ? { secrets: out } : {}), ...(Object.keys(keep).length ? { keep } : {}) };
+}
+
+/** The 400 of a secret to keep (`settings/apply`'s `data.keep`) that is not stored. */
+export function keepError(keep: unknown, key: unknown): ApiError | null {
+  if (keep === 'header') return bad(['secrets', 'header', 'value'], 'no stored header of this name to keep; give its value');
+  if (keep === 'env' && typeof key === 'string') return bad(['secrets', 'env', key], 'no stored value to keep; give the value');
+  if (keep === 'oauthClient') return bad(['secrets', 'oauth_client', 'client_id'], 'no stored client to keep; give the client_id');
+  return null;
 }

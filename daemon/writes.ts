@@ -1,60 +1,50 @@
 /**
- * Settings writes through the API. Each write, in one turn of the queue:
- * re-read the files (`settings/reload`), take the current version, check
- * the preconditions against it (412 changes nothing), build the entry (a
- * PUT's body; a merge patch, enable or disable applied to the entry as
- * saved), validate it. Then, out of the queue, try an enabled server
- * (strict-save.ts: 409 changes nothing), and in another turn of the queue
- * `settings/put-server` — which writes the entry and its secrets together
- * or not at all.
+ * Settings writes through the API. Each is one call, `settings/apply`: the
+ * settings service's transaction (services/settings/apply.ts), given the
+ * plan — a PUT's entry, a merge patch, enable, disable, remove, the
+ * sections' patch — and the request's typed secrets. In a turn of its queue
+ * it re-reads the file, asks the daemon's `save/check` (the If-Match or
+ * If-None-Match against the version of what is in force: 412 changes
+ * nothing), builds the entry over the one as written and validates it; out
+ * of the queue it asks the daemon's `save/try` to try an enabled server
+ * (strict-save.ts: 409 changes nothing); then, in another turn, it writes
+ * the entry and its secrets together or not at all. The daemon provides
+ * `save` on the kernel's thread and never reads the settings files itself.
  *
  * The writes of one server run one at a time, start to end; those of
  * different servers interleave only while a server is tried (a try can take
  * twice its startupTimeoutMs: a slow server does not hold up the others,
- * and `albedo mcp import` tries several at once). The queue is what makes a
- * read-modify-write (PATCH, enable, disable) and an If-Match check safe
- * against another client's write: the settings service serializes its own
- * writes, but the merge happens here. Reads are not queued. Whatever lands
- * while a server is tried — a hand edit, or (through the API) a write of
- * another server, which leaves this one's entry alone — `settings/put-server`
- * is given the entry as read when the write was planned and refuses
- * (ALBEDO_EDIT_CONFLICT) when the file holds another by then — 409, or 412
+ * and `albedo mcp import` tries several at once). Whatever lands while a
+ * server is tried — a hand edit, or (through the API) a write of another
+ * server, which leaves this one's entry alone — the service compares the
+ * entry in the file with the one the plan was built on and refuses
+ * (ALBEDO_EDIT_CONFLICT) when it is another by then — 409, or 412
  * (ALBEDO_PRECONDITION_FAILED) for a write with If-Match or If-None-Match,
  * whose version is then no longer the current one. Nothing is written
- * either way. `PATCH /v1/mcp` (`settings/put-section`) goes through the
- * same queue; it tries no server.
+ * either way. Reads are not queued.
  *
  * A write whose client goes away (its request's `signal`: Ctrl-C on `albedo
- * mcp add`, a closed page) before it is written writes nothing: it is
- * checked before the write is planned, and again after the try, before the
- * commit; the try itself is given up on at once.
+ * mcp add`, a closed page) before it is written writes nothing: the signal
+ * cancels the call, the service gives up the try at once and checks again
+ * before the commit.
  *
  * A write that removes a server, changes its URL or signs it out ends the
  * server's pending sign-in (its tokens would be for a server that is no
  * longer there, or were just dropped on purpose).
  */
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import type { SettingsView } from '../protocol/services/settings.ts';
-import type { SectionsPatch } from '../protocol/settings.ts';
-import { AlbedoError } from '../protocol/errors.ts';
-import { ApiError } from './errors.ts';
-import { checkPreconditions, type Preconditions } from './etag.ts';
-import { etagOf } from './etag.ts';
-import {
-  describeServer,
-  entryOf,
-  mcpSection,
-  settingsView,
-  SETTINGS_TIMEOUT_MS,
-  type McpSection,
-  type Reader,
-  type ViewServer,
-} from './servers.ts';
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import type { ApplyParams, ApplyResult, SectionView, ServerState, SettingsPlan } from '../protocol/services/settings.ts';
+import type { ResolvedServer } from '../protocol/config.ts';
+import type { SectionsPatch, SettingsIssue } from '../protocol/settings.ts';
+import { AlbedoError, ErrorCodes, type AlbedoErrorCode } from '../protocol/errors.ts';
+import { ApiError, pathOf, validationError } from './errors.ts';
+import { checkPreconditions, etagOf, type Preconditions } from './etag.ts';
+import { describeServer, mcpSection, SETTINGS_TIMEOUT_MS, type McpSection, type Reader } from './servers.ts';
 import { tryServer, type TryResult } from './strict-save.ts';
 import type { SavedCatalogue } from '../protocol/catalogue.ts';
-import { isObject, mergePatch, parseBody, toSecretsPatch } from './validate.ts';
-import type { ServerDto } from './schemas.ts';
+import { bad, isObject, keepError, toSecretsPlan } from './validate.ts';
+import type { SecretsInput, ServerDto } from './schemas.ts';
 import type { Logins } from './logins.ts';
 
 export type Check = { tried: true; result: 'connected' | 'needs_sign_in' } | { tried: false; reason: 'disabled' };
@@ -67,9 +57,6 @@ export interface SaveResult {
   etag: string | null;
 }
 
-/** What a write makes of the current server (undefined: none): a body (entry + secrets) to save, or a removal. */
-type Plan = { body: unknown } | { remove: true };
-
 export interface WritesOptions {
   /** $ALBEDO_HOME/store, for the era verdicts a try finds. */
   eraCachePath: string | null;
@@ -77,26 +64,39 @@ export interface WritesOptions {
   logins?: Pick<Logins, 'remove'>;
 }
 
+/** A save under way, as `save/check` and `save/try` find it by its id. */
+interface Save {
+  name: string | null;
+  pre: Preconditions;
+  /** What the try found (its discovery is kept once the save is written). */
+  tried?: TryResult;
+  /** The API's error a callback refused the save with: the answer, whatever crossed the settings worker. */
+  failure?: ApiError;
+}
+
+/** The longest a try may take (twice the largest startupTimeoutMs and 5 s), and the service's own work around it. */
+const MAX_TRY_MS = 2 * 600_000 + 5_000 + 20_000;
+
 export class SettingsWrites {
   readonly #reader: Reader;
   readonly #opts: WritesOptions;
-  #queue: Promise<unknown> = Promise.resolve();
   /** Per server: the end of its last write (#byName). */
   #names = new Map<string, Promise<void>>();
+  /** The saves under way, by the id `settings/apply` calls back with. */
+  #saves = new Map<string, Save>();
 
   constructor(reader: Reader, opts: WritesOptions) {
     this.#reader = reader;
     this.#opts = opts;
+    // The settings service's transaction calls back here: the precondition, and the strict save's try.
+    reader.kernel.provide('save', {
+      'save/check': (p: { id: string; server?: ServerState | null; section?: SectionView }) => this.#check(p),
+      'save/try': (p: TryParams, ctx: { signal: AbortSignal }) => this.#try(p, ctx.signal),
+    });
   }
 
   get #kernel() {
     return this.#reader.kernel;
-  }
-
-  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(fn);
-    this.#queue = run.catch(() => undefined);
-    return run;
   }
 
   /**
@@ -124,156 +124,146 @@ export class SettingsWrites {
 
   /** PUT: create or replace with the body as given. */
   put(name: string, body: unknown, pre: Preconditions, dryRun: boolean, signal?: AbortSignal): Promise<SaveResult> {
-    return this.#write(name, pre, dryRun, () => ({ body }), signal);
+    const { entry, secrets } = split(body);
+    const startup = typeof entry.startupTimeoutMs === 'number' ? entry.startupTimeoutMs : 30_000;
+    // Only an enabled server is tried: the call's deadline covers its try.
+    const timeoutMs = entry.enabled === false ? SETTINGS_TIMEOUT_MS : 2 * startup + 5_000 + 20_000 + SETTINGS_TIMEOUT_MS;
+    return this.#write(name, pre, dryRun, { op: 'put', name, entry, ...toSecretsPlan(secrets) }, timeoutMs, signal);
   }
 
   /** PATCH: a merge patch of the entry as saved (404 when there is none). */
   patch(name: string, body: Record<string, unknown>, pre: Preconditions, dryRun: boolean, signal?: AbortSignal): Promise<SaveResult> {
-    return this.#write(
-      name,
-      pre,
-      dryRun,
-      (cur, raw) => {
-        if (!cur) throw notFound(name);
-        const { secrets, ...patch } = body;
-        const merged = mergePatch(raw, patch) as Record<string, unknown>;
-        return { body: secrets === undefined ? merged : { ...merged, secrets } };
-      },
-      signal,
-    );
+    const { entry: patch, secrets } = split(body);
+    return this.#write(name, pre, dryRun, { op: 'patch', name, patch, ...toSecretsPlan(secrets) }, MAX_TRY_MS, signal);
   }
 
   /** POST enable / disable: `enabled` set in the entry as saved (enabling tries it). */
   setEnabled(name: string, enabled: boolean, pre: Preconditions, signal?: AbortSignal): Promise<SaveResult> {
-    return this.#write(
-      name,
-      pre,
-      false,
-      (cur, raw) => {
-        if (!cur) throw notFound(name);
-        const next = { ...raw };
-        // The default is true: enabling a server whose entry never said otherwise leaves the entry as written.
-        if (enabled && !Object.hasOwn(raw, 'enabled')) return { body: next };
-        next.enabled = enabled;
-        return { body: next };
-      },
-      signal,
-    );
+    const plan: SettingsPlan = { op: enabled ? 'enable' : 'disable', name };
+    return this.#write(name, pre, false, plan, enabled ? MAX_TRY_MS : SETTINGS_TIMEOUT_MS, signal);
   }
 
   /** DELETE: the server and everything creds.json holds for it. */
   async remove(name: string, pre: Preconditions, signal?: AbortSignal): Promise<void> {
-    await this.#write(
-      name,
-      pre,
-      false,
-      (cur) => {
-        if (!cur) throw notFound(name);
-        return { remove: true };
-      },
-      signal,
-    );
+    await this.#write(name, pre, false, { op: 'remove', name }, SETTINGS_TIMEOUT_MS, signal);
   }
 
   /** PATCH /v1/mcp: retryMs and the extensions' defaults, by a merge patch (validated by the route). */
-  patchSection(patch: SectionsPatch, pre: Preconditions): Promise<{ section: McpSection; etag: string }> {
-    return this.#exclusive(async () => {
-      const view = await this.#fresh();
-      checkPreconditions(pre, etagOf(mcpSection(view)));
-      await this.#kernel.call('settings', 'settings/put-section', patch, { timeoutMs: SETTINGS_TIMEOUT_MS });
-      const section = mcpSection(await settingsView(this.#kernel));
-      return { section, etag: etagOf(section) };
-    });
-  }
-
-  /** The settings as on disk now (a hand edit not yet picked up is taken in first); a broken file refuses the write (409). */
-  async #fresh(): Promise<SettingsView> {
-    await this.#kernel.call('settings', 'settings/reload', {}, { timeoutMs: SETTINGS_TIMEOUT_MS });
-    const view = await settingsView(this.#kernel);
-    if (view.invalid) {
-      const why = `${view.path} is not valid (${view.invalid.length} issue${view.invalid.length === 1 ? '' : 's'}); fix it before saving through the API`;
-      throw new ApiError(409, 'ALBEDO_INVALID_CONFIG', why, { outcome: 'not_run' });
-    }
-    return view;
+  async patchSection(patch: SectionsPatch, pre: Preconditions): Promise<{ section: McpSection; etag: string }> {
+    const r = await this.#apply(null, pre, { plan: { op: 'sections', patch } }, SETTINGS_TIMEOUT_MS);
+    const section = mcpSection(r.section);
+    return { section, etag: etagOf(section) };
   }
 
   #write(
     name: string,
     pre: Preconditions,
     dryRun: boolean,
-    plan: (cur: ViewServer | undefined, raw: Record<string, unknown>) => Plan,
-    signal?: AbortSignal,
+    plan: SettingsPlan,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
   ): Promise<SaveResult> {
-    return this.#byName(name, async () => {
-      const kernel = this.#kernel;
-      // Planned in a turn of the queue: the files re-read, the preconditions checked and the entry built, all from one read.
-      const planned = await this.#exclusive(async () => {
-        withdrawn(signal);
-        const view = await this.#fresh();
-        const cur = Object.hasOwn(view.servers, name) ? view.servers[name] : undefined;
-        if (pre.ifMatch !== undefined || pre.ifNoneMatch !== undefined) {
-          checkPreconditions(pre, cur ? (await describeServer(this.#reader, name, cur)).etag : null);
-        }
-        // The entry as written, from the bytes the view (and so the ETag checked above) came from: a file changed in between
-        // (a hand edit landing between the reload and this read) is refused, so the plan and the version are of one read.
-        const written = writtenEntry(view, name);
-        if (written === undefined) {
-          throw editConflict(
-            new AlbedoError('ALBEDO_EDIT_CONFLICT', `${view.path} changed while it was read; nothing was written: try again`),
-            pre,
-          );
-        }
-        const p = plan(cur, cur ? (written ?? { ...entryOf(cur) }) : {});
-        if ('remove' in p) {
-          await kernel.call('settings', 'settings/remove-server', { name }, { timeoutMs: SETTINGS_TIMEOUT_MS });
-          await this.#forget(name);
-          await this.#opts.logins?.remove(name);
-          return { removed: true } as const;
-        }
-        const { raw, entry, secrets } = parseBody(p.body);
-        return { cur, written, raw, entry, patch: toSecretsPatch(secrets, cur?.secrets) };
-      });
-      if ('removed' in planned)
-        return { saved: true, created: false, check: { tried: false, reason: 'disabled' }, server: null, etag: null };
-      const { cur, written, raw, entry, patch } = planned;
-      // Tried outside the queue (the try can take twice the server's startupTimeoutMs): writes of other servers go on
-      // meanwhile — `albedo mcp import` tries several at once —, those of this one wait (#byName).
-      let check: Check = { tried: false, reason: 'disabled' };
-      let tried: TryResult | undefined;
-      if (entry.enabled) {
-        tried = await tryServer(kernel, { name, entry: raw as never, secrets: patch, eraCachePath: this.#opts.eraCachePath, signal });
-        check = { tried: true, result: tried.result };
+    return this.#byName(name, () =>
+      this.#apply(name, pre, { plan, dryRun }, timeoutMs, signal, (save, r) => this.#answer(name, plan, save, r)),
+    );
+  }
+
+  /** What a save answers once `settings/apply` ended: the try's discovery kept, a sign-in ended, the server described. */
+  async #answer(name: string, plan: SettingsPlan, save: Save, r: ApplyResult): Promise<SaveResult> {
+    const check: Check = r.tried ? { tried: true, result: r.tried } : { tried: false, reason: 'disabled' };
+    const created = !r.before;
+    if (!r.saved) {
+      const d = r.before ? await describeServer(this.#reader, name, r.before.server, undefined, r.before.resolution) : null;
+      return { saved: false, created, check, server: d?.dto ?? null, etag: d?.etag ?? null };
+    }
+    if (plan.op === 'remove') {
+      await this.#forget(name);
+      await this.#opts.logins?.remove(name);
+      return { saved: true, created: false, check, server: null, etag: null };
+    }
+    if (save.tried?.result === 'connected' && r.change?.fingerprint === save.tried.row.fingerprint) await this.#keep(save.tried.row);
+    const after = r.server;
+    if (!after) throw new ApiError(500, 'ALBEDO_INTERNAL', `${name} was saved but is not in the settings in force`);
+    const was = r.before?.server;
+    const moved = was?.type === 'http' && (after.server.type !== 'http' || after.server.url !== was.url);
+    const signOut = (plan.op === 'put' || plan.op === 'patch') && plan.secrets?.oauth === null;
+    if (signOut || moved) await this.#opts.logins?.remove(name);
+    const d = await describeServer(this.#reader, name, after.server, undefined, after.resolution);
+    return { saved: true, created, check, server: d.dto, etag: d.etag };
+  }
+
+  /** `save/check`: the request's preconditions against the version of what is in force now (412 changes nothing). */
+  async #check(p: { id: string; server?: ServerState | null; section?: SectionView }): Promise<Record<string, never>> {
+    const save = this.#save(p.id);
+    try {
+      if (p.section) checkPreconditions(save.pre, etagOf(mcpSection(p.section)));
+      else {
+        const s = p.server ?? null;
+        // The tag a read shows (servers.ts); the sign-in's state is left out of it, so it is not asked for.
+        const tag = s ? (await describeServer(this.#reader, save.name!, s.server, null, s.resolution)).etag : null;
+        checkPreconditions(save.pre, tag);
       }
-      if (dryRun) {
-        const d = cur ? await describeServer(this.#reader, name, cur) : null;
-        return { saved: false, created: !cur, check, server: d?.dto ?? null, etag: d?.etag ?? null };
-      }
-      return this.#exclusive(async () => {
-        // A client that went away while the server was tried (Ctrl-C on `albedo mcp add`) saves nothing.
-        withdrawn(signal);
-        // Checked against the file inside the write: the entry the plan was built on.
-        const change = await kernel
-          .call(
-            'settings',
-            'settings/put-server',
-            { name, entry: raw as never, secrets: patch, expect: { entry: written } },
-            {
-              timeoutMs: SETTINGS_TIMEOUT_MS,
-            },
-          )
-          .catch((err: unknown) => {
-            throw editConflict(err, pre);
-          });
-        if (tried?.result === 'connected' && change.fingerprint === tried.row.fingerprint) await this.#keep(tried.row);
-        const moved = cur?.type === 'http' && (entry.type !== 'http' || entry.url !== cur.url);
-        if (patch?.oauth === null || moved) await this.#opts.logins?.remove(name);
-        const after = await settingsView(kernel);
-        if (!Object.hasOwn(after.servers, name))
-          throw new ApiError(500, 'ALBEDO_INTERNAL', `${name} was saved but is not in the settings in force`);
-        const d = await describeServer(this.#reader, name, after.servers[name]!);
-        return { saved: true, created: !cur, check, server: d.dto, etag: d.etag };
+    } catch (err) {
+      throw refused(save, err);
+    }
+    return {};
+  }
+
+  /** `save/try`: the strict save's try (strict-save.ts); given up on when the save is (`signal`). */
+  async #try(p: TryParams, signal: AbortSignal): Promise<{ result: 'connected' | 'needs_sign_in' }> {
+    const save = this.#save(p.id);
+    try {
+      const { name, server, isolate, fingerprint, signOut } = p;
+      const tried = await tryServer(this.#kernel, {
+        name,
+        server,
+        isolate,
+        fingerprint,
+        signOut,
+        eraCachePath: this.#opts.eraCachePath,
+        signal,
       });
-    });
+      save.tried = tried;
+      return { result: tried.result };
+    } catch (err) {
+      throw refused(save, err);
+    }
+  }
+
+  #save(id: unknown): Save {
+    const save = typeof id === 'string' ? this.#saves.get(id) : undefined;
+    if (!save) throw new AlbedoError('ALBEDO_NOT_FOUND', 'no save under way with this id', { outcome: 'not_run' });
+    return save;
+  }
+
+  /**
+   * One `settings/apply`, with this save known to `save/check` and `save/try` by a fresh id while it runs; its
+   * failure as the API answers it. `then` runs while the save is still known (its try's discovery is kept there).
+   */
+  async #apply<T = ApplyResult>(
+    name: string | null,
+    pre: Preconditions,
+    params: Omit<ApplyParams, 'save'>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    then?: (save: Save, r: ApplyResult) => Promise<T>,
+  ): Promise<T> {
+    const id = randomUUID();
+    const save: Save = { name, pre };
+    this.#saves.set(id, save);
+    try {
+      const check = pre.ifMatch !== undefined || pre.ifNoneMatch !== undefined;
+      let r: ApplyResult;
+      try {
+        const opts = signal ? { timeoutMs, signal } : { timeoutMs };
+        r = await this.#kernel.call('settings', 'settings/apply', { ...params, save: { id, check, try: true } }, opts);
+      } catch (err) {
+        throw saveError(err, save, name, pre, signal);
+      }
+      return then ? await then(save, r) : (r as T);
+    } finally {
+      this.#saves.delete(id);
+    }
   }
 
   /** The writes of one server, one at a time: each plans on what the one before it saved (a Map: any name is a key). */
@@ -291,10 +281,66 @@ export class SettingsWrites {
   }
 }
 
+type TryParams = { id: string; name: string; server: ResolvedServer; isolate: boolean; fingerprint: string; signOut: boolean };
+
+/** A body's entry (every field but `secrets`, as sent: the file keeps what the user wrote) and its secrets (checked by the route). */
+function split(body: unknown): { entry: Record<string, unknown>; secrets: SecretsInput | undefined } {
+  if (!isObject(body)) throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the body must be a JSON object', { path: ['body'] });
+  const entry: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (k !== 'secrets') Object.defineProperty(entry, k, { value: v, enumerable: true, writable: true, configurable: true });
+  }
+  return { entry, secrets: body.secrets as SecretsInput | undefined };
+}
+
+/**
+ * A callback's refusal: kept for the answer (an ApiError does not cross threads: its status and path would be lost)
+ * and sent to the settings service as an AlbedoError, which it passes back.
+ */
+function refused(save: Save, err: unknown): unknown {
+  if (!(err instanceof ApiError)) return err;
+  save.failure = err;
+  const code = (ErrorCodes as readonly string[]).includes(err.code) ? (err.code as AlbedoErrorCode) : 'ALBEDO_EDIT_CONFLICT';
+  return new AlbedoError(code, err.message, { outcome: 'not_run' });
+}
+
+/** A failed `settings/apply` as the API answers it (services/settings/apply.ts and protocol/services/settings.ts say its errors). */
+function saveError(err: unknown, save: Save, name: string | null, pre: Preconditions, signal: AbortSignal | undefined): unknown {
+  if (save.failure) return save.failure;
+  if (signal?.aborted) return withdrawn();
+  if (!AlbedoError.is(err)) return err;
+  const d = (isObject(err.data) ? err.data : {}) as Record<string, unknown>;
+  switch (err.code) {
+    case 'ALBEDO_NOT_FOUND':
+      return name !== null && d.server === name ? notFound(name) : err;
+    case 'ALBEDO_INVALID_CONFIG':
+      if (d.broken === true) return new ApiError(409, err.code, err.message, { outcome: 'not_run' });
+      // A value it cannot look up (a variable not set, a file missing) means it cannot start: 409, naming the field.
+      if (typeof d.reason === 'string') return new ApiError(409, err.code, err.message, { path: pathOf(err), outcome: 'not_run' });
+      return entryError(d) ?? err;
+    case 'ALBEDO_INVALID_ARGUMENT':
+      if (d.signOut === true) return bad(['secrets', 'oauth'], 'a stdio server has no sign-in to sign out of');
+      return keepError(d.keep, d.key) ?? err;
+    case 'ALBEDO_EDIT_CONFLICT':
+      return editConflict(err, pre);
+    case 'ALBEDO_CLOSED':
+      return d.withdrawn === true ? withdrawn() : err;
+    default:
+      return err;
+  }
+}
+
+/** The entry a plan made is not valid: a 400 naming the field, as the request's own validation names one (app.ts, validate.ts). */
+function entryError(d: Record<string, unknown>): ApiError | null {
+  if (d.entry !== true) return null;
+  if (Array.isArray(d.schema)) return validationError('body', { issues: d.schema } as unknown as z.ZodError);
+  const issue = (d.issues as SettingsIssue[] | undefined)?.[0];
+  return issue ? bad(issue.path, issue.message) : null;
+}
+
 /** The request was given up by its client (it closed the connection) before anything was written: nothing is. */
-function withdrawn(signal: AbortSignal | undefined): void {
-  if (!signal?.aborted) return;
-  throw new ApiError(409, 'ALBEDO_CLOSED', 'the request was given up by its client before the save was written; nothing was written', {
+function withdrawn(): ApiError {
+  return new ApiError(409, 'ALBEDO_CLOSED', 'the request was given up by its client before the save was written; nothing was written', {
     outcome: 'not_run',
   });
 }
@@ -304,43 +350,13 @@ function notFound(name: string): ApiError {
 }
 
 /**
- * The server's entry as written in extensions.json (null: none), so a merge
- * patch keeps what the user wrote (defaults stay implicit), and the commit
- * can tell whether it changed meanwhile. Read once, and taken only when
- * those bytes are the ones the settings in force (`view`, of which the
- * ETag) were read from (`view.digest`); undefined when they are not (the
- * file changed since), or the file cannot be read now (an edit under way).
- */
-function writtenEntry(view: SettingsView, name: string): Record<string, unknown> | null | undefined {
-  let bytes: Buffer | null;
-  try {
-    bytes = readFileSync(view.path!);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
-    bytes = null;
-  }
-  if (view.digest !== undefined && (bytes === null ? null : createHash('sha256').update(bytes).digest('hex')) !== view.digest)
-    return undefined;
-  if (bytes === null) return null;
-  let doc: unknown;
-  try {
-    doc = JSON.parse(bytes.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-  const servers = isObject(doc) && isObject(doc.mcp) ? doc.mcp.servers : undefined;
-  const e = isObject(servers) && Object.hasOwn(servers, name) ? servers[name] : undefined;
-  return e === undefined ? null : isObject(e) ? e : undefined;
-}
-
-/**
  * The entry changed on disk while the write was tried: 409 ALBEDO_EDIT_CONFLICT, or, when the
  * request named a version (If-Match, If-None-Match), 412 as for any other version that is not it.
  */
-function editConflict(err: unknown, pre: Preconditions): unknown {
-  if (!AlbedoError.is(err) || err.code !== 'ALBEDO_EDIT_CONFLICT') return err;
+function editConflict(err: AlbedoError, pre: Preconditions): ApiError {
   const header = pre.ifMatch !== undefined ? 'if-match' : pre.ifNoneMatch !== undefined ? 'if-none-match' : null;
   if (header === null) return new ApiError(409, err.code, err.message, { outcome: 'not_run' });
-  const message = `the server changed since ${header === 'if-match' ? 'that version was read' : 'the save began'} (edited while it was tried); read it again`;
+  const since = header === 'if-match' ? 'that version was read' : 'the save began';
+  const message = `the server changed since ${since} (edited while it was tried); read it again`;
   return new ApiError(412, 'ALBEDO_PRECONDITION_FAILED', message, { path: ['headers', header], outcome: 'not_run' });
 }

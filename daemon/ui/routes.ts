@@ -49,12 +49,10 @@ export const uiLinkSchema = z
 
 export const uiSessionSchema = z
   .object({
-    csrf: z
-      .string()
-      .openapi({
-        description:
-          'the token every request by the cookie sends as X-Albedo-CSRF (the login gave it to the page in the fragment of its redirect)',
-      }),
+    csrf: z.string().openapi({
+      description:
+        'the token every request by the cookie sends as X-Albedo-CSRF (the login gave it to the page in the fragment of its redirect)',
+    }),
     expiresAt: z.string().openapi({ description: 'ISO 8601: when the session ends unless it is used again (12 hours idle)' }),
   })
   .openapi('UiSession');

@@ -1,13 +1,16 @@
 /**
  * The settings service's message map: extensions.json and the typed secrets
- * in creds.json, resolved into what the transport takes, with fingerprints.
+ * in creds.json, resolved into what the transport takes, with fingerprints;
+ * and a save, one transaction (`settings/apply`).
  *
  * Results of `settings/resolve*` carry secret values (a resolved server's
  * headers and env are what the transport sends and spawns with): they are
- * for other services, never for an API response or a log. Everything else
- * here — `settings/get`, the events, every error — carries no value.
+ * for other services, never for an API response or a log; so does
+ * `save/try`'s `server`. Everything else here — `settings/get`,
+ * `settings/apply`'s result, the events, every error — carries no value.
  */
 import type { ResolvedServer } from '../config.ts';
+import type { SerializedError } from '../errors.ts';
 import type {
   ExtensionsEnabled,
   ResolveProblem,
@@ -16,7 +19,6 @@ import type {
   SecretsSummary,
   SettingsIssue,
   SettingsServer,
-  SettingsServerInput,
 } from '../settings.ts';
 
 /** A server ready for the composer: the transport's form, its fingerprint, and the host's fields. */
@@ -59,12 +61,6 @@ export interface SettingsView {
   enabled: ExtensionsEnabled;
   /** When the file on disk is broken: its issues (the settings above are the last valid ones). */
   invalid: SettingsIssue[] | null;
-  /**
-   * SHA-256 (hex) of the extensions.json bytes last read or written (null:
-   * no file): a writer that reads the file itself can tell that what it
-   * read is what these settings came from (daemon/writes.ts).
-   */
-  digest?: string | null;
 }
 
 export interface ResolveAllResult {
@@ -90,30 +86,123 @@ export interface SettingsMethods {
    * Before any valid file was read (a broken file at start), ALBEDO_INVALID_CONFIG with `data.issues: SettingsIssue[]`.
    */
   'settings/resolve-all': { params: { include?: string[]; exclude?: string[] }; result: ResolveAllResult };
-  /** Resolves an entry that is not saved (strict save: try it first). Writes nothing. */
-  'settings/resolve-draft': {
-    params: { name: string; entry: SettingsServerInput; secrets?: SecretsPatch };
-    result: ResolvedSettingsServer;
-  };
   /**
-   * Adds or replaces a server and its typed secrets, together or not at all. Bad input: ALBEDO_INVALID_CONFIG with `data.issues`.
-   * `expect`: the entry as extensions.json held it when the write was planned (null: none); when the file holds another now
-   * (compared as JSON values), nothing is written: ALBEDO_EDIT_CONFLICT.
+   * A save, one transaction: the file re-read (a hand edit not yet picked up is taken in first), `save/check` asked,
+   * the plan applied to the entry as written and validated, an enabled server tried (`save/try`, out of the write queue:
+   * other saves go on meanwhile), then the entry and its typed secrets written together or not at all — unless the
+   * entry was changed in the file meanwhile (ALBEDO_EDIT_CONFLICT). Errors, nothing written by any of them:
+   * - ALBEDO_INVALID_CONFIG `data: { issues, broken: true }`: the file on disk is broken; fix it first.
+   * - ALBEDO_NOT_FOUND `data: { server }`: no such server (patch, enable, disable, remove).
+   * - ALBEDO_INVALID_CONFIG `data: { issues, entry: true, schema? }`: the entry the plan makes is not valid
+   *   (`schema`: the validator's own issues, as a caller validating the same entry would see them).
+   * - ALBEDO_INVALID_CONFIG `data: { issues }`: the typed secrets are not valid, or do not fit the entry.
+   * - ALBEDO_INVALID_ARGUMENT `data: { server, signOut: true }`: `secrets.oauth: null` for a stdio server.
+   * - ALBEDO_INVALID_ARGUMENT `data: { server, keep: 'header' | 'env' | 'oauthClient', key? }`: a secret to keep
+   *   (`key`: the env entry's name) that is not stored.
+   * - ALBEDO_INVALID_CONFIG `data: { server, path, reason }`: the server cannot be resolved (a variable not set…).
+   * - ALBEDO_EDIT_CONFLICT: the entry changed in the file while the server was tried, or the file broke.
+   * - ALBEDO_CLOSED `data: { withdrawn: true }`: the call was cancelled before the write.
+   * - whatever `save/check` or `save/try` threw, as it threw it.
    */
-  'settings/put-server': {
-    params: { name: string; entry: SettingsServerInput; secrets?: SecretsPatch; expect?: { entry: Record<string, unknown> | null } };
-    result: ServerChange;
-  };
+  'settings/apply': { params: ApplyParams; result: ApplyResult };
+}
+
+/** Stored typed secrets a save keeps as they are (a blank in the API): refused when none is stored. */
+export interface SecretsKeep {
+  /** The custom header of this name. */
+  header?: string;
+  /** These env entries. */
+  env?: string[];
+  /** The OAuth client registered beforehand. */
+  oauthClient?: boolean;
+}
+
+/**
+ * What a save does. Entries and patches are as the file has them (defaults
+ * stay implicit): `put` writes `entry` as given; `patch` is a JSON merge
+ * patch (RFC 7396) of the entry as written; `enable`/`disable` set
+ * `enabled` in it (enabling an entry that never said otherwise leaves it as
+ * written); `remove` drops the server and everything creds.json holds for
+ * it; `sections` changes `mcp.retryMs` and the extensions' defaults by a
+ * merge patch (protocol/settings.ts sectionsPatchSchema).
+ */
+export type SettingsPlan =
+  | { op: 'put'; name: string; entry: Record<string, unknown>; secrets?: SecretsPatch; keep?: SecretsKeep }
+  | { op: 'patch'; name: string; patch: Record<string, unknown>; secrets?: SecretsPatch; keep?: SecretsKeep }
+  | { op: 'enable' | 'disable' | 'remove'; name: string }
+  | { op: 'sections'; patch: SectionsPatch };
+
+export interface ApplyParams {
+  plan: SettingsPlan;
   /**
-   * Changes `mcp.retryMs` and the extensions' defaults (`enabled.mcp`, `enabled['editor-mcp']`) by a merge patch
-   * (protocol/settings.ts sectionsPatchSchema), keeping every other key and section; written atomically. Bad input:
-   * ALBEDO_INVALID_CONFIG with `data.issues` (paths into the patch); a broken file on disk: ALBEDO_INVALID_CONFIG.
+   * The caller's `save` service (on the kernel's thread) and the id it knows
+   * this save by: with `check`, `save/check` is given the server (or the
+   * section) as it is before anything is planned, in the write queue, and may
+   * refuse the save (a stale If-Match); with `try`, `save/try` tries an
+   * enabled server before anything is written.
    */
-  'settings/put-section': { params: SectionsPatch; result: { generation: number; retryMs: number; enabled: ExtensionsEnabled } };
-  /** Removes a server and everything creds.json holds for it (secrets and OAuth record). */
-  'settings/remove-server': { params: { name: string }; result: ServerChange };
-  /** Re-reads the files now (as the watcher does). */
-  'settings/reload': { params: Record<string, never>; result: { generation: number; invalid: SettingsIssue[] | null } };
+  save?: { id: string; check?: boolean; try?: boolean };
+  /** Plan and try; write nothing. */
+  dryRun?: boolean;
+}
+
+/** What settings/resolve makes of a server, without a secret value: its fingerprint, or why it cannot be resolved. */
+export type ServerResolution =
+  | {
+      ok: true;
+      fingerprint: string;
+      warnings: Array<{ path: Array<string | number>; message: string }>;
+      /** The URL an OAuth sign-in is for (null: stdio, or a fixed Authorization). */
+      oauthUrl: string | null;
+    }
+  /** Only ALBEDO_INVALID_CONFIG (the server as saved cannot be prepared); any other failure fails the call. */
+  | { ok: false; error: SerializedError };
+
+/** One server as settings/get shows it, with what it resolves to. */
+export interface ServerState {
+  server: SettingsView['servers'][string];
+  resolution: ServerResolution;
+}
+
+/** The mcp section in force (GET /v1/mcp's body). */
+export interface SectionView {
+  retryMs: number;
+  enabled: ExtensionsEnabled;
+  path: string | null;
+  invalid: SettingsIssue[] | null;
+}
+
+export interface ApplyResult {
+  /** false: a dry run. */
+  saved: boolean;
+  /** The server before the save (null: none); absent for `sections`. */
+  before?: ServerState | null;
+  /** The server in force after it (a dry run: as before it; null: none, as after a removal); absent for `sections`. */
+  server?: ServerState | null;
+  /** The server's change, as `settings/changed` told it (null: a dry run); absent for `sections`. */
+  change?: ServerChange | null;
+  /** What `save/try` answered (null: not tried). */
+  tried: 'connected' | 'needs_sign_in' | null;
+  /** The mcp section in force after the save. */
+  section: SectionView;
+}
+
+/**
+ * The service a saving caller provides on the kernel's thread
+ * (`kernel.provide('save', …)`: the daemon, daemon/writes.ts) for
+ * `settings/apply` to call back: the precondition, and the strict save's try.
+ */
+export interface SaveMethods {
+  /** Refuses the save (throws) unless its preconditions hold for what is in force now. */
+  'save/check': { params: { id: string; server?: ServerState | null; section?: SectionView }; result: Record<string, never> };
+  /**
+   * Tries the server as it would be saved (`server` holds secret values): connected, or needs a sign-in; throws
+   * when it cannot start. `signOut`: the save signs it out, so it is tried without its tokens.
+   */
+  'save/try': {
+    params: { id: string; name: string; server: ResolvedServer; isolate: boolean; fingerprint: string; signOut: boolean };
+    result: { result: 'connected' | 'needs_sign_in' };
+  };
 }
 
 export interface SettingsChangedEvent {

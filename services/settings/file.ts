@@ -1,12 +1,13 @@
 /**
- * extensions.json on disk: read and validate it into Settings (every error
- * named by server and field path, never quoting a value), and replace it
- * atomically (temporary file in the same directory, fsync, rename, fsync of
- * the directory), keeping the sections other extensions own.
+ * The settings file on disk (extensions.json, or another format's file:
+ * codec.ts): read and validate it into Settings (every error named by server
+ * and field path, never quoting a value), and the document as written,
+ * keeping the sections other extensions own (it is replaced atomically by
+ * platform/atomic-file.ts).
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, mkdirSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { AlbedoError } from '../../protocol/errors.ts';
+import { removeFileDurably, writeFileAtomic } from '../../platform/atomic-file.ts';
 import type { z } from 'zod';
 import {
   settingsStdioSchema,
@@ -18,8 +19,7 @@ import {
   type SettingsIssue,
   type SettingsServer,
 } from '../../protocol/settings.ts';
-
-export const SETTINGS_FILE = 'extensions.json';
+import { jsonCodec, type SettingsCodec } from './codec.ts';
 
 /** The file as read: its exact bytes (null: absent), the parsed document when it is JSON, and the verdict. */
 export interface SettingsRead {
@@ -46,11 +46,14 @@ function issuesOf(err: z.ZodError, server: string | null, prefix: Array<string |
   });
 }
 
-/** One server entry validated: `type` inferred as protocol/config.ts does (a `url` means http), then the type's schema. */
+/**
+ * One server entry validated: `type` inferred as protocol/config.ts does (a `url` means http), then the type's schema.
+ * A failure of the schema also gives the schema's own issues (`schema`), as a caller validating the entry would see them.
+ */
 export function parseServerEntry(
   name: string,
   entry: unknown,
-): { ok: true; server: SettingsServer } | { ok: false; issues: SettingsIssue[] } {
+): { ok: true; server: SettingsServer } | { ok: false; issues: SettingsIssue[]; schema?: z.core.$ZodIssue[] } {
   const nameProblem = settingsNameProblem(name);
   if (nameProblem) return { ok: false, issues: [{ server: name, path: [], message: nameProblem }] };
   if (!isObject(entry)) return { ok: false, issues: [{ server: name, path: [], message: 'a server entry must be an object' }] };
@@ -58,7 +61,7 @@ export function parseServerEntry(
   if (type !== 'stdio' && type !== 'http')
     return { ok: false, issues: [{ server: name, path: ['type'], message: 'expected "stdio" or "http"' }] };
   const r = type === 'stdio' ? settingsStdioSchema.safeParse({ ...entry, type }) : settingsHttpSchema.safeParse({ ...entry, type });
-  return r.success ? { ok: true, server: r.data } : { ok: false, issues: issuesOf(r.error, name, []) };
+  return r.success ? { ok: true, server: r.data } : { ok: false, issues: issuesOf(r.error, name, []), schema: r.error.issues };
 }
 
 /**
@@ -90,32 +93,29 @@ export function parseSettingsDocument(doc: unknown): { ok: true; settings: Setti
   return issues.length ? { ok: false, issues } : { ok: true, settings: out };
 }
 
-/** JSON.parse's complaint without the excerpt of the file it quotes (a hand-inlined secret could be in it). */
-function jsonProblem(err: unknown): string {
-  const msg = (err as Error).message;
-  const where = /line (\d+) column (\d+)/.exec(msg);
-  if (where) return `not valid JSON (line ${where[1]}, column ${where[2]})`;
-  if (/Unexpected end/.test(msg)) return 'not valid JSON (it ends too early)';
-  return 'not valid JSON';
-}
-
-/** Reads and validates the file. Absent means the defaults; empty is an error (an editor part-way through a write). */
-export function readSettingsFile(file: string): SettingsRead {
+/**
+ * Reads and validates the file. Absent means the defaults; empty is an error (an editor part-way through a write).
+ * `known`: a read of the same file before; when the bytes are still its bytes, it is the answer (not parsed again).
+ */
+export function readSettingsFile(file: string, codec: SettingsCodec = jsonCodec, known?: SettingsRead): SettingsRead {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { bytes: null, doc: {}, result: { ok: true, settings: emptySettings() } };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      return known && known.bytes === null ? known : { bytes: null, doc: {}, result: { ok: true, settings: emptySettings() } };
+    }
     const why = (err as NodeJS.ErrnoException).code ?? 'unreadable';
     return { bytes: null, doc: null, result: { ok: false, issues: [{ server: null, path: [], message: `cannot read ${file}: ${why}` }] } };
   }
+  if (known?.bytes && known.bytes.equals(bytes)) return known;
   const text = bytes.toString('utf8');
   if (!text.trim()) return { bytes, doc: null, result: { ok: false, issues: [{ server: null, path: [], message: 'the file is empty' }] } };
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = codec.parse(text);
   } catch (err) {
-    return { bytes, doc: null, result: { ok: false, issues: [{ server: null, path: [], message: jsonProblem(err) }] } };
+    return { bytes, doc: null, result: { ok: false, issues: [{ server: null, path: [], message: (err as Error).message }] } };
   }
   const result = parseSettingsDocument(doc);
   return { bytes, doc: isObject(doc) ? doc : null, result };
@@ -128,70 +128,27 @@ export interface WriteHooks {
 }
 
 /**
- * Replaces `file` with `data`: a temporary file beside it (so the rename is
- * atomic), written and fsynced, renamed over, the directory fsynced. Any
- * failure removes the temporary file and leaves `file` as it was. The mode
- * is `opts.mode`, else an existing file's, else 0600.
+ * Puts `file` back as it was (`bytes`; null: absent) before a write whose creds half failed (`cause`) — only while it
+ * (read through `readPath`) still holds what that write put there (`wrote`): a hand edit made since then stands, as the
+ * journal's recovery keeps it.
  */
-export function writeFileAtomic(file: string, data: string | Buffer, opts: { mode?: number; beforeRename?: () => void } = {}): void {
-  const dir = path.dirname(file);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let mode = opts.mode ?? 0o600;
-  if (opts.mode === undefined) {
-    try {
-      mode = statSync(file).mode & 0o777;
-    } catch {
-      // A new file.
-    }
-  }
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', mode);
+export function restoreSettingsFile(readPath: string, file: string, bytes: Buffer | null, wrote: string, cause: unknown): void {
+  let now: Buffer | null;
   try {
-    try {
-      if (typeof data === 'string') writeSync(fd, data);
-      else writeSync(fd, data);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    opts.beforeRename?.();
-    renameSync(tmp, file);
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* already gone */
-    }
-    throw err;
-  }
-  syncDir(dir);
-}
-
-/** Removes `file` (restoring "absent"), durably. */
-export function removeFileDurably(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  syncDir(path.dirname(file));
-}
-
-/** The rename is durable only once the directory entry is: best effort where a directory cannot be opened for sync. */
-function syncDir(dir: string): void {
-  try {
-    const d = openSync(dir, 'r');
-    try {
-      fsyncSync(d);
-    } finally {
-      closeSync(d);
-    }
+    now = readFileSync(readPath);
   } catch {
-    // Some filesystems refuse fsync on a directory; the rename itself is still atomic.
+    now = null;
   }
-}
-
-/** The document as written: two-space JSON with a final newline. */
-export function formatDocument(doc: Record<string, unknown>): string {
-  return `${JSON.stringify(doc, null, 2)}\n`;
+  if (now === null || !now.equals(Buffer.from(wrote))) return;
+  try {
+    if (bytes === null) removeFileDurably(file);
+    else writeFileAtomic(file, bytes);
+  } catch (err) {
+    throw new AlbedoError(
+      'ALBEDO_INTERNAL',
+      `the credentials could not be written (${(cause as Error).message}), and restoring ${file} failed too ` +
+        `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it holds the new entry`,
+      { outcome: 'not_run', cause },
+    );
+  }
 }

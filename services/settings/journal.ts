@@ -21,7 +21,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { removeFileDurably, writeFileAtomic } from './file.ts';
+import { removeFileDurably, writeFileAtomic } from '../../platform/atomic-file.ts';
+import { isAlive, thisProcess } from '../../platform/process.ts';
 import { stableJson } from './writes.ts';
 
 export const JOURNAL_FILE = '.settings-write.json';
@@ -64,10 +65,10 @@ export class WriteJournal {
 
   /** Records the write about to happen; durable before it returns. */
   begin(server: string, before: Buffer | null, afterText: string, creds: CredsExpectation): void {
-    const start = startOf(process.pid);
+    const me = thisProcess();
     const j: Journal = {
-      pid: process.pid,
-      start: start === 'dead' ? null : start,
+      pid: me.pid,
+      start: me.start,
       server,
       before: before === null ? null : before.toString('base64'),
       after: sha256(afterText),
@@ -101,7 +102,7 @@ export class WriteJournal {
       this.end();
       return 'none';
     }
-    if (j.pid !== process.pid && alive(j.pid, j.start ?? null)) return 'busy';
+    if (j.pid !== process.pid && isAlive({ pid: j.pid, start: j.start ?? null })) return 'busy';
     const result = done(j.creds, entry(j.server)) ? 'completed' : this.#rollBack(j);
     this.end();
     return result;
@@ -130,35 +131,4 @@ function done(want: CredsExpectation, entry: Record<string, unknown> | undefined
   if (!want.signedOut) return true;
   const oauth = entry?.oauth as { tokens?: unknown } | undefined;
   return !oauth?.tokens;
-}
-
-/** The start time of `pid` (Linux), null when unknown, 'dead' when /proc says it is gone or a zombie (a killed writer its parent has not reaped). */
-function startOf(pid: number): string | null | 'dead' {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch (err) {
-    try {
-      readFileSync('/proc/self/stat');
-    } catch {
-      return null;
-    }
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'dead' : null;
-  }
-  // After the command name (in parentheses, which may hold spaces): the state is field 3, the start time field 22.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  if (fields[0] === 'Z' || fields[0] === 'X') return 'dead';
-  return fields[19] ?? null;
-}
-
-/** Whether the journal's writer is still at work: its pid alive, not a zombie, and (where known) the same process. */
-function alive(pid: number, start: string | null): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  const now = startOf(pid);
-  if (now === 'dead') return false;
-  return start === null || now === null || now === start;
 }

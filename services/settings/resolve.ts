@@ -11,7 +11,7 @@ import path from 'node:path';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { oauthConfigSchema, httpServerSchema, describeZodError, type ResolvedServer, type ServerConfig } from '../../protocol/config.ts';
 import type { NamedSecret, ResolveProblem, ResolveReason, SettingsServer, StoredSecrets } from '../../protocol/settings.ts';
-import type { ResolvedSettingsServer } from '../../protocol/services/settings.ts';
+import type { ResolvedSettingsServer, ServerResolution } from '../../protocol/services/settings.ts';
 import { resolveServer } from '../config/resolve.ts';
 import { fingerprintOf, signInIdentity } from './fingerprint.ts';
 import { exposureWarnings, neutralCwd } from './working-dir.ts';
@@ -56,7 +56,10 @@ class Resolver {
     throw problemError({ server: this.#name, path, reason, message });
   }
 
-  /** A named secret's value: the variable (unset → missing_env; empty refused when `required`) or the file's contents, trailing newline dropped. */
+  /**
+   * A named secret's value: the variable (unset → missing_env; empty refused when `required`) or
+   * the file's contents, trailing newline dropped.
+   */
   named(where: Array<string | number>, ref: NamedSecret, required = false): string {
     if ('env' in ref) {
       const v = this.#ctx.env[ref.env];
@@ -223,4 +226,16 @@ export function resolveSettingsServer(name: string, entry: SettingsServer, ctx: 
     resultBudget: entry.resultBudget ?? null,
     warnings: server.type === 'stdio' ? exposureWarnings(ctx.home, server.cwd, server.args) : [],
   };
+}
+
+/** What `name` resolves to, without a secret value; only "cannot be prepared as saved" is an answer, anything else is thrown. */
+export function resolutionOf(name: string, entry: SettingsServer, ctx: ResolveEnv): ServerResolution {
+  try {
+    const r = resolveSettingsServer(name, entry, ctx);
+    const oauthUrl = r.server.type === 'http' && r.server.auth ? r.server.url : null;
+    return { ok: true, fingerprint: r.fingerprint, warnings: r.warnings ?? [], oauthUrl };
+  } catch (err) {
+    if (!AlbedoError.is(err) || err.code !== 'ALBEDO_INVALID_CONFIG') throw err;
+    return { ok: false, error: err.toJSON() };
+  }
 }

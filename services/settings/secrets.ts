@@ -100,6 +100,26 @@ function hasTokens(rec: unknown): boolean {
   return typeof rec === 'object' && rec !== null && !!(rec as { tokens?: unknown }).tokens;
 }
 
+/** The typed secrets stored for `name`, or none when its record cannot be read. */
+export function storedOf(creds: CredsSnapshot, name: string): StoredSecrets | undefined {
+  try {
+    return creds.secrets(name);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `creds` as they will be once a write of `name` stores `next` (and, with `signOut`, signs it out): for resolving a draft. */
+export function draftSnapshot(creds: CredsSnapshot, name: string, next: StoredSecrets | null, signOut: boolean): CredsSnapshot {
+  return {
+    secrets: (n) => (n === name ? (next ?? undefined) : creds.secrets(n)),
+    oauth: (n, u) => {
+      const rec = creds.oauth(n, u);
+      return n === name && signOut && rec ? signedOutRecord(rec) : rec;
+    },
+  };
+}
+
 /**
  * An OAuth record signed out, as services/oauth/sign-in.ts `signOut` makes
  * it: the tokens, DPoP key and account go; the client registrations stay

@@ -1,9 +1,11 @@
 /**
  * The settings in force, with no worker or kernel in it (service.ts wraps
- * it): extensions.json read and validated (a broken file keeps the previous
- * settings and reports `settings/invalid`), watched for hand edits, resolved
- * with fingerprints, and written — a server's entry and its typed secrets
- * together or not at all, one write at a time.
+ * it): extensions.json (or the file of another codec: codec.ts) read and
+ * validated (a broken file keeps the previous settings and reports
+ * `settings/invalid`), watched for hand edits, resolved with fingerprints,
+ * and written — a server's entry and its typed secrets together or not at
+ * all, one write at a time. A save's transaction (plan, try, commit) is
+ * apply.ts, over the turns of the queue this store gives it.
  *
  * Write order: extensions.json first, then creds.json, holding the server's
  * creds record lock across both; extensions.json is read under that lock,
@@ -16,56 +18,48 @@
  * home completes or undoes that write, so the files are the old pair or the
  * new pair, never one of each.
  */
-import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { sectionsPatchSchema } from '../../protocol/settings.ts';
-import type {
-  Settings,
-  SettingsIssue,
-  SettingsServer,
-  SettingsServerInput,
-  SecretsPatch,
-  SectionsPatch,
-  StoredSecrets,
-  ExtensionsEnabled,
-} from '../../protocol/settings.ts';
+import type { Settings, SettingsIssue, SettingsServer, SettingsServerInput, SecretsPatch, SectionsPatch } from '../../protocol/settings.ts';
 import type {
   ResolveAllResult,
   ResolvedSettingsServer,
+  SectionView,
   ServerChange,
+  ServerState,
   SettingsEvents,
   SettingsView,
 } from '../../protocol/services/settings.ts';
 import {
-  SETTINGS_FILE,
   emptySettings,
-  formatDocument,
   parseServerEntry,
   parseSettingsDocument,
   readSettingsFile,
-  removeFileDurably,
-  writeFileAtomic,
+  restoreSettingsFile,
+  type SettingsRead,
   type WriteHooks,
 } from './file.ts';
-import { SecretsFile, signedOutRecord, type CredsSnapshot } from './secrets.ts';
-import { WriteJournal, secretsDigest, type CredsExpectation } from './journal.ts';
-import { problemOf, resolveSettingsServer, type ResolveEnv } from './resolve.ts';
+import { jsonCodec, type SettingsCodec } from './codec.ts';
+import { writeFileAtomic } from '../../platform/atomic-file.ts';
+import { SecretsFile, draftSnapshot, storedOf, type CredsSnapshot } from './secrets.ts';
+import { WriteJournal } from './journal.ts';
+import { problemOf, resolutionOf, resolveSettingsServer, type ResolveEnv } from './resolve.ts';
 import { changeOf, diffKnown, knowAll, type Known } from './changes.ts';
 import {
-  applySecretsPatch,
+  asWriteError,
   documentWith,
   documentWithSections,
   entryIn,
   invalidConfig,
   parseSecretsPatch,
-  sameSecrets,
-  secretsConflicts,
+  settingsWith,
   stableJson,
   summaryOf,
   type EntryExpectation,
 } from './writes.ts';
+import { credsChangeOf, credsPlanOf, nextSecrets, safeCurrent, type CredsPlan } from './creds-plan.ts';
 import { watchDir, type DirWatch } from './watch.ts';
 
 export interface SettingsOptions {
@@ -83,6 +77,8 @@ export interface SettingsOptions {
   debounceMs?: number;
   /** Fault injection for tests. */
   hooks?: WriteHooks;
+  /** The file's format (default JSON: extensions.json). */
+  codec?: SettingsCodec;
 }
 
 const CREDS_FILE = 'creds.json';
@@ -93,6 +89,9 @@ export class SettingsStore {
   /** extensions.json as it is read: through the held home, when there is one. */
   readonly #readFile: string;
   readonly #opts: SettingsOptions;
+  readonly #codec: SettingsCodec;
+  /** The last read of a valid file (or the document last written): the same bytes again are not parsed again. */
+  #lastRead: SettingsRead | undefined;
   readonly #secrets: SecretsFile;
   readonly #journal: WriteJournal;
   #settings: Settings = emptySettings();
@@ -108,9 +107,10 @@ export class SettingsStore {
 
   constructor(opts: SettingsOptions) {
     this.#opts = opts;
+    this.#codec = opts.codec ?? jsonCodec;
     this.home = path.resolve(opts.home);
-    this.file = path.join(this.home, SETTINGS_FILE);
-    this.#readFile = path.join(opts.at ?? this.home, SETTINGS_FILE);
+    this.file = path.join(this.home, this.#codec.file);
+    this.#readFile = path.join(opts.at ?? this.home, this.#codec.file);
     this.#secrets = new SecretsFile(path.join(this.home, CREDS_FILE));
     this.#journal = new WriteJournal(this.home, this.file);
   }
@@ -121,7 +121,7 @@ export class SettingsStore {
     this.#recover();
     // Watching first: an edit made while the first read runs is read again after it.
     if (watch) {
-      this.#watch = watchDir(this.#opts.at ?? this.home, [SETTINGS_FILE, CREDS_FILE], this.#opts.debounceMs ?? 100, (name) => {
+      this.#watch = watchDir(this.#opts.at ?? this.home, [this.#codec.file, CREDS_FILE], this.#opts.debounceMs ?? 100, (name) => {
         void this.reload(name === CREDS_FILE ? 'credentials' : 'file').catch(() => {});
       });
     }
@@ -165,22 +165,60 @@ export class SettingsStore {
   /** Re-reads extensions.json (cause `file`) or re-resolves for creds.json (`credentials`); returns what is in force. */
   reload(cause: 'file' | 'credentials' = 'file'): Promise<{ generation: number; invalid: SettingsIssue[] | null }> {
     return this.#exclusive(async () => {
-      const read = readSettingsFile(this.#readFile);
-      const same =
-        this.#bytes !== undefined && (read.bytes === null ? this.#bytes === null : this.#bytes !== null && read.bytes.equals(this.#bytes));
-      if (!same) {
-        this.#bytes = read.bytes;
-        if (!read.result.ok) {
-          this.#invalid = read.result.issues;
-          this.#emit('settings/invalid', { path: this.file, issues: read.result.issues });
-        } else {
-          this.#commit(read.result.settings, 'file');
-        }
-      } else if (cause === 'credentials' && this.#everValid) {
-        this.#commit(this.#settings, 'credentials');
-      }
+      this.#takeIn(cause);
       return { generation: this.#generation, invalid: this.#invalid };
     });
+  }
+
+  /** The file as it is now: parsed and validated only when its bytes are not those of the last valid read. */
+  #readNow(): SettingsRead {
+    const read = readSettingsFile(this.#readFile, this.#codec, this.#lastRead);
+    if (read.result.ok) this.#lastRead = read;
+    return read;
+  }
+
+  /** Takes in the file as it is now, in a turn of the queue: other bytes than those in force are put in force, or reported invalid. */
+  #takeIn(cause: 'file' | 'credentials'): SettingsRead {
+    const read = this.#readNow();
+    const same =
+      this.#bytes !== undefined && (read.bytes === null ? this.#bytes === null : this.#bytes !== null && read.bytes.equals(this.#bytes));
+    if (!same) {
+      this.#bytes = read.bytes;
+      if (!read.result.ok) {
+        this.#invalid = read.result.issues;
+        this.#emit('settings/invalid', { path: this.file, issues: read.result.issues });
+      } else {
+        this.#commit(read.result.settings, 'file');
+      }
+    } else if (cause === 'credentials' && this.#everValid) {
+      this.#commit(this.#settings, 'credentials');
+    }
+    return read;
+  }
+
+  /**
+   * A turn of the queue over the file as it is on disk now (a hand edit not yet picked up is taken in first, as the
+   * watcher would): `fn` gets the document as written. A broken file refuses it: ALBEDO_INVALID_CONFIG, `data.broken`.
+   */
+  turn<T>(fn: (doc: Record<string, unknown>) => Promise<T> | T): Promise<T> {
+    return this.#exclusive(async () => {
+      const read = this.#takeIn('file');
+      if (!read.result.ok || !read.doc) {
+        const issues = read.result.ok ? [] : read.result.issues;
+        const n = `${issues.length} issue${issues.length === 1 ? '' : 's'}`;
+        const data = { issues, broken: true };
+        throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${this.file} is not valid (${n}); fix it before saving`, {
+          outcome: 'not_run',
+          data,
+        });
+      }
+      return fn(read.doc);
+    });
+  }
+
+  /** A turn of the queue: no reload or write runs meanwhile. */
+  queued<T>(fn: () => Promise<T> | T): Promise<T> {
+    return this.#exclusive(async () => fn());
   }
 
   /** Puts `next` in force and publishes which servers changed (entry, enabled, fingerprint or problem). */
@@ -210,18 +248,23 @@ export class SettingsStore {
   get(): SettingsView {
     const creds = this.#secrets.snapshot();
     const servers: SettingsView['servers'] = Object.create(null);
-    for (const [name, entry] of Object.entries(this.#settings.servers)) {
-      let stored: StoredSecrets | undefined;
-      try {
-        stored = creds.secrets(name);
-      } catch {
-        stored = undefined;
-      }
-      servers[name] = { ...entry, secrets: summaryOf(stored) };
-    }
+    for (const [name, entry] of Object.entries(this.#settings.servers))
+      servers[name] = { ...entry, secrets: summaryOf(storedOf(creds, name)) };
     const { retryMs, enabled } = this.#settings;
-    const digest = this.#bytes ? createHash('sha256').update(this.#bytes).digest('hex') : null;
-    return { generation: this.#generation, path: this.file, servers, retryMs, enabled: { ...enabled }, invalid: this.#invalid, digest };
+    return { generation: this.#generation, path: this.file, servers, retryMs, enabled: { ...enabled }, invalid: this.#invalid };
+  }
+
+  /** The mcp section in force. */
+  section(): SectionView {
+    return { retryMs: this.#settings.retryMs, enabled: { ...this.#settings.enabled }, path: this.file, invalid: this.#invalid };
+  }
+
+  /** One server in force (null: none) as `get` shows it, with what it resolves to (its secret values left out). */
+  state(name: string): ServerState | null {
+    if (!Object.hasOwn(this.#settings.servers, name)) return null;
+    const creds = this.#secrets.snapshot();
+    const entry = this.#settings.servers[name]!;
+    return { server: { ...entry, secrets: summaryOf(storedOf(creds, name)) }, resolution: resolutionOf(name, entry, this.#env(creds)) };
   }
 
   #entry(name: string): SettingsServer {
@@ -275,27 +318,12 @@ export class SettingsStore {
     };
   }
 
-  /** Resolves an entry that is not saved, with its secrets as `put` would store them. Writes nothing. */
-  resolveDraft(name: string, input: SettingsServerInput, patch?: SecretsPatch): ResolvedSettingsServer {
-    const { entry, secrets } = this.#validate(name, input, patch);
+  /** Resolves an entry (validated) that is not saved, with its secrets as a write would store them. Writes nothing. */
+  resolveDraft(name: string, entry: SettingsServer, secrets?: SecretsPatch): ResolvedSettingsServer {
     const creds = this.#secrets.snapshot();
-    let cur: StoredSecrets | undefined;
-    try {
-      cur = creds.secrets(name);
-    } catch {
-      cur = undefined;
-    }
-    const next = this.#nextSecrets(name, entry, cur, secrets);
+    const next = nextSecrets(name, entry, storedOf(creds, name), secrets);
     // A sign-out in the patch: the draft is resolved as it will be, not signed in.
-    const signOut = secrets?.oauth === null;
-    const draft: CredsSnapshot = {
-      secrets: (n) => (n === name ? (next ?? undefined) : creds.secrets(n)),
-      oauth: (n, u) => {
-        const rec = creds.oauth(n, u);
-        return n === name && signOut && rec ? signedOutRecord(rec) : rec;
-      },
-    };
-    return resolveSettingsServer(name, entry, this.#env(draft));
+    return resolveSettingsServer(name, entry, this.#env(draftSnapshot(creds, name, next, secrets?.oauth === null)));
   }
 
   #validate(name: string, input: unknown, patch: unknown): { entry: SettingsServer; secrets: SecretsPatch | undefined } {
@@ -304,100 +332,122 @@ export class SettingsStore {
     return { entry: r.server, secrets: patch === undefined ? undefined : parseSecretsPatch(name, patch) };
   }
 
-  #nextSecrets(name: string, entry: SettingsServer, cur: StoredSecrets | undefined, patch: SecretsPatch | undefined): StoredSecrets | null {
-    const next = applySecretsPatch(name, entry, cur, patch);
-    const conflicts = secretsConflicts(name, entry, next);
-    if (conflicts.length) throw invalidConfig(conflicts);
-    return next;
-  }
-
   /**
    * Adds or replaces server `name` with `input` (written as given) and applies the secrets patch, together or not at all.
    * `expect`: the entry the caller planned on (null: none); another in the file now refuses the write (ALBEDO_EDIT_CONFLICT).
    */
   async putServer(name: string, input: SettingsServerInput, patch?: SecretsPatch, expect?: EntryExpectation): Promise<ServerChange> {
     const { entry, secrets } = this.#validate(name, input, patch);
-    const plan: CredsPlan = (cur) => ({ secrets: this.#nextSecrets(name, entry, cur, secrets), signOut: secrets?.oauth === null });
-    return this.#write(name, input, plan, expect);
+    return this.#exclusive(() => this.writeServer(name, input, entry, credsPlanOf(name, entry, secrets), expect));
   }
 
   /** Removes server `name` and everything creds.json holds for it (its secrets and OAuth record). */
   async removeServer(name: string): Promise<ServerChange> {
-    return this.#write(name, undefined, () => ({ entry: null }));
+    return this.#exclusive(() => this.writeServer(name, undefined, undefined, () => ({ entry: null })));
   }
 
-  async #write(name: string, input: unknown, credsFor: CredsPlan, expect?: EntryExpectation): Promise<ServerChange> {
+  /**
+   * Writes server `name` — `input` as written, `entry` its validated form (both undefined: removed) — with the
+   * creds.json change `credsFor` makes, in the caller's turn of the queue (`turn`, `queued`). `planned`: the entry
+   * the caller planned on (null: none); another in the file now refuses the write (ALBEDO_EDIT_CONFLICT).
+   */
+  async writeServer(
+    name: string,
+    input: unknown,
+    entry: SettingsServer | undefined,
+    credsFor: CredsPlan,
+    planned?: EntryExpectation,
+  ): Promise<ServerChange> {
     try {
-      return await this.#writeOnce(name, input, credsFor, expect);
+      return await this.#writeServer(name, input, entry, credsFor, planned);
     } catch (err) {
       throw asWriteError(err);
     }
   }
 
-  #writeOnce(name: string, input: unknown, credsFor: CredsPlan, planned?: EntryExpectation): Promise<ServerChange> {
-    return this.#exclusive(async () => {
-      let done: { text: string; settings: Settings } | undefined;
-      await this.#secrets.withRecord(
-        name,
-        async (tx) => {
-          // Read under the record lock, just before the renames: what the new document keeps, and what `planned` is checked against.
-          const read = readSettingsFile(this.#readFile);
-          if (planned && (!read.result.ok || !read.doc)) {
-            // The caller planned on a valid file (daemon/writes.ts refuses a broken one first): broken since is a hand edit meanwhile.
-            const message = `${this.file} was changed (and is not valid now) while this save was under way; nothing was written: fix it, then try again`;
-            throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { server: name } });
-          }
-          if (!read.result.ok || !read.doc)
-            throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
-          if (input === undefined && !Object.hasOwn(read.result.settings.servers, name)) {
-            throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, {
-              outcome: 'not_run',
-              data: { server: name },
-            });
-          }
-          if (planned && stableJson(entryIn(read.doc, name) ?? null) !== stableJson(planned.entry)) {
-            const message = `${name} was changed in ${this.file} while this save was under way; nothing was written: read it again`;
-            throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { server: name } });
-          }
-          const doc = documentWith(read.doc, name, input);
-          const next = parseSettingsDocument(doc);
-          if (!next.ok) throw invalidConfig(next.issues);
-          const text = formatDocument(doc);
-          const cur = safeCurrent(tx.current);
-          const { change, expect } = credsChangeOf(credsFor(cur), cur, tx.signedIn());
-          // Both files change: journaled first, so a kill between the two renames is completed or undone at the next start.
-          if (expect) this.#journal.begin(name, read.bytes, text, expect);
-          try {
-            writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });
-          } catch (err) {
-            this.#journal.end();
-            throw err;
-          }
-          try {
-            if (change) await tx.write(change.next, { signOut: change.signOut });
-          } catch (err) {
-            this.#restore(read.bytes, text, err);
-            this.#journal.end();
-            throw err;
-          }
+  async #writeServer(
+    name: string,
+    input: unknown,
+    entry: SettingsServer | undefined,
+    credsFor: CredsPlan,
+    planned?: EntryExpectation,
+  ): Promise<ServerChange> {
+    let done: { text: string; doc: Record<string, unknown>; settings: Settings } | undefined;
+    await this.#secrets.withRecord(
+      name,
+      async (tx) => {
+        // Read under the record lock, just before the renames: what the new document keeps, and what `planned` is checked against.
+        const read = this.#readNow();
+        if (planned && (!read.result.ok || !read.doc)) {
+          // The caller planned on a valid file (apply.ts refuses a broken one first): broken since is a hand edit meanwhile.
+          const message =
+            `${this.file} was changed (and is not valid now) while this save was under way; ` +
+            'nothing was written: fix it, then try again';
+          throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { server: name } });
+        }
+        if (!read.result.ok || !read.doc)
+          throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
+        if (input === undefined && !Object.hasOwn(read.result.settings.servers, name)) {
+          throw new AlbedoError('ALBEDO_NOT_FOUND', `no server ${JSON.stringify(name)} in ${this.file}`, {
+            outcome: 'not_run',
+            data: { server: name },
+          });
+        }
+        if (planned && stableJson(entryIn(read.doc, name) ?? null) !== stableJson(planned.entry)) {
+          const message = `${name} was changed in ${this.file} while this save was under way; nothing was written: read it again`;
+          throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { server: name } });
+        }
+        const doc = documentWith(read.doc, name, input);
+        // The entry was validated once (the caller's plan) and the rest of the file when it was read: not again.
+        const settings = settingsWith(read.result.settings, name, entry);
+        const text = this.#codec.format(doc);
+        const cur = safeCurrent(tx.current);
+        const { change, expect } = credsChangeOf(credsFor(cur), cur, tx.signedIn());
+        // Both files change: journaled first, so a kill between the two renames is completed or undone at the next start.
+        if (expect) this.#journal.begin(name, read.bytes, text, expect);
+        try {
+          writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });
+        } catch (err) {
           this.#journal.end();
-          done = { text, settings: next.settings };
-        },
-        this.#opts.hooks?.beforeCredsRename,
-      );
-      this.#bytes = Buffer.from(done!.text);
-      const changes = this.#commit(done!.settings, 'write');
-      return changes.find((c) => c.name === name) ?? this.#unchanged(name);
+          throw err;
+        }
+        try {
+          if (change) await tx.write(change.next, { signOut: change.signOut });
+        } catch (err) {
+          restoreSettingsFile(this.#readFile, this.file, read.bytes, text, err);
+          this.#journal.end();
+          throw err;
+        }
+        this.#journal.end();
+        done = { text, doc, settings };
+      },
+      this.#opts.hooks?.beforeCredsRename,
+    );
+    this.#wrote(done!.text, done!.doc, done!.settings);
+    const changes = this.#commit(done!.settings, 'write');
+    return changes.find((c) => c.name === name) ?? this.#unchanged(name);
+  }
+
+  /** What this store wrote is what is on disk: the watcher's event for it changes nothing, and a read of it parses nothing. */
+  #wrote(text: string, doc: Record<string, unknown>, settings: Settings): void {
+    this.#bytes = Buffer.from(text);
+    this.#lastRead = { bytes: this.#bytes, doc, result: { ok: true, settings } };
+  }
+
+  /** `writeSections` in a turn of its own; answers the section in force. */
+  putSection(patch: SectionsPatch): Promise<SectionView> {
+    return this.#exclusive(async () => {
+      await this.writeSections(patch);
+      return this.section();
     });
   }
 
   /**
-   * Changes `mcp.retryMs` and the extensions' defaults by a merge patch
-   * (sectionsPatchSchema), every other key and section kept; one atomic
-   * write of extensions.json (creds.json is not touched). A patch that
-   * changes nothing writes nothing.
+   * Changes `mcp.retryMs` and the extensions' defaults by a merge patch (sectionsPatchSchema), every other key and
+   * section kept; one atomic write of the file (creds.json is not touched), in the caller's turn of the queue. A
+   * patch that changes nothing writes nothing.
    */
-  async putSection(patch: SectionsPatch): Promise<{ generation: number; retryMs: number; enabled: ExtensionsEnabled }> {
+  async writeSections(patch: SectionsPatch): Promise<void> {
     const p = sectionsPatchSchema.safeParse(patch);
     if (!p.success) {
       throw invalidConfig(
@@ -405,99 +455,25 @@ export class SettingsStore {
       );
     }
     try {
-      return await this.#exclusive(async () => {
-        const read = readSettingsFile(this.#readFile);
-        if (!read.result.ok || !read.doc)
-          throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
-        const doc = documentWithSections(read.doc, p.data);
-        const next = parseSettingsDocument(doc);
-        if (!next.ok) throw invalidConfig(next.issues);
-        if (stableJson(doc) !== stableJson(read.doc)) {
-          const text = formatDocument(doc);
-          writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });
-          this.#bytes = Buffer.from(text);
-        }
-        this.#commit(next.settings, 'write');
-        return { generation: this.#generation, retryMs: this.#settings.retryMs, enabled: { ...this.#settings.enabled } };
-      });
+      const read = this.#readNow();
+      if (!read.result.ok || !read.doc)
+        throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
+      const doc = documentWithSections(read.doc, p.data);
+      const next = parseSettingsDocument(doc);
+      if (!next.ok) throw invalidConfig(next.issues);
+      if (stableJson(doc) !== stableJson(read.doc)) {
+        const text = this.#codec.format(doc);
+        writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });
+        this.#wrote(text, doc, next.settings);
+      }
+      this.#commit(next.settings, 'write');
     } catch (err) {
       throw asWriteError(err);
-    }
-  }
-
-  /**
-   * Puts extensions.json back as it was (`bytes`) before a write whose creds half failed (`cause`) — only while it
-   * still holds what that write put there (`wrote`): a hand edit made since then stands, as the journal's recovery keeps it.
-   */
-  #restore(bytes: Buffer | null, wrote: string, cause: unknown): void {
-    let now: Buffer | null;
-    try {
-      now = readFileSync(this.#readFile);
-    } catch {
-      now = null;
-    }
-    if (now === null || !now.equals(Buffer.from(wrote))) return;
-    try {
-      if (bytes === null) removeFileDurably(this.file);
-      else writeFileAtomic(this.file, bytes);
-    } catch (err) {
-      throw new AlbedoError(
-        'ALBEDO_INTERNAL',
-        `the credentials could not be written (${(cause as Error).message}), and restoring ${this.file} failed too ` +
-          `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it holds the new entry`,
-        { outcome: 'not_run', cause },
-      );
     }
   }
 
   #unchanged(name: string): ServerChange {
     const k = this.#known.get(name);
     return k ? changeOf(name, k, 'updated') : { name, change: 'removed', enabled: false, fingerprint: null };
-  }
-}
-
-/** What a server write does to its creds.json entry, given the stored secrets. */
-type CredsPlan = (cur: StoredSecrets | undefined) => { secrets: StoredSecrets | null; signOut: boolean } | { entry: null };
-
-interface CredsChange {
-  next: StoredSecrets | null | { entry: null };
-  signOut: boolean;
-}
-
-/**
- * The creds.json change a plan makes (null: none, creds.json is not
- * written) and, when there is one, what the entry looks like once it is
- * written (for the journal): always different from what it is now.
- */
-function credsChangeOf(
-  plan: ReturnType<CredsPlan>,
-  cur: StoredSecrets | undefined,
-  signedIn: boolean,
-): { change: CredsChange | null; expect: CredsExpectation | null } {
-  if ('entry' in plan) return { change: { next: plan, signOut: false }, expect: { removed: true } };
-  const secretsChange = !sameSecrets(cur, plan.secrets);
-  const signOut = plan.signOut && signedIn;
-  if (!secretsChange && !signOut) return { change: null, expect: null };
-  // A sign-out alone writes the secrets as they are (the same content).
-  const next = secretsChange ? plan.secrets : (cur ?? null);
-  return { change: { next, signOut }, expect: { removed: false, secrets: secretsDigest(next), signedOut: signOut } };
-}
-
-/** A write's failure: an AlbedoError as it is; a filesystem failure (both files as they were) as ALBEDO_INTERNAL, its errno named. */
-function asWriteError(err: unknown): unknown {
-  if (AlbedoError.is(err)) return err;
-  const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-  return new AlbedoError('ALBEDO_INTERNAL', `the settings could not be written (${why}); nothing changed`, {
-    outcome: 'not_run',
-    cause: err,
-  });
-}
-
-/** The stored secrets, or none when the record cannot be read: a write then replaces it. */
-function safeCurrent(read: () => StoredSecrets | undefined): StoredSecrets | undefined {
-  try {
-    return read();
-  } catch {
-    return undefined;
   }
 }

@@ -7,6 +7,7 @@ import { httpServerSchema, describeZodError } from '../../protocol/config.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import {
   secretsPatchSchema,
+  type Settings,
   type SecretsPatch,
   type SectionsPatch,
   type SecretsSummary,
@@ -29,6 +30,16 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A write's failure: an AlbedoError as it is; a filesystem failure (both files as they were) as ALBEDO_INTERNAL, its errno named. */
+export function asWriteError(err: unknown): unknown {
+  if (AlbedoError.is(err)) return err;
+  const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+  return new AlbedoError('ALBEDO_INTERNAL', `the settings could not be written (${why}); nothing changed`, {
+    outcome: 'not_run',
+    cause: err,
+  });
 }
 
 /** What a write was planned on: the server's entry as extensions.json held it then (null: none). */
@@ -56,6 +67,21 @@ export function documentWith(doc: Record<string, unknown>, name: string, entry: 
   if (entry === undefined) delete servers[name];
   else setOwn(servers, name, entry);
   return out;
+}
+
+/**
+ * The settings with server `name` set to `entry` (undefined: removed), in the
+ * document's order as documentWith leaves it: a server replaced keeps its
+ * place, a new one goes last. Nothing is validated again.
+ */
+export function settingsWith(settings: Settings, name: string, entry: SettingsServer | undefined): Settings {
+  const servers = Object.create(null) as Record<string, SettingsServer>;
+  for (const [n, e] of Object.entries(settings.servers)) {
+    if (n !== name) servers[n] = e;
+    else if (entry) servers[n] = entry;
+  }
+  if (entry && !Object.hasOwn(servers, name)) servers[name] = entry;
+  return { ...settings, servers };
 }
 
 /**

@@ -1,5 +1,6 @@
-// The Server DTO's description (seed 002: at most 2,048 characters): the
-// server's own description, else its instructions, cut with a mark.
+// The Server DTO's description (at most 2,048 characters: docs/design.md,
+// "Bounds"): the server's own description, else its instructions, cut with a
+// mark.
 import t from 'tap';
 import { descriptionOf, MAX_DESCRIPTION } from '../../daemon/servers.ts';
 import type { SavedCatalogue } from '../../protocol/catalogue.ts';

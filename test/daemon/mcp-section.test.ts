@@ -1,6 +1,6 @@
 // PATCH /v1/mcp (issue 11 item 2, "Settings"): retryMs and the extensions'
-// defaults by a merge patch through the settings service's put-section
-// write — every other key and section of extensions.json kept, ETag /
+// defaults by a merge patch through the settings service's write of the
+// sections (settings/apply) — every other key and section of extensions.json kept, ETag /
 // If-Match as the other settings routes, bad input refused with the field's
 // path and the file byte for byte as it was.
 import t from 'tap';

@@ -1,15 +1,15 @@
-// Sign-in through the daemon's API (issue 11 item 2, "Sign-in"; seed 002's
-// state binding), end to end against a real authorization server
+// Sign-in through the daemon's API (issue 11 item 2, "Sign-in";
+// docs/design.md, "Sign-in"), end to end against a real authorization server
 // (oidc-provider) in front of an official-SDK MCP server, with the browser
 // stand-in the OAuth tests use: PUT /v1/auth/logins/mcp:{name} answers the
-// authorization URL (the daemon opens no browser), the loopback callback
-// or a pasted one completes it, GET reports it, DELETE cancels it; a
-// callback of another server's sign-in is refused; a pending sign-in
-// expires (a short TTL through the daemon's knob); sign-out is
-// PATCH { secrets: { oauth: null } }. A session opened over HTTP while the
-// server needed a sign-in takes it in once signed in, and loses it again
-// on sign-out. Every response, event and daemon log line of the run is
-// gathered: no token, code or secret value is in any of them.
+// authorization URL (the daemon opens no browser), the loopback callback or a
+// pasted one completes it, GET reports it, DELETE cancels it; a callback of
+// another server's sign-in is refused; a pending sign-in expires (a short TTL
+// through the daemon's knob); sign-out is PATCH { secrets: { oauth: null } }.
+// A session opened over HTTP while the server needed a sign-in takes it in
+// once signed in, and loses it again on sign-out. Every response, event and
+// daemon log line of the run is gathered: no token, code or secret value is
+// in any of them.
 import t from 'tap';
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';

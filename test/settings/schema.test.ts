@@ -1,8 +1,8 @@
-// extensions.json validation (issue 15, item 1): seed 000's example parses
-// with the defaults the seed gives; every field of a server, of `mcp` and of
-// `enabled` refused with an issue that names the server (null outside
-// `mcp.servers`) and the field path; names as protocol/config.ts rules them,
-// checked before any object is built from them.
+// extensions.json validation (issue 15, item 1): a hand-written example
+// parses with the defaults docs/config.md gives; every field of a server, of
+// `mcp` and of `enabled` refused with an issue that names the server (null
+// outside `mcp.servers`) and the field path; names as protocol/config.ts
+// rules them, checked before any object is built from them.
 import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +11,7 @@ import type { SettingsIssue } from '../../protocol/settings.ts';
 import { ROOT, tempHome } from '../helpers.ts';
 import { SEED_EXAMPLE } from '../fixtures/settings-examples.ts';
 
-t.test("seed 000's example parses, with the defaults", async (t) => {
+t.test('a hand-written example parses, with the defaults', async (t) => {
   const home = tempHome(t);
   const file = path.join(home, 'extensions.json');
   writeFileSync(file, JSON.stringify(SEED_EXAMPLE, null, 2));

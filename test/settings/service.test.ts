@@ -19,10 +19,19 @@ async function start(t: { teardown(fn: () => unknown): void }, home: string, env
   return k;
 }
 
-t.test('the service answers get, resolve, resolve-all, put, remove and reload, and publishes changes', async (t) => {
+t.test('the service answers get, resolve, resolve-all and apply (a try asked of `save`), and publishes changes', async (t) => {
   const home = tempHome(t);
   writeFileSync(path.join(home, 'extensions.json'), JSON.stringify(SEED_EXAMPLE));
   const k = await start(t, home, { PATH: '/usr/bin', MY_DOCS_TOKEN: 'docs-secret', MY_SEARCH_TOKEN: 'search-secret' });
+  // The saving caller's service on the kernel's thread: it is asked to try the draft, as the daemon is.
+  const tries: Array<{ id: string; name: string; server: unknown }> = [];
+  k.provide('save', {
+    'save/check': () => ({}),
+    'save/try': (p) => {
+      tries.push(p);
+      return { result: 'connected' as const };
+    },
+  });
   const changed: SettingsChangedEvent[] = [];
   const invalid: unknown[] = [];
   k.on('settings', 'settings/changed', (e) => changed.push(e));
@@ -33,7 +42,7 @@ t.test('the service answers get, resolve, resolve-all, put, remove and reload, a
   t.match(view, { path: path.join(home, 'extensions.json'), retryMs: 30000, enabled: { mcp: true, 'editor-mcp': true }, invalid: null });
   t.same(view.servers.search!.secrets, { bearerToken: false, header: null, env: [], oauthClient: false });
 
-  // The seed's docs server names cwd /srv/docs, which does not exist here: a specific error, across the thread.
+  // The example's docs server names cwd /srv/docs, which does not exist here: a specific error, across the thread.
   const e = await rejection(k.call('settings', 'settings/resolve', { name: 'docs' }));
   t.equal(e.code, 'ALBEDO_INVALID_CONFIG');
   t.same(e.data, { server: 'docs', path: ['cwd'], reason: 'missing_cwd' });
@@ -50,20 +59,27 @@ t.test('the service answers get, resolve, resolve-all, put, remove and reload, a
   });
   t.same(search.server.type === 'http' && search.server.headers, { Authorization: 'Bearer search-secret' });
 
-  const draft = await k.call('settings', 'settings/resolve-draft', {
-    name: 'docs',
-    entry: { command: '/opt/draft-docs', cwd: home },
-    secrets: { env: { X: 'typed' } },
+  const dry = await k.call('settings', 'settings/apply', {
+    plan: { op: 'put', name: 'docs', entry: { command: '/opt/draft-docs', cwd: home }, secrets: { env: { X: 'typed' } } },
+    save: { id: 'dry-1', try: true },
+    dryRun: true,
   });
-  t.match(draft.server, { type: 'stdio', command: '/opt/draft-docs', env: { X: 'typed' } });
-  t.notOk(readFileSync(path.join(home, 'extensions.json'), 'utf8').includes('/opt/draft-docs'), 'a draft writes nothing');
+  t.match(dry, { saved: false, tried: 'connected', change: null });
+  t.match(tries, [{ id: 'dry-1', name: 'docs', server: { type: 'stdio', command: '/opt/draft-docs', env: { X: 'typed' } } }]);
+  t.notOk(readFileSync(path.join(home, 'extensions.json'), 'utf8').includes('/opt/draft-docs'), 'a dry run writes nothing');
 
-  const put = await k.call('settings', 'settings/put-server', {
-    name: 'docs',
-    entry: { command: '/opt/draft-docs', cwd: home, env: { T: { env: 'MY_DOCS_TOKEN' } } },
-    secrets: { env: { X: 'typed' } },
+  const applied = await k.call('settings', 'settings/apply', {
+    plan: {
+      op: 'put',
+      name: 'docs',
+      entry: { command: '/opt/draft-docs', cwd: home, env: { T: { env: 'MY_DOCS_TOKEN' } } },
+      secrets: { env: { X: 'typed' } },
+    },
   });
+  t.equal(tries.length, 1, 'no `save`: no try');
+  const put = applied.change!;
   t.match(put, { name: 'docs', change: 'updated', fingerprint: /^[0-9a-f]{64}$/ });
+  t.match(applied.server, { server: { command: '/opt/draft-docs', secrets: { env: ['X'] } }, resolution: { ok: true } });
   await until(
     () => changed.some((c) => c.cause === 'write' && c.servers.some((s) => s.name === 'docs')),
     10_000,
@@ -77,8 +93,8 @@ t.test('the service answers get, resolve, resolve-all, put, remove and reload, a
   t.equal(ready.servers[0]!.fingerprint, put.fingerprint);
   t.same((await k.call('settings', 'settings/get', {})).servers.docs!.secrets.env, ['X']);
 
-  const bad = await rejection(k.call('settings', 'settings/put-server', { name: 'x', entry: { url: 'ftp://x' } as never }));
-  t.match(bad, { code: 'ALBEDO_INVALID_CONFIG', data: { issues: [{ server: 'x', path: ['url'] }] } });
+  const bad = await rejection(k.call('settings', 'settings/apply', { plan: { op: 'put', name: 'x', entry: { url: 'ftp://x' } } }));
+  t.match(bad, { code: 'ALBEDO_INVALID_CONFIG', data: { issues: [{ server: 'x', path: ['url'] }], entry: true } });
 
   // A hand edit, then a broken one.
   const file = path.join(home, 'extensions.json');
@@ -97,12 +113,12 @@ t.test('the service answers get, resolve, resolve-all, put, remove and reload, a
     ['docs'],
     'the last valid settings stay in force',
   );
-  t.ok((await k.call('settings', 'settings/reload', {})).invalid, 'reload reports the broken file');
+  t.ok((await k.call('settings', 'settings/get', {})).invalid, 'get reports the broken file');
   writeFileSync(file, JSON.stringify(cur));
-  t.equal((await k.call('settings', 'settings/reload', {})).invalid, null);
+  await until(async () => (await k.call('settings', 'settings/get', {})).invalid === null, 10_000, 'the fix');
 
-  const removed = await k.call('settings', 'settings/remove-server', { name: 'docs' });
-  t.same(removed, { name: 'docs', change: 'removed', enabled: false, fingerprint: null });
+  const removed = await k.call('settings', 'settings/apply', { plan: { op: 'remove', name: 'docs' } });
+  t.same(removed.change, { name: 'docs', change: 'removed', enabled: false, fingerprint: null });
   t.same(Object.keys((await k.call('settings', 'settings/get', {})).servers), ['search']);
 });
 
@@ -117,8 +133,8 @@ t.test('a file broken from the start: get reports it, preparation refuses, a fix
   t.match(view.invalid, [{ server: 'a', path: ['env', 'T'] }]);
   const e = await rejection(k.call('settings', 'settings/resolve-all', {}));
   t.match(e, { code: 'ALBEDO_INVALID_CONFIG', data: { issues: [{ server: 'a', path: ['env', 'T'] }] } });
-  const w = await rejection(k.call('settings', 'settings/put-server', { name: 'b', entry: { command: 'y' } }));
-  t.equal(w.code, 'ALBEDO_INVALID_CONFIG', 'no write over a broken file');
+  const w = await rejection(k.call('settings', 'settings/apply', { plan: { op: 'put', name: 'b', entry: { command: 'y' } } }));
+  t.match(w, { code: 'ALBEDO_INVALID_CONFIG', data: { broken: true } }, 'no write over a broken file');
   writeFileSync(file, JSON.stringify({ mcp: { servers: { a: { command: '/bin/true' } } } }));
   await until(() => changed.length > 0, 10_000, 'the fix');
   t.match(changed[0], { cause: 'file', servers: [{ name: 'a', change: 'added' }] });
