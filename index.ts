@@ -18,7 +18,7 @@ const [albedo, connection, sessions, errors, versions] = await Promise.all([
 
 export const { createAlbedo, Albedo, defaultHome } = albedo;
 export type Albedo = import('./api/albedo.ts').Albedo;
-export type { AlbedoOptions, ConnectOptions } from './api/albedo.ts';
+export type { AlbedoOptions, AlbedoWithFaults, ConnectOptions, Faults, ServiceOverride, ServiceOverrides } from './api/albedo.ts';
 export const { Connection } = connection;
 export type Connection = import('./api/connection.ts').Connection;
 export type { OpOptions } from './api/connection.ts';

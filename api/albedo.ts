@@ -6,7 +6,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { Kernel, type ServiceSpec } from '../kernel/kernel.ts';
 import { Faults } from '../kernel/faults.ts';
@@ -15,19 +14,22 @@ import type { ServerConfigInput } from '../protocol/config.ts';
 import type { Implementation } from '../protocol/mcp.ts';
 import { parseServerConfig, resolveServer } from './resolve.ts';
 import type { ResolvedHttpServer, ServerConfig } from '../protocol/config.ts';
-import type { AuthStatus } from '../services/oauth/sign-in.ts';
+import type { AuthStatus } from '../services/oauth/public.ts';
 import { capabilitiesFor, INPUT_METHODS, type ClientHandlers } from '../protocol/client-input.ts';
 import { Connection } from './connection.ts';
 import { Sessions } from './sessions.ts';
+import { serviceTable, type ServiceOverrides, type ServiceTable } from './service-table.ts';
 
-const TRANSPORT = fileURLToPath(new URL('../services/transport/service.ts', import.meta.url));
-const OAUTH = fileURLToPath(new URL('../services/oauth/service.ts', import.meta.url));
+export type { ServiceOverride, ServiceOverrides } from './service-table.ts';
+export type { Faults } from '../kernel/faults.ts';
+
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
 // OAuth is loaded at its first use, not with the API: its modules (undici, jose, the lock file code) cost a
-// short-lived stdio-only process tens of milliseconds and megabytes it never uses.
-const oauthStore = (): Promise<typeof import('../services/oauth/store.ts')> => import('../services/oauth/store.ts');
-const oauthSignIn = (): Promise<typeof import('../services/oauth/sign-in.ts')> => import('../services/oauth/sign-in.ts');
+// short-lived stdio-only process tens of milliseconds and megabytes it never uses. One module (the store and the
+// sign-in status together: services/oauth/public.ts), under the two names its callers use.
+const oauthStore = (): Promise<typeof import('../services/oauth/public.ts')> => import('../services/oauth/public.ts');
+const oauthSignIn = oauthStore;
 
 export interface AlbedoOptions {
   /** State directory ($ALBEDO_HOME, default ~/.albedo); null keeps nothing on disk (no era cache). */
@@ -66,6 +68,23 @@ export interface AlbedoOptions {
    * are pruned by a later instance).
    */
   owner?: string;
+  /**
+   * Replaces a service's module and/or adds to its options, by service name
+   * (transport, oauth, settings, catalogue, composer):
+   * `{ catalogue: { module: new URL('./my-catalogue.ts', import.meta.url) } }`.
+   * The module implements that service's contract (docs/services.md) and is
+   * started, supervised and stopped as the built-in one. An unknown name, a
+   * module that is not a file, or options that are not plain data are
+   * refused with ALBEDO_INVALID_ARGUMENT before anything starts.
+   */
+  services?: ServiceOverrides;
+  /**
+   * Fault injection for tests (docs/api.md): `albedo.faults` crashes or
+   * hangs a service's worker and delays or drops calls, and every worker
+   * answers the test-only `kernel/echo` and `worker/stats`. Off by default:
+   * `albedo.faults` is undefined and workers ignore faults.
+   */
+  faults?: boolean;
 }
 
 /** `signal` aborts once the sign-in no longer needs the handler (the loopback callback came, or it failed or expired). */
@@ -113,7 +132,8 @@ export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
 
 export class Albedo {
   readonly kernel: Kernel;
-  readonly faults: Faults;
+  /** Fault injection; undefined unless the instance was created with `faults: true`. */
+  readonly faults: Faults | undefined;
   readonly home: string | null;
   #eraCachePath: string | null;
   #connections = new Map<string, Connection>();
@@ -124,22 +144,33 @@ export class Albedo {
   #authorize: AuthorizeHandler | undefined;
   #authorizeByServer = new Map<string, AuthorizeHandler>();
   #signIns = new Map<string, AbortController>();
-  #oauthStarted = false;
+  #services: ServiceTable;
   #sessions: Sessions;
 
   constructor(opts: AlbedoOptions = {}) {
     this.home = opts.home === undefined ? defaultHome() : opts.home;
+    if (opts.faults !== undefined && typeof opts.faults !== 'boolean') {
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'faults must be true or false', { outcome: 'not_run' });
+    }
+    const owner = opts.owner ?? `pid:${process.pid}:${randomUUID()}`;
+    // Checked before anything is made: a bad `services` starts nothing.
+    this.#services = serviceTable(
+      {
+        home: this.home,
+        homeAt: opts.homeAt,
+        transportWorkers: opts.transportWorkers ?? 2,
+        clientInfo: opts.clientInfo ?? { name: 'albedo', version: pkg.version },
+        owner,
+        capabilities: capabilitiesFor(opts.handlers),
+        supervision: opts.supervision,
+      },
+      opts.services,
+    );
     this.#eraCachePath = this.home === null ? null : path.join(this.home, 'store');
     if (this.#eraCachePath) mkdirSync(this.#eraCachePath, { recursive: true, mode: 0o700 });
-    this.kernel = new Kernel();
-    this.faults = new Faults(this.kernel);
-    this.kernel.start({
-      name: 'transport',
-      module: TRANSPORT,
-      instances: opts.transportWorkers ?? 2,
-      options: { clientInfo: opts.clientInfo ?? { name: 'albedo', version: pkg.version } },
-      ...opts.supervision,
-    });
+    this.kernel = new Kernel({ faults: opts.faults === true });
+    this.faults = opts.faults === true ? new Faults(this.kernel) : undefined;
+    this.#services.start(this.kernel, 'instance');
     this.#handlers = opts.handlers;
     this.#authorize = opts.authorize;
     this.kernel.provide('client', {
@@ -173,14 +204,7 @@ export class Albedo {
         return typeof pasted === 'string' && pasted.trim() ? { callbackUrl: pasted.trim() } : {};
       },
     });
-    this.#sessions = new Sessions({
-      kernel: this.kernel,
-      home: this.home,
-      homeAt: opts.homeAt,
-      capabilities: capabilitiesFor(opts.handlers),
-      supervision: opts.supervision,
-      owner: opts.owner,
-    });
+    this.#sessions = new Sessions({ kernel: this.kernel, home: this.home, services: this.#services, owner });
     const byId = (id: string): Connection | undefined => this.#connections.get(id);
     this.#unsubscribe.push(
       this.kernel.on('transport', 'connection/catalogue-changed', (e) => byId(e.id)?.setCatalogue(e.catalogue)),
@@ -295,10 +319,7 @@ export class Albedo {
       const why = 'signing in needs a state directory for creds.json (this instance was created with home: null)';
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, { outcome: 'not_run' });
     }
-    if (!this.#oauthStarted) {
-      this.#oauthStarted = true;
-      this.kernel.start({ name: 'oauth', module: OAUTH, instances: 1 });
-    }
+    this.#services.start(this.kernel, 'sign-in');
     const timeoutMs = opts.timeoutMs ?? 5 * 60_000;
     if (this.#signIns.has(name))
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `a sign-in to ${name} is already in progress`, { outcome: 'not_run' });
@@ -320,7 +341,10 @@ export class Albedo {
     }
   }
 
-  /** A server's auth state (none, needs_sign_in, signed_in, signed_out) with account, expiry, scope, step-up, reason and client; never a token. */
+  /**
+   * A server's auth state (none, needs_sign_in, signed_in, signed_out) with account, expiry, scope,
+   * step-up, reason and client; never a token.
+   */
   async authStatus(config: ServerConfigInput, opts: { name?: string } = {}): Promise<AuthStatus> {
     const { server, name } = this.#httpServer(config, opts.name);
     const [{ credsStore }, { statusOf }] = await Promise.all([oauthStore(), oauthSignIn()]);
@@ -375,7 +399,15 @@ export function nameOf(parsed: ServerConfig, given: string | undefined): string 
   return p ? `${u.host}${p}` : u.host;
 }
 
-/** Starts an Albedo kernel in this process. */
+/** An instance created with `faults: true`: its fault injection is there. */
+export type AlbedoWithFaults = Albedo & { readonly faults: Faults };
+
+/**
+ * Starts an Albedo kernel in this process. Rejects with
+ * ALBEDO_INVALID_ARGUMENT (nothing started) for a bad `services` or `faults`.
+ */
+export function createAlbedo(opts: AlbedoOptions & { faults: true }): Promise<AlbedoWithFaults>;
+export function createAlbedo(opts?: AlbedoOptions): Promise<Albedo>;
 export async function createAlbedo(opts: AlbedoOptions = {}): Promise<Albedo> {
   return new Albedo(opts);
 }

@@ -17,8 +17,7 @@ import { AlbedoError } from '../protocol/errors.ts';
 import type { ModelTool } from '../protocol/catalogue.ts';
 import { DEFER_SHARE, DEFER_TOOLS, type ToolsMode } from '../protocol/composer.ts';
 import type { SessionView } from '../protocol/services/composer.ts';
-import { normalise, type Profile } from '../services/catalogue/schema/normalise.ts';
-import { ToolSearch, type SearchHit } from '../services/catalogue/search.ts';
+import { normalise, ToolSearch, type Profile, type SearchHit } from '../services/catalogue/public.ts';
 
 export const SEARCH_TOOL = 'mcp_search_tools';
 export const CALL_TOOL = 'mcp_call_tool';

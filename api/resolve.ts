@@ -3,4 +3,4 @@
  * services (services/config/resolve.ts), which the settings service shares;
  * this re-exports it for `connect()` and the CLI.
  */
-export { parseServerConfig, resolveServer, resolveOAuth, INHERITED_ENV, type AuthBinding } from '../services/config/resolve.ts';
+export { parseServerConfig, resolveServer, resolveOAuth, INHERITED_ENV, type AuthBinding } from '../services/config/public.ts';

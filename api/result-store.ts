@@ -127,7 +127,9 @@ export class ResultStore {
   read(session: string, id: string, offset = 0, limit?: number): ResultPage {
     const k = this.#bySession.get(session)?.parts.get(id);
     if (!k) {
-      const message = `no kept result ${JSON.stringify(id)} in this session (results go with their session, the oldest first when too many are kept)`;
+      const message =
+        `no kept result ${JSON.stringify(id)} in this session ` +
+        '(results go with their session, the oldest first when too many are kept)';
       throw new AlbedoError('ALBEDO_NOT_FOUND', message, { outcome: 'not_run' });
     }
     if (!Number.isSafeInteger(offset) || offset < 0 || offset > k.data.length) {

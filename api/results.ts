@@ -16,7 +16,7 @@
  * silently: every cut is in a note and in `_meta["albedo/cut"]`.
  */
 import { MAX_RESULT_HINT_CHARS } from '../protocol/composer.ts';
-import { CHARS_PER_TOKEN } from '../services/catalogue/tokens.ts';
+import { CHARS_PER_TOKEN } from '../services/catalogue/public.ts';
 import { MIN_PAGE, cutAt, type Kept, type ResultPage } from './result-store.ts';
 
 export { ResultStore, type ResultPage } from './result-store.ts';
@@ -58,14 +58,14 @@ const decoded = (b64: string): number =>
 function noteText(c: Cut, reader: string): string {
   if (c.shown > 0) {
     return (
-      `[Albedo: this ${c.what} was cut at ${c.shown} of ${c.total} characters to fit the result budget. The rest is kept as result ${c.id}: ` +
-      `call ${reader} with id "${c.id}" and offset ${c.shown} to read on.]`
+      `[Albedo: this ${c.what} was cut at ${c.shown} of ${c.total} characters to fit the result budget. ` +
+      `The rest is kept as result ${c.id}: call ${reader} with id "${c.id}" and offset ${c.shown} to read on.]`
     );
   }
   if (c.bytes !== undefined) {
     return (
-      `[Albedo: a ${c.what}${c.mimeType ? ` (${c.mimeType})` : ''} of ${size(c.bytes)} was left out of the context (over the result budget). ` +
-      `It is kept as result ${c.id}: ${reader} with id "${c.id}" returns it as base64, page by page.]`
+      `[Albedo: a ${c.what}${c.mimeType ? ` (${c.mimeType})` : ''} of ${size(c.bytes)} was left out of the context ` +
+      `(over the result budget). It is kept as result ${c.id}: ${reader} with id "${c.id}" returns it as base64, page by page.]`
     );
   }
   return (
@@ -231,7 +231,9 @@ export function budgetResult(result: unknown, o: BudgetOptions): unknown {
       const cut: Cut = { id, what: 'structuredContent', shown: 0, total: json.length, mimeType: 'application/json' };
       run.cuts.push(cut);
       delete out.structuredContent;
-      const text = `${summary(result.structuredContent)} [Albedo: it is kept as result ${id}: ${o.reader} with id "${id}" returns it as JSON, page by page.]`;
+      const text =
+        `${summary(result.structuredContent)} [Albedo: it is kept as result ${id}: ` +
+        `${o.reader} with id "${id}" returns it as JSON, page by page.]`;
       out.content = [...(Array.isArray(out.content) ? out.content : []), { type: 'text', text }];
     }
   }
@@ -269,7 +271,8 @@ export function pageResult(p: ResultPage): { content: Array<{ type: 'text'; text
   const where =
     p.next === null
       ? `[Albedo: characters ${p.offset}–${end} of ${p.total} of result ${p.id}; this is the end.]`
-      : `[Albedo: characters ${p.offset}–${end} of ${p.total} of result ${p.id}; call mcp_read_result with offset ${p.next} for the next page.]`;
+      : `[Albedo: characters ${p.offset}–${end} of ${p.total} of result ${p.id}; ` +
+        `call mcp_read_result with offset ${p.next} for the next page.]`;
   const { data: _d, ...facts } = p;
   return {
     content: [

@@ -2,395 +2,37 @@
  * `albedo.sessions`: agent sessions over the servers of
  * `$ALBEDO_HOME/extensions.json`. The sessions live in the composer service
  * (a worker, services/composer/service.ts) over the settings and catalogue
- * services (workers too, all started on first use). Each AlbedoSession here
- * mirrors its session's last snapshot, so tools(), context() and status()
- * answer at once, and sends a call for an open server straight to that
- * connection's transport worker: one thread hop, as `connect()` pays. Only a
- * call whose server is not open (a dial to wait for, a redial) goes through
- * the composer. A composer that crashes is restarted and restores its
+ * services (workers too, all started on first use, as the service table
+ * says: api/service-table.ts). Each AlbedoSession (api/session.ts) mirrors
+ * its session's last snapshot and sends a call for an open server straight
+ * to that connection's transport worker; only a call whose server is not
+ * open goes through the composer. A composer that crashes is restarted and restores its
  * sessions from their LMDB records; calls in flight through it fail with an
  * unknown outcome and are not retried.
  */
-import { fileURLToPath } from 'node:url';
-import type { Kernel, ServiceSpec } from '../kernel/kernel.ts';
+import type { Kernel } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
-import type { InputCheck, ModelTool, RouteEntry } from '../protocol/catalogue.ts';
-import type {
-  Activity,
-  ContextCost,
-  ServerStatus,
-  SessionCallOptions,
-  SessionEvent,
-  SessionOptions,
-  ToolsMode,
-} from '../protocol/composer.ts';
-import type { SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
-import { COMPOSER_TOPICS } from '../services/composer/transport-port.ts';
-import { checkCall, planCall } from '../services/composer/plan-call.ts';
+import type { SessionOptions } from '../protocol/composer.ts';
+import type { ServiceTable } from './service-table.ts';
 import { DirectCalls } from './direct-calls.ts';
-import {
-  CALL_TOOL,
-  Deferred,
-  READ_TOOL,
-  SEARCH_TOOL,
-  callArgs,
-  defers,
-  fixedTools,
-  readArgs,
-  searchArgs,
-  searchResult,
-  type FoundTool,
-} from './deferred.ts';
-import { budgetResult, charsOf, pageResult, ResultStore, type ResultPage } from './results.ts';
-import { MAX_RESULT_HINT_CHARS } from '../protocol/composer.ts';
-import { definitionsTokens } from '../services/catalogue/tokens.ts';
+import { fixedTools } from './deferred.ts';
+import { ResultStore } from './results.ts';
+import { AlbedoSession, OPEN_TIMEOUT_MS } from './session.ts';
 
-const SETTINGS = fileURLToPath(new URL('../services/settings/service.ts', import.meta.url));
-const CATALOGUE = fileURLToPath(new URL('../services/catalogue/service.ts', import.meta.url));
-const COMPOSER = fileURLToPath(new URL('../services/composer/service.ts', import.meta.url));
-
-/** Slack over a call's own budget, so the composer's (or the transport's) own timeout answers first. */
-const SLACK_MS = 5_000;
-/** A session's open: dials of servers without a saved catalogue run within it (each bounded by its own startup timeout). */
-const OPEN_TIMEOUT_MS = 10 * 60_000;
-
+export { AlbedoSession } from './session.ts';
 export type { Activity, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions } from '../protocol/composer.ts';
 export type { ModelTool } from '../protocol/catalogue.ts';
 export type { FoundTool } from './deferred.ts';
 export type { ResultPage } from './results.ts';
 
-type Listener = (event: SessionEvent) => void;
-
-const newer = (a: [number, number], b: [number, number]): boolean => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
-
-/**
- * One agent session as the embedding API hands it out. Everything the model
- * sees comes from here: `tools()` and `context()` of the current generation;
- * `on()` tells when they change (`refreshed`, with the user-turn text).
- */
-export class AlbedoSession {
-  readonly id: string;
-  #kernel: Kernel;
-  #direct: DirectCalls;
-  #snap: SessionSnapshot;
-  #view!: SessionView;
-  #routes!: Map<string, RouteEntry>;
-  #inputs!: Map<string, InputCheck>;
-  #listeners = new Set<Listener>();
-  #closed = false;
-  #closing: Promise<void> | undefined;
-  #deferred: Deferred;
-  #defers = false;
-  #results: ResultStore;
-  #budgets = new Map<string, number>();
-
-  /** Use albedo.sessions.open(). `fixed`: the fixed tools' definitions for the session's profile; `results`: where cut results are kept. */
-  constructor(kernel: Kernel, direct: DirectCalls, snap: SessionSnapshot, fixed: ModelTool[], results: ResultStore) {
-    this.id = snap.id;
-    this.#kernel = kernel;
-    this.#direct = direct;
-    this.#snap = snap;
-    this.#results = results;
-    this.#deferred = new Deferred(fixed, snap.loaded);
-    this.#setView(snap.view!);
-  }
-
-  #setView(view: SessionView): void {
-    this.#view = view;
-    this.#routes = new Map(view.routes);
-    this.#inputs = new Map(view.inputs);
-    this.#deferred.setView(view);
-    // `auto` is sticky: once deferred, a generation that would fit again stays deferred, so the fixed tools and the loaded list hold.
-    this.#defers = (this.#snap.tools === 'auto' && this.#defers) || defers(this.#snap.tools, this.#snap.contextBudget, view);
-    this.#budgets = new Map(view.resultBudgets);
-  }
-
-  /** A snapshot from the composer: applied unless an older one. */
-  updated(snap: SessionSnapshot): void {
-    if (!newer(snap.version, this.#snap.version)) return;
-    const now = new Set(snap.connections.map((c) => c.id));
-    this.#direct.forget(this.#snap.connections.filter((c) => !now.has(c.id)).map((c) => c.id));
-    this.#snap = snap;
-    if (snap.view) this.#setView(snap.view);
-  }
-
-  /** An event from the composer. */
-  event(event: SessionEvent): void {
-    if (event.type === 'closed') {
-      this.#closed = true;
-      this.#results.drop(this.id);
-    }
-    for (const fn of this.#listeners) {
-      try {
-        fn(event);
-      } catch {
-        // A listener's bug must not break the session.
-      }
-    }
-  }
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  /** The tool generation: 1 after open, one more each time what the model sees changes. */
-  get generation(): number {
-    return this.#view.generation;
-  }
-
-  /** The provider profile its tool schemas are normalised for. */
-  get profile(): string {
-    return this.#snap.profile;
-  }
-
-  /**
-   * The model-facing tool definitions of the current generation (names
-   * match `^[a-zA-Z][a-zA-Z0-9_]{0,63}$`): every one and mcp_read_result
-   * (reads on in a result cut to its budget), or in a deferred session the
-   * fixed set (mcp_search_tools, mcp_call_tool, mcp_read_result, the
-   * alwaysLoad ones) and then the ones searches loaded, in the order found.
-   * None when the generation has no definition.
-   */
-  tools(): ModelTool[] {
-    // No definition at all (MCP off, no server): nothing to search or to read on in.
-    if (!this.#view.tools.length) return [];
-    return this.#defers ? this.#deferred.tools() : [...this.#view.tools, this.#deferred.fixed[2]!];
-  }
-
-  /** Every definition of the current generation, deferred or not (what `all` would advertise). */
-  allTools(): ModelTool[] {
-    return [...this.#view.tools];
-  }
-
-  /**
-   * Where a definition of this session comes from: its server and the raw
-   * tool name (`read_resource` / `get_prompt` for those pseudo-operations,
-   * `kind` telling them from a tool of that name); Albedo's own tools
-   * (mcp_read_result, mcp_search_tools, mcp_call_tool) have server null.
-   * Undefined for a name the session does not know.
-   */
-  origin(name: string): { server: string | null; tool: string; kind: RouteEntry['kind'] | 'albedo' } | undefined {
-    const r = this.#routes.get(name);
-    if (r) return { server: r.server, tool: r.kind === 'tool' ? r.tool : r.kind, kind: r.kind };
-    return [READ_TOOL, SEARCH_TOOL, CALL_TOOL].includes(name) ? { server: null, tool: name, kind: 'albedo' } : undefined;
-  }
-
-  /** The session's `tools` option (`all`, `deferred`, `auto`) and whether the current generation defers. */
-  get toolsMode(): { option: ToolsMode; deferred: boolean; contextBudget: number } {
-    return { option: this.#snap.tools, deferred: this.#defers, contextBudget: this.#snap.contextBudget };
-  }
-
-  /**
-   * The names of the definitions `tools()` gives beyond the fixed set: in a
-   * deferred session the alwaysLoad ones and those searches found, a list
-   * that only grows within a generation (a tool that leaves the catalogue
-   * leaves it at the next); otherwise every name.
-   */
-  loaded(): string[] {
-    return this.#defers ? this.#deferred.loaded() : this.#view.tools.map((t) => t.name);
-  }
-
-  /**
-   * Searches every definition of the generation (what `mcp_search_tools`
-   * does): the best `limit` (1–20, default 5) with their full definitions,
-   * best first; in a deferred session they are loaded.
-   */
-  search(query: string, limit?: number): FoundTool[] {
-    this.#alive();
-    const a = searchArgs({ query, limit });
-    return this.#deferred.search(a.query, a.limit, this.#grew);
-  }
-
-  /**
-   * What the generation costs the context, in estimated tokens: every
-   * definition, the context text, each server's part, and what `tools()`
-   * gives now (`advertised`: the fixed set and the loaded ones when deferred).
-   */
-  cost(): ContextCost & { advertised: number } {
-    const all = this.#view.cost;
-    return { ...all, servers: all.servers.map((s) => ({ ...s })), advertised: definitionsTokens(this.tools()) };
-  }
-
-  /** The MCP context text of the current generation ('' when there is nothing to say). */
-  context(): string {
-    return this.#view.context;
-  }
-
-  /** Each server of the session: its state, whether it is advertised, why it is left out. */
-  status(): ServerStatus[] {
-    return this.#snap.status.map((s) => ({ ...s }));
-  }
-
-  /** What the current composition warned about (servers left out, tools left out or filtered). */
-  warnings(): string[] {
-    return [...this.#snap.warnings];
-  }
-
-  #alive(): void {
-    if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'the session is closed', { outcome: 'not_run' });
-  }
-
-  /**
-   * Calls an advertised name, `server/tool` (raw names; `server/read_resource`
-   * and `server/get_prompt` too), a raw tool name only one server has, or an
-   * advertised name without its hash. Arguments use the property names of
-   * the advertised schema (the server's own names work too) and are checked
-   * against the server's input schema before the call is sent
-   * (ALBEDO_INVALID_ARGUMENT naming the argument). A tool's `isError` is a
-   * result; errors carry `code` and `outcome`.
-   * A server that cannot be reached fails as not run (`data.unavailable`);
-   * nothing is retried.
-   */
-  async call(name: string, args?: unknown, opts: SessionCallOptions = {}): Promise<unknown> {
-    this.#alive();
-    checkCall(name, opts);
-    if (name === READ_TOOL) {
-      const a = readArgs(args);
-      return pageResult(this.readResult(a.id, a.offset));
-    }
-    // Once a session may defer, its fixed tools answer whatever the generation does: a model that was given them can always use them.
-    const fixed = this.#snap.tools !== 'all';
-    if (fixed && name === SEARCH_TOOL) {
-      const a = searchArgs(args);
-      return searchResult(this.#deferred.search(a.query, a.limit, this.#grew));
-    }
-    if (fixed && name === CALL_TOOL) {
-      const inner = callArgs(args);
-      if (inner.name === SEARCH_TOOL || inner.name === CALL_TOOL) {
-        throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `${CALL_TOOL} calls a server's tool, not ${inner.name}`, { outcome: 'not_run' });
-      }
-      return this.call(inner.name, inner.args, opts);
-    }
-    const status = this.#snap.status;
-    const { route, op } = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args, this.#inputs);
-    // The server's own budget (the user's setting) wins; else the tool's hint, within the hard cap; else the session's.
-    const chars =
-      this.#budgets.has(route.server) || !(route.kind === 'tool' && route.maxResultChars)
-        ? this.#budgetChars(route.server)
-        : Math.min(route.maxResultChars, MAX_RESULT_HINT_CHARS);
-    const budget = (r: unknown): unknown =>
-      budgetResult(r, { chars, keep: (part) => this.#results.keep(this.id, { ...part, page: chars }), reader: READ_TOOL });
-    const conn = this.#snap.connections.find((c) => c.server === route.server);
-    const timeoutMs = opts.timeoutMs ?? conn?.callTimeoutMs ?? 60_000;
-    if (conn?.open) {
-      try {
-        return budget(await this.#direct.request(conn.id, op, { timeoutMs, startupTimeoutMs: conn.startupTimeoutMs, signal: opts.signal }));
-      } catch (err) {
-        // The actor is gone (its worker was lost, or the composer closed it meanwhile): the request did not run; the composer decides.
-        if (!(AlbedoError.is(err) && err.code === 'ALBEDO_NOT_FOUND' && err.outcome === 'not_run')) throw err;
-      }
-    }
-    const wait = timeoutMs + (conn?.startupTimeoutMs ?? 30_000) + SLACK_MS;
-    const params = opts.timeoutMs === undefined ? { id: this.id, name, args } : { id: this.id, name, args, timeoutMs: opts.timeoutMs };
-    return budget(
-      await this.#composer(() => this.#kernel.call('composer', 'session/call', params, { timeoutMs: wait, signal: opts.signal })),
-    );
-  }
-
-  /** The loaded list grew: the composer records it (so a restored session keeps it); a failure costs only that. */
-  #grew = (names: string[]): void => {
-    if (this.#snap.tools === 'all') return;
-    // In order, one after the other: the composer takes only a longer list, so a late shorter one changes nothing.
-    this.#loadedWrite = this.#loadedWrite
-      .then(() => this.#kernel.call('composer', 'session/loaded', { id: this.id, names }, { timeoutMs: 60_000 }))
-      .then(
-        () => {},
-        () => {},
-      );
-  };
-  #loadedWrite: Promise<void> = Promise.resolve();
-
-  /** A server's result budget in characters: its own setting, else the session's. */
-  #budgetChars(server: string): number {
-    return charsOf(this.#budgets.get(server) ?? this.#snap.resultBudget);
-  }
-
-  /**
-   * A page of a result part that was cut to its budget (what
-   * `mcp_read_result` returns): from `offset`, about one budget's worth of
-   * the cut (`limit` characters when given, at least 1,000), ending at a
-   * clean boundary; `next` is
-   * where the following page starts, null at the end. ALBEDO_NOT_FOUND for
-   * an id this session does not keep.
-   */
-  readResult(id: string, offset = 0, limit?: number): ResultPage {
-    this.#alive();
-    return this.#results.read(this.id, id, offset, limit);
-  }
-
-  /** `submit` or `turn_end`: due come-back probes run; `turn_end` first applies what waited for the end of the turn. */
-  async activity(kind: Activity): Promise<void> {
-    this.#alive();
-    await this.#composer(() => this.#kernel.call('composer', 'session/activity', { id: this.id, kind }, { timeoutMs: OPEN_TIMEOUT_MS }));
-  }
-
-  /**
-   * A composer call about this session. The composer not knowing the session
-   * (`data.session`: a crash lost it before its record was written, or it
-   * closed meanwhile) closes it here too, with its `closed` event.
-   */
-  async #composer<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (err) {
-      if (AlbedoError.is(err) && err.code === 'ALBEDO_NOT_FOUND' && (err.data as { session?: string } | undefined)?.session === this.id) {
-        if (!this.#closed) this.event({ type: 'closed' });
-        throw new AlbedoError('ALBEDO_CLOSED', 'the session is closed', { outcome: 'not_run' });
-      }
-      throw err;
-    }
-  }
-
-  /** Prepares a new composition from the settings as they are now and swaps it in; on failure the previous one stays and this rejects. */
-  async reload(): Promise<void> {
-    this.#alive();
-    await this.#composer(() => this.#kernel.call('composer', 'session/reload', { id: this.id }, { timeoutMs: OPEN_TIMEOUT_MS }));
-  }
-
-  /** Subscribes to the session's events from now on; returns the unsubscribe function. */
-  on(listener: Listener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  }
-
-  /** Settles once the session's background work (dials, probes, saves, reloads the settings started) is done. */
-  async idle(): Promise<void> {
-    await this.#loadedWrite;
-    if (this.#closed) return;
-    await this.#composer(() => this.#kernel.call('composer', 'session/idle', { id: this.id }, { timeoutMs: OPEN_TIMEOUT_MS }));
-  }
-
-  /** Closes every connection of the session (each server reaped). Idempotent. */
-  close(): Promise<void> {
-    this.#closing ??= (async () => {
-      if (this.#closed) return;
-      const close = (): Promise<unknown> => this.#kernel.call('composer', 'session/close', { id: this.id }, { timeoutMs: 60_000 });
-      try {
-        await close();
-      } catch (err) {
-        // A composer lost under the close: closing is idempotent, so it is asked once more (the restored session closes).
-        if (!AlbedoError.is(err) || err.code !== 'ALBEDO_SERVICE_LOST') throw err;
-        await close();
-      }
-      if (!this.#closed) this.event({ type: 'closed' });
-    })().finally(() => {
-      this.#closing = undefined;
-    });
-    return this.#closing;
-  }
-}
-
 export interface SessionsInit {
   kernel: Kernel;
   /** $ALBEDO_HOME; null: no sessions (they need extensions.json and the saved catalogues). */
   home: string | null;
-  /** The path the home's settings file is read through (AlbedoOptions.homeAt). */
-  homeAt?: string;
-  /** The client capabilities declared to the sessions' servers. */
-  capabilities: Record<string, unknown>;
-  supervision?: Pick<ServiceSpec, 'restart' | 'heartbeat'>;
-  /** A stable owner of the session records (AlbedoOptions.owner); default `pid:<pid>:<uuid>`, this instance only. */
-  owner?: string;
+  /** The instance's services: the ones that start with sessions are started by `start()`. */
+  services: ServiceTable;
+  /** The owner of the session records (AlbedoOptions.owner, else `pid:<pid>:<uuid>`: this instance only). */
+  owner: string;
 }
 
 /** `albedo.sessions`: opens and lists sessions. */
@@ -408,7 +50,7 @@ export class Sessions {
   /** Use albedo.sessions. */
   constructor(init: SessionsInit) {
     this.#init = init;
-    this.#owner = init.owner ?? `pid:${process.pid}:${crypto.randomUUID()}`;
+    this.#owner = init.owner;
     this.#direct = new DirectCalls(init.kernel);
   }
 
@@ -422,23 +64,16 @@ export class Sessions {
     const home = this.#init.home;
     if (home === null) {
       const message =
-        'sessions need a home (the state directory with extensions.json and the saved catalogues); this instance was created with home: null';
+        'sessions need a home (the state directory with extensions.json and the saved catalogues); ' +
+        'this instance was created with home: null';
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run' });
     }
     if (this.#started) return;
     this.#started = true;
-    const { kernel, supervision } = this.#init;
-    kernel.start({ name: 'settings', module: SETTINGS, instances: 1, options: { home, at: this.#init.homeAt }, ...supervision });
-    kernel.start({ name: 'catalogue', module: CATALOGUE, instances: 1, options: { storePath: `${home}/store` }, ...supervision });
+    const { kernel } = this.#init;
+    // `host/drain` first: the composer calls it.
     this.#direct.provide();
-    kernel.start({
-      name: 'composer',
-      module: COMPOSER,
-      instances: 1,
-      subscribe: COMPOSER_TOPICS,
-      options: { owner: this.#owner, home, capabilities: this.#init.capabilities },
-      ...supervision,
-    });
+    this.#init.services.start(kernel, 'sessions');
     this.#offs.push(
       kernel.on('composer', 'session/updated', (snap) => this.#open.get(snap.id)?.updated(snap)),
       kernel.on('composer', 'session/event', ({ id, event }) => {

@@ -226,6 +226,8 @@ export function workerEntry(host: string | URL): string | URL {
     return typeof host === 'string' && host.startsWith('file:') ? new URL(host) : host;
   }
   const held = JSON.stringify({ fd: dir.fd, real: dir.real });
-  const start = `\nenableCompileCaches({ root: ${JSON.stringify(projectRoot())}, codeCache: true, held: ${held} });\nawait import(${JSON.stringify(hostUrl)});\n`;
+  const start =
+    `\nenableCompileCaches({ root: ${JSON.stringify(projectRoot())}, codeCache: true, held: ${held} });\n` +
+    `await import(${JSON.stringify(hostUrl)});\n`;
   return new URL(`data:text/javascript,${encodeURIComponent(entryText + start)}`);
 }

@@ -4,10 +4,15 @@
  * them (kernel/slot.ts). It owns no MCP logic and imports no service.
  *
  * Calls pass through a chain of interceptors (undici-style: each takes the
- * next dispatch and returns one), which is where fault injection sits.
+ * next dispatch and returns one), which is where fault injection sits
+ * (kernel/faults.ts, on only for a kernel made with `faults: true`).
+ *
+ * Services stop in the reverse of their dependencies (ServiceSpec.dependsOn),
+ * as an OTP supervisor stops its children: a service's stop hook may still
+ * call what it depends on.
  */
 import { AlbedoError } from '../protocol/errors.ts';
-import type { ServiceMethods, ServiceEvents, ServiceName } from '../protocol/services/maps.ts';
+import type { MethodOf, ParamsOf, ResultOf, ServiceEvents, ServiceName, Topic } from '../protocol/services/maps.ts';
 import type { LostCause } from '../protocol/services/envelope.ts';
 import { Slot, type RestartPolicy } from './slot.ts';
 import { RoutedCall } from './routed-call.ts';
@@ -23,7 +28,23 @@ export interface ServiceSpec {
   heartbeat?: { intervalMs: number; timeoutMs: number };
   startTimeoutMs?: number;
   /** Event topics (`service:name`, `kernel:service/lost`) forwarded to this service's workers (ServiceDefinition.events). */
-  subscribe?: string[];
+  subscribe?: Topic[];
+  /**
+   * The services this one calls. `stop` stops it before any of them, so its
+   * stop hook can still reach them; names not started (or on the kernel's
+   * own thread, as `client`) set no order.
+   */
+  dependsOn?: string[];
+}
+
+export interface KernelOptions {
+  /**
+   * Fault injection (kernel/faults.ts): workers act on `fault` envelopes and
+   * answer the test-only methods (`kernel/echo`, `worker/stats`). Off by
+   * default: a worker then ignores the one and answers the others
+   * ALBEDO_NOT_FOUND.
+   */
+  faults?: boolean;
 }
 
 export interface CallOptions {
@@ -43,6 +64,8 @@ export interface OutgoingCall {
   method: string;
   params: unknown;
   opts: CallOptions;
+  /** The service whose worker made the call; absent for the embedder's own. During `stop` only these are still routed. */
+  from?: string;
 }
 export type Dispatch = (call: OutgoingCall) => Promise<unknown>;
 export type Interceptor = (next: Dispatch) => Dispatch;
@@ -78,6 +101,10 @@ function fewestKeys(slots: Slot[]): Slot {
 
 /** A service that lives on the kernel's own thread (the embedder's callbacks): handlers run in place. */
 export type LocalHandler = (params: any, ctx: { signal: AbortSignal; deadline: number }) => unknown;
+/** A local service's handlers, checked against its map as a worker's are (kernel/service.ts): none missing, none extra. */
+export type LocalHandlers<S extends ServiceName> = {
+  [M in MethodOf<S>]: (params: ParamsOf<S, M>, ctx: { signal: AbortSignal; deadline: number }) => ResultOf<S, M> | Promise<ResultOf<S, M>>;
+};
 
 const DEFAULT_RESTART: RestartPolicy = { intensity: 5, periodMs: 30_000, backoffMs: 50, maxBackoffMs: 5_000, coolDownMs: 5 * 60_000 };
 
@@ -90,6 +117,8 @@ interface Service {
   slots: Slot[];
   byKey: Map<string, Slot>;
   rr: number;
+  /** Its stop has begun: calls to it are refused. */
+  stopped: boolean;
 }
 
 export class Kernel {
@@ -100,8 +129,12 @@ export class Kernel {
   #dispatch: Dispatch;
   #nextId = 1;
   #stopped = false;
+  #stopping: Promise<void> | undefined;
+  /** Whether this kernel's workers take faults (KernelOptions.faults). */
+  readonly faults: boolean;
 
-  constructor() {
+  constructor(opts: KernelOptions = {}) {
+    this.faults = opts.faults === true;
     this.#dispatch = this.#compose();
   }
 
@@ -116,7 +149,7 @@ export class Kernel {
     if (this.#services.has(spec.name)) {
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${spec.name} is already started`);
     }
-    const svc: Service = { spec, shared: [], size: spec.instances ?? 1, slots: [], byKey: new Map(), rr: 0 };
+    const svc: Service = { spec, shared: [], size: spec.instances ?? 1, slots: [], byKey: new Map(), rr: 0, stopped: false };
     this.#services.set(spec.name, svc);
     if (svc.size > 0) this.#newShared(svc);
   }
@@ -140,13 +173,14 @@ export class Kernel {
       heartbeat: spec.heartbeat ?? { intervalMs: 1_000, timeoutMs: 10_000 },
       startTimeoutMs: spec.startTimeoutMs ?? 15_000,
       dedicated,
+      faults: this.faults,
       onEvent: (s, name, payload) => this.#emit(`${spec.name}:${name}`, payload),
       // The slot posts the reply to the incarnation that asked, and aborts `signal` if that worker cancels or is lost.
       onOutbound: (_s, m, signal) => {
         const opts: CallOptions = { timeoutMs: Math.max(0, m.deadline - Date.now()), signal };
         if (typeof m.key === 'string') opts.key = m.key;
         if (m.isolate === true) opts.isolate = true;
-        return this.call(m.service as ServiceName, m.method as never, m.params as never, opts);
+        return this.#send(m.service, m.method, m.params, opts, spec.name);
       },
       onRelease: (_s, service, key) => void this.release(service as ServiceName, key).catch(() => {}),
       onLifecycle: (s, what, reason, cause) => {
@@ -177,14 +211,31 @@ export class Kernel {
   }
 
   /** Calls `method` of `service` with a deadline. Rejects with an AlbedoError. */
-  call<S extends ServiceName, M extends keyof ServiceMethods[S] & string>(
+  call<S extends ServiceName, M extends MethodOf<S>>(
     service: S,
     method: M,
-    params: ServiceMethods[S][M] extends { params: infer P } ? P : never,
-    opts: CallOptions = {},
-  ): Promise<ServiceMethods[S][M] extends { result: infer R } ? R : never> {
+    params: ParamsOf<S, M>,
+    opts?: CallOptions,
+  ): Promise<ResultOf<S, M>>;
+  // The answer is what the service's handler returned, which its defineService checked against the same map.
+  call(service: string, method: string, params: unknown, opts: CallOptions = {}): Promise<unknown> {
+    return this.#send(service, method, params, opts);
+  }
+
+  /** A call as it comes off the wire (a worker's outbound envelope): names and params are checked where they were typed. */
+  #send(service: string, method: string, params: unknown, opts: CallOptions, from?: string): Promise<unknown> {
     const withDeadline = opts.deadline === undefined ? { ...opts, deadline: Date.now() + (opts.timeoutMs ?? 30_000) } : opts;
-    return this.#dispatch({ service, method, params, opts: withDeadline }) as Promise<never>;
+    const c: OutgoingCall = { service, method, params, opts: withDeadline };
+    if (from !== undefined) c.from = from;
+    return this.#dispatch(c);
+  }
+
+  /**
+   * `call` unchecked by the maps, for a method that is in none: the fault
+   * API's test-only methods (kernel/faults.ts), a test's own service.
+   */
+  callAny(service: string, method: string, params: unknown, opts: CallOptions = {}): Promise<unknown> {
+    return this.#send(service, method, params, opts);
   }
 
   /**
@@ -230,6 +281,7 @@ export class Kernel {
    * into the embedder (the `client` service answers servers' input requests
    * with the embedder's handlers). Returns a function that removes it.
    */
+  provide<S extends ServiceName>(name: S, handlers: LocalHandlers<S>): () => void;
   provide(name: string, handlers: Record<string, LocalHandler>): () => void {
     if (this.#services.has(name) || this.#local.has(name)) {
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${name} is already started`);
@@ -280,11 +332,15 @@ export class Kernel {
   }
 
   #route(c: OutgoingCall): Promise<unknown> {
-    if (this.#stopped) return Promise.reject(new AlbedoError('ALBEDO_CLOSED', 'the kernel is stopped', { outcome: 'not_run' }));
+    // While the kernel stops, a stopping service's hook may still call what it depends on; nobody else may call.
+    if (this.#stopped && c.from === undefined) {
+      return Promise.reject(new AlbedoError('ALBEDO_CLOSED', 'the kernel is stopped', { outcome: 'not_run' }));
+    }
     const local = this.#local.get(c.service);
     if (local) return this.#routeLocal(c, local);
     const svc = this.#services.get(c.service);
     if (!svc) return Promise.reject(new AlbedoError('ALBEDO_SERVICE_UNKNOWN', `no service named ${c.service}`, { outcome: 'not_run' }));
+    if (svc.stopped) return Promise.reject(new AlbedoError('ALBEDO_CLOSED', `service ${c.service} is stopped`, { outcome: 'not_run' }));
     const slot = this.#slotFor(svc, c.opts);
     const deadline = c.opts.deadline ?? Date.now() + (c.opts.timeoutMs ?? 30_000);
     const timeoutMs = Math.max(0, deadline - Date.now());
@@ -310,7 +366,10 @@ export class Kernel {
     }
   }
 
-  /** Subscribes to a service's events (`on('transport', 'connection/closed', fn)`) or the kernel's own (`on('kernel', 'service/lost', fn)`). */
+  /**
+   * Subscribes to a service's events (`on('transport', 'connection/closed', fn)`) or the kernel's
+   * own (`on('kernel', 'service/lost', fn)`).
+   */
   on<S extends ServiceName | 'kernel', E extends keyof ServiceEvents[S] & string>(
     service: S,
     name: E,
@@ -325,7 +384,8 @@ export class Kernel {
 
   #emit(topic: string, payload: unknown): void {
     for (const svc of this.#services.values()) {
-      if (svc.spec.subscribe?.includes(topic)) for (const slot of svc.slots) slot.forward(topic, payload);
+      const follows: readonly string[] | undefined = svc.spec.subscribe;
+      if (follows?.includes(topic)) for (const slot of svc.slots) slot.forward(topic, payload);
     }
     for (const fn of this.#listeners.get(topic) ?? []) {
       try {
@@ -357,12 +417,37 @@ export class Kernel {
     return key === undefined ? svc.shared[0] : svc.byKey.get(key);
   }
 
-  /** Stops every service: stop hooks get `graceMs`, then threads are terminated. Idempotent. */
-  async stop(graceMs = 5_000): Promise<void> {
-    if (this.#stopped) return;
+  /**
+   * Stops every service, each after the services that depend on it
+   * (ServiceSpec.dependsOn) have stopped, so dependents stop before what they
+   * call: the reverse of the start order. Services with no order between them
+   * stop together. Each service's stop hooks get `graceMs`, then its threads
+   * are terminated. Idempotent: a second call waits for the first.
+   */
+  stop(graceMs = 5_000): Promise<void> {
+    this.#stopping ??= this.#stopAll(graceMs);
+    return this.#stopping;
+  }
+
+  async #stopAll(graceMs: number): Promise<void> {
     this.#stopped = true;
-    const all = [...this.#services.values()].flatMap((s) => s.slots);
-    await Promise.all(all.map((s) => s.stop(graceMs)));
+    const done = new Map<string, Promise<void>>();
+    const all = [...this.#services.values()];
+    // `path` breaks a cycle of dependsOn (the kernel does not refuse one): the services on it stop together.
+    const stopOne = (svc: Service, path: ReadonlySet<string>): Promise<void> => {
+      const name = svc.spec.name;
+      let p = done.get(name);
+      if (p) return p;
+      const inner = new Set(path).add(name);
+      const dependents = all.filter((d) => d !== svc && !inner.has(d.spec.name) && d.spec.dependsOn?.includes(name));
+      p = Promise.all(dependents.map((d) => stopOne(d, inner))).then(async () => {
+        svc.stopped = true;
+        await Promise.all(svc.slots.map((s) => s.stop(graceMs)));
+      });
+      done.set(name, p);
+      return p;
+    };
+    await Promise.all(all.map((svc) => stopOne(svc, new Set())));
     this.#listeners.clear();
     this.#local.clear();
     // Local handlers still running for calls nobody can receive any more: abort them (and their deadline timers).

@@ -50,6 +50,8 @@ export interface SlotOptions {
   heartbeat: { intervalMs: number; timeoutMs: number };
   startTimeoutMs: number;
   dedicated: boolean;
+  /** Fault injection is on: the worker acts on `fault` envelopes and answers the test-only methods (WorkerBoot.faults). */
+  faults: boolean;
   onEvent(slot: Slot, name: string, payload: unknown): void;
   /** Routes a worker's call to another service; `signal` aborts when the worker cancels it or is lost. */
   onOutbound(slot: Slot, m: Extract<FromWorker, { kind: 'outbound' }>, signal: AbortSignal): Promise<unknown>;
@@ -134,8 +136,8 @@ export class Slot {
   #spawn(): void {
     this.incarnation++;
     this.state = 'starting';
-    const { service, module, instance, options } = this.opts;
-    const boot: WorkerBoot = { service, module, instance, inc: this.incarnation, options };
+    const { service, module, instance, options, faults } = this.opts;
+    const boot: WorkerBoot = { service, module, instance, inc: this.incarnation, options, faults };
     const w = new Worker(HOST, { workerData: boot, stderr: false, stdout: false });
     this.#worker = w;
     const inc = this.incarnation;
@@ -452,6 +454,7 @@ export class Slot {
     if (p.sent) this.post({ kind: 'cancel', id, inc: this.incarnation });
   }
 
+  /** Fault injection (kernel/faults.ts): a worker booted without `faults` ignores it. */
   fault(fault: 'crash' | 'hang'): void {
     this.post({ kind: 'fault', fault, inc: this.incarnation });
   }

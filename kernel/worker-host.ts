@@ -12,11 +12,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { serializeError, deserializeError, AlbedoError, type SerializedError } from '../protocol/errors.ts';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { shapeOf, MAX_ENVELOPE_DEPTH } from '../protocol/bounds.ts';
 import type { FromWorker, ToWorker, WorkerBoot } from '../protocol/services/envelope.ts';
-import type { CallContext, ServiceContext, ServiceDefinition } from './service.ts';
+import type { MethodOf, ParamsOf, ResultOf, ServiceName } from '../protocol/services/maps.ts';
+import type { OutboundOptions, UncheckedCallContext, UncheckedDefinition, WorkerContext } from './service.ts';
 
 const boot = workerData as WorkerBoot;
 const port = parentPort!;
@@ -73,16 +74,20 @@ const crosses = (value: unknown): boolean => shapeOf(value, MAX_ENVELOPE_DEPTH).
 const LARGE_REPLY_CHARS = 4 * 2 ** 20;
 let collecting = false;
 let gc: (() => void) | undefined;
+/** A full collection now (the flag is set at first use). */
+function collectNow(): void {
+  if (!gc) {
+    setFlagsFromString('--expose_gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  gc();
+}
 function collectSoon(): void {
   if (collecting) return;
   collecting = true;
   setImmediate(() => {
     collecting = false;
-    if (!gc) {
-      setFlagsFromString('--expose_gc');
-      gc = runInNewContext('gc') as () => void;
-    }
-    gc();
+    collectNow();
   });
 }
 const tooDeep = (what: string): AlbedoError =>
@@ -153,7 +158,62 @@ const running = new Map<number, AbortController>();
 const outbound = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
 let nextOutbound = 1;
 
-const base: ServiceContext = {
+/**
+ * A call to another service through the kernel. Typed by the maps for a
+ * service defined with defineService; what comes back is what the callee's
+ * handler returned, which its own defineService checked against the same map.
+ */
+function callOut<T extends ServiceName, M extends MethodOf<T>>(
+  service: T,
+  method: M,
+  params: ParamsOf<T, M>,
+  opts?: OutboundOptions,
+): Promise<ResultOf<T, M>>;
+function callOut(service: string, method: string, params: unknown, opts?: OutboundOptions): Promise<unknown>;
+function callOut(service: string, method: string, params: unknown, opts: OutboundOptions = {}): Promise<unknown> {
+  const { signal } = opts;
+  const aborted = (): AlbedoError =>
+    new AlbedoError('ALBEDO_DEADLINE', `${service} ${method} was aborted by the caller`, { outcome: 'unknown', cause: signal?.reason });
+  if (signal?.aborted) return Promise.reject(aborted());
+  if (!crosses(params)) return Promise.reject(tooDeep(`the params of ${service} ${method}`));
+  const id = nextOutbound++;
+  const placement = { ...(opts.key === undefined ? {} : { key: opts.key }), ...(opts.isolate ? { isolate: true } : {}) };
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      if (!outbound.delete(id)) return;
+      post({ kind: 'outbound-cancel', id, inc });
+      reject(aborted());
+    };
+    // The kernel answers by the deadline; this timer is the backstop if its answer never comes.
+    const timer = setTimeout(() => {
+      if (!outbound.delete(id)) return;
+      done();
+      reject(new AlbedoError('ALBEDO_DEADLINE', `${service} ${method} did not answer within ${timeoutMs} ms`, { outcome: 'unknown' }));
+    }, timeoutMs + 1_000);
+    timer.unref();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    // Set before it is posted: params that cannot be cloned fail it at the flush (unsendable).
+    outbound.set(id, {
+      resolve: (v) => {
+        done();
+        resolve(v);
+      },
+      reject: (e) => {
+        done();
+        reject(e);
+      },
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    post({ kind: 'outbound', id, inc, service, method, params, deadline, ...placement });
+  });
+}
+
+const base: WorkerContext = {
   instance: boot.instance,
   incarnation: inc,
   options: boot.options,
@@ -162,66 +222,52 @@ const base: ServiceContext = {
     if (!crosses(payload)) return;
     post({ kind: 'event', inc, name, payload });
   },
-  call(service, method, params, opts = {}) {
-    const { signal } = opts;
-    const aborted = (): AlbedoError =>
-      new AlbedoError('ALBEDO_DEADLINE', `${service} ${method} was aborted by the caller`, { outcome: 'unknown', cause: signal?.reason });
-    if (signal?.aborted) return Promise.reject(aborted());
-    if (!crosses(params)) return Promise.reject(tooDeep(`the params of ${service} ${method}`));
-    const id = nextOutbound++;
-    const placement = { ...(opts.key === undefined ? {} : { key: opts.key }), ...(opts.isolate ? { isolate: true } : {}) };
-    const timeoutMs = opts.timeoutMs ?? 30_000;
-    const deadline = Date.now() + timeoutMs;
-    return new Promise((resolve, reject) => {
-      const onAbort = (): void => {
-        if (!outbound.delete(id)) return;
-        post({ kind: 'outbound-cancel', id, inc });
-        reject(aborted());
-      };
-      // The kernel answers by the deadline; this timer is the backstop if its answer never comes.
-      const timer = setTimeout(() => {
-        if (!outbound.delete(id)) return;
-        done();
-        reject(new AlbedoError('ALBEDO_DEADLINE', `${service} ${method} did not answer within ${timeoutMs} ms`, { outcome: 'unknown' }));
-      }, timeoutMs + 1_000);
-      timer.unref();
-      const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      // Set before it is posted: params that cannot be cloned fail it at the flush (unsendable).
-      outbound.set(id, {
-        resolve: (v) => {
-          done();
-          resolve(v);
-        },
-        reject: (e) => {
-          done();
-          reject(e);
-        },
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
-      post({ kind: 'outbound', id, inc, service, method, params, deadline, ...placement });
-    });
-  },
+  call: callOut,
   release(service, key) {
     post({ kind: 'release', inc, service, key });
   },
 };
 
-const mod = (await import(pathToFileURL(boot.module).href)) as { default: ServiceDefinition };
+// Loaded by path, its types are gone: what defineService checked at compile time, only its name is left to check here.
+const mod = (await import(pathToFileURL(boot.module).href)) as { default: UncheckedDefinition };
 const def = mod.default;
 if (!def || typeof def.handlers !== 'object') throw new Error(`${boot.module} does not export a service definition`);
+// A module implements the contract it was defined for: one started under another service's name would answer the wrong messages.
+if (def.service !== undefined && def.service !== boot.service) {
+  throw new Error(`${boot.module} defines the ${def.service} service, not ${boot.service}`);
+}
+
+/**
+ * The test-only methods (FaultMethods in protocol/services/envelope.ts),
+ * answered by every worker whatever its service, only when fault injection is
+ * on: without it they are not here, and a call answers ALBEDO_NOT_FOUND as
+ * for any method the service does not have.
+ */
+const faultHandlers: Record<string, (params: any) => unknown> = boot.faults
+  ? {
+      'kernel/echo': (p: unknown) => p,
+      'worker/stats': (p: { gc?: boolean } | undefined) => {
+        if (p?.gc) collectNow();
+        const h = getHeapStatistics();
+        // rss is the process's, not this worker's: it catches native buffers (a pipe write libuv still holds).
+        return { ...def.stats?.(), heapUsed: h.used_heap_size, external: h.external_memory, rss: process.memoryUsage.rss() };
+      },
+    }
+  : {};
 
 async function runCall(id: number, method: string, params: unknown, deadline: number): Promise<void> {
   // Method names come off the wire: `constructor` or `toString` must not reach Object.prototype.
-  const handler = Object.hasOwn(def.handlers, method) ? def.handlers[method] : undefined;
+  const handler = Object.hasOwn(faultHandlers, method)
+    ? faultHandlers[method]
+    : Object.hasOwn(def.handlers, method)
+      ? def.handlers[method]
+      : undefined;
   const ac = new AbortController();
   running.set(id, ac);
   try {
     if (typeof handler !== 'function')
       throw new AlbedoError('ALBEDO_NOT_FOUND', `service ${boot.service} has no method ${method}`, { outcome: 'not_run' });
-    const ctx: CallContext = { ...base, signal: ac.signal, deadline };
+    const ctx: UncheckedCallContext = { ...base, signal: ac.signal, deadline };
     const value = await handler(params, ctx);
     if (running.has(id)) reply(id, true, value);
   } catch (err) {
@@ -270,6 +316,8 @@ function onEnvelope(m: ToWorker): void {
       });
       break;
     case 'fault':
+      // Fault injection is opt-in (WorkerBoot.faults): a worker without it ignores the envelope.
+      if (!boot.faults) break;
       if (m.fault === 'crash')
         setImmediate(() => {
           throw new Error('injected crash');

@@ -1,7 +1,7 @@
 /**
- * The bounds on what one server may hand us, whatever it is (seed 000:
- * "remote servers are untrusted input"). A catalogue past any of them is
- * refused with ALBEDO_CATALOGUE_TOO_LARGE naming the server, on first
+ * The bounds on what one server may hand us, whatever it is (docs/design.md,
+ * "Rules", 1: a server is untrusted input; "Bounds"). A catalogue past any of
+ * them is refused with ALBEDO_CATALOGUE_TOO_LARGE naming the server, on first
  * discovery and on rediscovery alike. Pure functions, no I/O.
  */
 

@@ -27,7 +27,8 @@ const ENV_ADVICE = (name: string): string => `pass it as an env entry (${name}=V
 export function commandProblem(text: string, envAdvice: (name: string) => string = ENV_ADVICE): string | null {
   const substitution = (t: string, i: number): string | null =>
     t[i] === '`' || (t[i] === '$' && t[i + 1] === '(')
-      ? `no shell runs, so ${t[i] === '`' ? 'a backtick' : '$('} (command substitution) cannot be used; write the value, or quote it with '…'`
+      ? `no shell runs, so ${t[i] === '`' ? 'a backtick' : '$('} (command substitution) cannot be used; ` +
+        "write the value, or quote it with '…'"
       : null;
   let quote: "'" | '"' | null = null;
   let wordStart = true;

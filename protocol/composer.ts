@@ -1,11 +1,11 @@
 /**
- * The session composer's public shapes (HOST.md "A session, step by step"):
+ * The session composer's public shapes (docs/design.md, "Sessions"):
  * what a session may choose for itself, the states a user can see per
  * server, and the events a session publishes. Types and zod schemas only.
  */
 import { z } from 'zod';
 
-/** Server states a user can see (HOST.md). HTTP readiness is what was last observed, never assumed. */
+/** Server states a user can see (docs/design.md, "Server states"). HTTP readiness is what was last observed, never assumed. */
 export const SERVER_STATES = ['ready', 'advertised', 'starting', 'left_out', 'needs_sign_in', 'disabled'] as const;
 export type ServerState = (typeof SERVER_STATES)[number];
 

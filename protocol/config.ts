@@ -84,8 +84,11 @@ const httpsUrl = z
  */
 export const oauthConfigSchema = z
   .strictObject({
-    /** `authorization_code` (a user signs in, the default); `client_credentials` (the client is the subject: secret or private-key JWT);
-     *  `jwt_bearer` (a workload identity assertion, RFC 7523); `token_exchange` (enterprise-managed: the IdP's ID token is exchanged for an ID-JAG first). */
+    /**
+     * `authorization_code` (a user signs in, the default); `client_credentials` (the client is the subject: secret or private-key
+     * JWT); `jwt_bearer` (a workload identity assertion, RFC 7523); `token_exchange` (enterprise-managed: the IdP's ID token is
+     * exchanged for an ID-JAG first).
+     */
     grant: z.enum(['authorization_code', 'client_credentials', 'jwt_bearer', 'token_exchange']).default('authorization_code'),
     /** A client registered beforehand; without one, a Client ID Metadata Document URL or Dynamic Client Registration is used. */
     clientId: z.string().min(1).optional(),
@@ -97,7 +100,10 @@ export const oauthConfigSchema = z
     clientMetadataUrl: httpsUrl.optional(),
     /** The workload identity JWT for `jwt_bearer`. */
     assertion: secretValue.optional(),
-    /** Enterprise-managed authorization (`token_exchange`): the identity provider's token endpoint, its client id, and the user's ID token. */
+    /**
+     * Enterprise-managed authorization (`token_exchange`): the identity provider's token endpoint,
+     * its client id, and the user's ID token.
+     */
     idp: z.strictObject({ tokenEndpoint: serverUrl, clientId: z.string().min(1).optional(), idToken: secretValue }).optional(),
     /** Scopes to ask for when neither a challenge nor the resource metadata names any. */
     scope: z.string().optional(),
@@ -222,7 +228,9 @@ export const RESERVED_SERVER_NAMES: ReadonlySet<string> = new Set(['__proto__', 
 /** Why `name` cannot name a server, or undefined when it can. */
 export function serverNameProblem(name: string): string | undefined {
   if (RESERVED_SERVER_NAMES.has(name)) {
-    return `the server name ${JSON.stringify(name)} is reserved (it is a property of every JavaScript object); give the server another name`;
+    return (
+      `the server name ${JSON.stringify(name)} is reserved (it is a property of every JavaScript object); ` + 'give the server another name'
+    );
   }
   return undefined;
 }

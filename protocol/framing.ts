@@ -5,7 +5,7 @@
  * trusted to be in sync.
  */
 
-/** The most bytes one message may take, in any transport (seed 000). */
+/** The most bytes one message may take, in any transport (docs/design.md, "Bounds"). */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 export class FrameTooLargeError extends Error {

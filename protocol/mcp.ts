@@ -62,7 +62,7 @@ export const LIST_FIELD = {
   'resources/templates/list': 'resourceTemplates',
   'prompts/list': 'prompts',
 } as const satisfies Record<ListMethod, string>;
-/** Follow `nextCursor` at most this many pages (seed 000). */
+/** Follow `nextCursor` at most this many pages (docs/design.md, "Bounds"). */
 export const MAX_LIST_PAGES = 100;
 
 export const callToolResultSchema = z.looseObject({

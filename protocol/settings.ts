@@ -82,7 +82,7 @@ export const mcpSectionSchema = z.strictObject({
 });
 
 /**
- * A change to the settings outside `mcp.servers` (`settings/put-section`), as a merge patch: a value sets
+ * A change to the settings outside `mcp.servers` (`settings/apply`, `sections`), as a merge patch: a value sets
  * `mcp.retryMs` or one extension's default in `enabled`, `null` removes the key (its default applies), a key
  * left out is kept. Other keys of both sections, and every other section, are kept as they are.
  */
@@ -110,7 +110,10 @@ export interface Settings {
   enabled: ExtensionsEnabled;
 }
 
-/** One validation error: the server it is about (null: outside `mcp.servers`), the field path inside it, what was expected. Never a value. */
+/**
+ * One validation error: the server it is about (null: outside `mcp.servers`), the field path inside
+ * it, what was expected. Never a value.
+ */
 export interface SettingsIssue {
   server: string | null;
   path: Array<string | number>;

@@ -1,12 +1,12 @@
 /**
- * The composer service's message map (HOST.md "The daemon": a tool call
- * must not pay more thread hops than it needs). The composer owns the
+ * The composer service's message map (docs/design.md, "Layers and threads": a
+ * tool call pays no more thread hops than it needs). The composer owns the
  * sessions and publishes each one's snapshot: what the model sees and the
  * routing table down to the connection ids, so the owner's thread sends a
- * call to an open connection's transport worker itself and asks the
- * composer only when the server is not open (a dial to wait for, a server
- * to redial). The `host` service lives on the owner's thread: the composer
- * asks it to drain the calls it sent directly before a connection closes.
+ * call to an open connection's transport worker itself and asks the composer
+ * only when the server is not open (a dial to wait for, a server to redial).
+ * The `host` service lives on the owner's thread: the composer asks it to
+ * drain the calls it sent directly before a connection closes.
  */
 import type { InputCheck, ModelTool, RouteEntry } from '../catalogue.ts';
 import type { Activity, ContextCost, ServerStatus, SessionEvent, SessionOptions, ToolsMode } from '../composer.ts';

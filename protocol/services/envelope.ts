@@ -112,7 +112,10 @@ export interface FatalEnvelope {
   reason: string;
   cause: LostCause;
 }
-/** kernel → worker: fault injection for tests. */
+/**
+ * kernel → worker: fault injection for tests. Acted on only by a worker
+ * booted with `faults: true` (WorkerBoot); any other worker ignores it.
+ */
 export interface FaultEnvelope {
   kind: 'fault';
   inc: number;
@@ -138,4 +141,32 @@ export interface WorkerBoot {
   instance: number;
   inc: number;
   options: unknown;
+  /**
+   * Fault injection is on (the kernel was made with `faults: true`): the
+   * worker acts on `fault` envelopes and answers the test-only methods of
+   * FaultMethods. Off, it ignores the one and answers the others
+   * ALBEDO_NOT_FOUND, as any method its service does not have.
+   */
+  faults: boolean;
+}
+
+/** `worker/stats`: a worker's heap, and whatever its service's `stats` hook adds (the transport: `connections`). */
+export interface WorkerStats {
+  heapUsed: number;
+  external: number;
+  /** The process's resident set: it catches native buffers (a pipe write libuv still holds), shared by every thread. */
+  rss: number;
+  [extra: string]: number;
+}
+
+/**
+ * The test-only methods every worker answers when fault injection is on
+ * (kernel/worker-host.ts), whatever its service: reached through the fault
+ * API (kernel/faults.ts `echo`, `stats`), in no service's map.
+ */
+export interface FaultMethods {
+  /** Answers its params at once: the kernel's hop, measured and used as a liveness probe. */
+  'kernel/echo': { params: unknown; result: unknown };
+  /** This worker's heap; `gc`: a full collection first. */
+  'worker/stats': { params: { gc?: boolean }; result: WorkerStats };
 }

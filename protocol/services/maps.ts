@@ -1,10 +1,12 @@
 /**
- * Every service's message map, by service name: the kernel's `call` and `on`
- * are typed from these.
+ * Every service's message map, by service name: the kernel's `call` and `on`,
+ * a service's handlers (kernel/service.ts `defineService`), its context's
+ * `call` and `emit`, and the topics it may follow are all typed from these, so
+ * both sides of a message are checked against the same entry.
  */
 import type { TransportEvents, TransportMethods } from './transport.ts';
 import type { OAuthMethods } from './oauth.ts';
-import type { SettingsEvents, SettingsMethods } from './settings.ts';
+import type { SaveMethods, SettingsEvents, SettingsMethods } from './settings.ts';
 import type { CatalogueEvents, CatalogueMethods } from './catalogue.ts';
 import type { ComposerEvents, ComposerMethods, HostMethods } from './composer.ts';
 
@@ -33,6 +35,7 @@ export interface ServiceMethods {
   catalogue: CatalogueMethods;
   composer: ComposerMethods;
   host: HostMethods;
+  save: SaveMethods;
 }
 export interface ServiceEvents {
   transport: TransportEvents;
@@ -42,6 +45,7 @@ export interface ServiceEvents {
   catalogue: CatalogueEvents;
   composer: ComposerEvents;
   host: Record<never, never>;
+  save: Record<never, never>;
   kernel: {
     /** A worker died; its in-flight calls failed with ALBEDO_SERVICE_LOST. */
     'service/lost': LifecyclePayload;
@@ -55,3 +59,29 @@ export interface ServiceEvents {
   };
 }
 export type ServiceName = keyof ServiceMethods;
+
+/** The methods of a service. */
+export type MethodOf<S extends ServiceName> = keyof ServiceMethods[S] & string;
+/** What a method takes. */
+export type ParamsOf<S extends ServiceName, M extends MethodOf<S>> = ServiceMethods[S][M] extends { params: infer P } ? P : never;
+/** What a method answers. */
+export type ResultOf<S extends ServiceName, M extends MethodOf<S>> = ServiceMethods[S][M] extends { result: infer R } ? R : never;
+
+/** Who publishes events: every service, and the kernel itself. */
+export type Publisher = keyof ServiceEvents;
+/** The events of a publisher. */
+export type EventOf<S extends Publisher> = keyof ServiceEvents[S] & string;
+/** What an event carries. */
+export type PayloadOf<S extends Publisher, E extends EventOf<S>> = ServiceEvents[S][E];
+/**
+ * Every topic a service may follow (ServiceSpec.subscribe, a definition's
+ * `events`): `publisher:event`, as `transport:connection/dropped` or
+ * `kernel:service/lost`.
+ */
+export type Topic = { [S in Publisher]: `${S}:${EventOf<S>}` }[Publisher];
+/** What a topic's event carries. */
+export type TopicPayload<T extends Topic> = T extends `${infer S extends Publisher}:${infer E}`
+  ? E extends EventOf<S>
+    ? ServiceEvents[S][E]
+    : never
+  : never;

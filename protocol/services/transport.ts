@@ -46,10 +46,6 @@ export interface TransportMethods {
   'connection/info': { params: { id: string }; result: OpenResult | null };
   /** Closes the connection and reaps the server's process group. */
   'connection/close': { params: { id: string }; result: { stderrTail: string } };
-  /** Kernel hop benchmark and liveness: answers at once. */
-  'kernel/echo': { params: unknown; result: unknown };
-  /** This worker's heap and how many connections it holds (gc: collect first, when the worker runs with --expose-gc). */
-  'worker/stats': { params: { gc?: boolean }; result: { heapUsed: number; external: number; rss: number; connections: number } };
 }
 
 export interface TransportEvents {

@@ -104,6 +104,7 @@ export function promptsDescription(frame: string, prompts: Prompt[]): string {
     return `- ${oneLine(p.name, 80)}(${oneLine(args, 160)})`;
   });
   const detailed = heads.map((h, i) => (prompts[i]!.description ? `${h}: ${oneLine(prompts[i]!.description!, 100)}` : h));
-  const head = `${frame}Gets one prompt of this server, filled in with its arguments (strings, by name). ${group(prompts.length)} prompt(s):`;
+  const head =
+    `${frame}Gets one prompt of this server, filled in with its arguments (strings, by name). ` + `${group(prompts.length)} prompt(s):`;
   return bestListing(head, detailed, heads, 'prompts');
 }

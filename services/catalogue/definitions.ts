@@ -1,6 +1,6 @@
 /**
- * Model-facing tool definitions from saved catalogues (HOST.md "Names and
- * schemas"): one definition per tool the server's filters allow, one
+ * Model-facing tool definitions from saved catalogues (docs/design.md, "Names
+ * and schemas"): one definition per tool the server's filters allow, one
  * read_resource per server with resources or templates, one get_prompt per
  * server with prompts, each with a routing entry from its name back to the
  * raw (server, operation). Every input schema — the server's and our own —
@@ -40,7 +40,10 @@ export interface Definitions {
   tools: ModelTool[];
   /** Advertised name → where a call goes (with the argument plan, when the schema renamed properties). Exactly the names in `tools`. */
   routes: Map<string, RouteEntry>;
-  /** Advertised name → the schema a call's arguments are checked against before it is sent (the server's own). Exactly the names in `routes`. */
+  /**
+   * Advertised name → the schema a call's arguments are checked against before it is sent (the
+   * server's own). Exactly the names in `routes`.
+   */
   inputs: Map<string, InputCheck>;
   /** One line per thing left out (naming the server and the tool) and per filter entry that matched nothing. */
   warnings: string[];

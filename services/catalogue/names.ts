@@ -1,6 +1,6 @@
 /**
- * Model-facing names (HOST.md "Names and schemas"): `mcp_<server>_<operation>_<hash>`,
- * matching the portable rule every major provider accepts at once,
+ * Model-facing names (docs/design.md, "Names and schemas"):
+ * `mcp_<server>_<operation>_<hash>`, matching the portable rule every major provider accepts at once,
  * `^[a-zA-Z][a-zA-Z0-9_]{0,63}$`. The hash is always present and comes from
  * the raw (server, operation) identity alone, so a name never depends on
  * which other servers or tools are loaded: adding a server never renames a
@@ -184,7 +184,10 @@ export function pseudoName(server: string, op: PseudoOperation, digest: Digest =
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The order that decides a collision: by server, then kind (`get_prompt`, `read_resource`, `tool`), then tool name, in UTF-16 code-unit order. */
+/**
+ * The order that decides a collision: by server, then kind (`get_prompt`, `read_resource`, `tool`),
+ * then tool name, in UTF-16 code-unit order.
+ */
 export function compareIdentities(a: Identity, b: Identity): number {
   return cmp(a.server, b.server) || cmp(a.kind, b.kind) || cmp(a.kind === 'tool' ? a.tool : '', b.kind === 'tool' ? b.tool : '');
 }

@@ -49,7 +49,8 @@ const listed = (all: Array<[string, RouteEntry]>, last: string): string => {
 function one(name: string, found: Array<[string, RouteEntry]>): ResolvedCall | undefined {
   if (found.length === 1) return { name: found[0]![0], route: found[0]![1] };
   if (!found.length) return undefined;
-  const message = `${label(name, 128)} names more than one tool: ${listed(found, 'and')}; call one by its advertised name or as server/tool`;
+  const message =
+    `${label(name, 128)} names more than one tool: ${listed(found, 'and')}; ` + 'call one by its advertised name or as server/tool';
   const candidates = found.slice(0, MAX_CANDIDATES).map(([n]) => n);
   throw new AlbedoError('ALBEDO_NOT_FOUND', message, { outcome: 'not_run', data: { name, ambiguous: true, candidates } });
 }

@@ -10,19 +10,13 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { defineService } from '../../kernel/service.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
-import {
-  MAX_NORMALISE_BATCH,
-  savedCatalogueSchema,
-  type CatalogueMethods,
-  type CatalogueStats,
-} from '../../protocol/services/catalogue.ts';
+import { MAX_NORMALISE_BATCH, savedCatalogueSchema, type CatalogueMethods } from '../../protocol/services/catalogue.ts';
 import { NormalisePool, type PoolOptions } from './normalise-pool.ts';
 import { linuxThreadId } from './normalise-task.ts';
 import { isProfile, PROFILES } from './schema/normalise.ts';
 import { CatalogueStore, closeCatalogueStores, type SavedCatalogue } from './store.ts';
 
 type P<M extends keyof CatalogueMethods> = CatalogueMethods[M]['params'];
-type R<M extends keyof CatalogueMethods> = CatalogueMethods[M]['result'];
 
 export interface CatalogueServiceOptions {
   /** The LMDB environment, `$ALBEDO_HOME/store`. */
@@ -74,7 +68,7 @@ function rowOf(p: P<'catalogue/put'> | undefined): SavedCatalogue {
   });
 }
 
-export default defineService({
+export default defineService('catalogue', {
   start(ctx) {
     const o = ctx.options as CatalogueServiceOptions | undefined;
     if (!o || typeof o.storePath !== 'string') throw new Error('the catalogue service needs options.storePath');
@@ -90,19 +84,19 @@ export default defineService({
     await closeCatalogueStores();
   },
   handlers: {
-    'catalogue/current'(p: P<'catalogue/current'>): R<'catalogue/current'> {
+    'catalogue/current'(p) {
       const { store } = the();
       return wanted(p).map(({ server, fingerprint }) => store.current(server, fingerprint) ?? null);
     },
-    async 'catalogue/put'(p: P<'catalogue/put'>): Promise<R<'catalogue/put'>> {
+    async 'catalogue/put'(p) {
       const { store } = the();
       return { changed: await store.put(rowOf(p)) };
     },
-    async 'catalogue/remove'(p: P<'catalogue/remove'>): Promise<R<'catalogue/remove'>> {
+    async 'catalogue/remove'(p) {
       await the().store.remove(serverOf(p));
       return {};
     },
-    async 'catalogue/normalise'(p: P<'catalogue/normalise'>, call): Promise<R<'catalogue/normalise'>> {
+    async 'catalogue/normalise'(p, call) {
       const { pool } = the();
       const { schemas, profile } = p ?? {};
       if (typeof profile !== 'string' || !isProfile(profile)) {
@@ -114,10 +108,10 @@ export default defineService({
       if (schemas.length > MAX_NORMALISE_BATCH) throw invalid(`at most ${MAX_NORMALISE_BATCH} schemas per call`, { count: schemas.length });
       return pool.normalise(schemas, profile, call.signal);
     },
-    'catalogue/profiles'(): R<'catalogue/profiles'> {
+    'catalogue/profiles'() {
       return [...PROFILES];
     },
-    async 'catalogue/stats'(p: P<'catalogue/stats'>): Promise<CatalogueStats> {
+    async 'catalogue/stats'(p) {
       const { pool } = the();
       const what = p?.loopDelay;
       if (what !== undefined && what !== 'start' && what !== 'stop') throw invalid("loopDelay must be 'start' or 'stop'");

@@ -1,5 +1,5 @@
 /**
- * When a left-out server is probed again (seed 000 "Servers that come
+ * When a left-out server is probed again (docs/design.md, "Servers that come
  * back"): there is no timer. On session activity a server is probed when its
  * probe is due: first `retryMs` after the session prepared (or after the
  * server was left out, when that came later), then at doubling intervals,

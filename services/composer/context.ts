@@ -44,7 +44,10 @@ export function reasonPhrase(reason: StateReason | undefined): string {
   return `${why} (${reason.code})`;
 }
 
-/** Server text inside the fence: `<` and `>` escaped, so it can neither close the fence nor open another (a cut after it cannot undo that). */
+/**
+ * Server text inside the fence: `<` and `>` escaped, so it can neither close the fence nor open
+ * another (a cut after it cannot undo that).
+ */
 const fenced = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 const tools = (n: number): string => (n === 1 ? '1 tool' : `${n} tools`);

@@ -4,17 +4,16 @@
  * The composer service uses the same port over its worker context.
  */
 import type { Kernel } from '../../kernel/kernel.ts';
-import type { ServiceName } from '../../protocol/services/maps.ts';
-import type { TransportPort } from './ports.ts';
-import { TRANSPORT_TOPICS, transportEvent, transportPort, type ServiceCaller, type TransportPortOptions } from './transport-port.ts';
+import type { TransportEvent, TransportPort } from './ports.ts';
+import { transportEvent, transportPort, type ServiceCaller, type TransportPortOptions } from './transport-port.ts';
 
 export type KernelTransportOptions = TransportPortOptions;
 
 /** The kernel as a ServiceCaller. */
 export function kernelCaller(kernel: Kernel): ServiceCaller {
   return {
-    call: (service, method, params, opts) => kernel.call(service as never, method as never, params as never, opts),
-    release: (service, key) => kernel.release(service as ServiceName, key),
+    call: (service, method, params, opts) => kernel.call(service, method, params, opts),
+    release: (service, key) => kernel.release(service, key),
   };
 }
 
@@ -22,13 +21,16 @@ export function kernelTransport(kernel: Kernel, opts: KernelTransportOptions): T
   return transportPort(
     kernelCaller(kernel),
     (listener) => {
-      const offs = TRANSPORT_TOPICS.map((topic) => {
-        const [service, name] = [topic.slice(0, topic.indexOf(':')), topic.slice(topic.indexOf(':') + 1)];
-        return kernel.on(service as never, name as never, (payload) => {
-          const e = transportEvent(topic, payload);
-          if (e) listener(e);
-        });
-      });
+      const deliver = (e: TransportEvent | null): void => {
+        if (e) listener(e);
+      };
+      // The topics of TRANSPORT_TOPICS, each by its publisher and name.
+      const offs = [
+        kernel.on('transport', 'connection/dropped', (p) => deliver(transportEvent('transport:connection/dropped', p))),
+        kernel.on('transport', 'connection/catalogue-changed', (p) => deliver(transportEvent('transport:connection/catalogue-changed', p))),
+        kernel.on('transport', 'connection/warned', (p) => deliver(transportEvent('transport:connection/warned', p))),
+        kernel.on('kernel', 'service/lost', (p) => deliver(transportEvent('kernel:service/lost', p))),
+      ];
       return () => {
         for (const off of offs) off();
       };

@@ -1,7 +1,7 @@
 /**
- * Preparing a composition (HOST.md "A session, step by step", 1–3): the
- * settings resolve the chosen servers (bad configuration fails the whole
- * preparation); a server with a saved catalogue for its current fingerprint
+ * Preparing a composition (docs/design.md, "A session, step by step",
+ * 1–3): the settings resolve the chosen servers (bad configuration fails
+ * the whole preparation); a server with a saved catalogue for its current fingerprint
  * is advertised at once and dialled in the background; the others are
  * dialled now, all in parallel, and the ones that fail are left out with a
  * warning (or wait for a sign-in). A catalogue over the size limit fails the

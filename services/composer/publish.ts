@@ -6,13 +6,13 @@
  * LMDB, when the generation, the view or the connections changed.
  */
 import { DEFAULT_CONTEXT_BUDGET, DEFAULT_RESULT_BUDGET, type SessionEvent } from '../../protocol/composer.ts';
-import type { SessionSnapshot } from '../../protocol/services/composer.ts';
+import type { ComposerEvents, SessionSnapshot } from '../../protocol/services/composer.ts';
 import type { SessionRecord, SessionRecords } from './records.ts';
 import type { Session } from './session.ts';
 import { connectionsOf, shownRecordOf, viewDigest, viewOf } from './snapshot.ts';
 
 export interface PublishHost {
-  emit(name: 'session/updated' | 'session/event', payload: unknown): void;
+  emit<E extends keyof ComposerEvents>(name: E, payload: ComposerEvents[E]): void;
   /** The next snapshot version: the incarnation, then a counter. */
   version(): [number, number];
   records: SessionRecords;

@@ -11,8 +11,8 @@
 import path from 'node:path';
 import { defineService, type ServiceContext } from '../../kernel/service.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
+import { isAlive } from '../../platform/process.ts';
 import type { SessionEvent } from '../../protocol/composer.ts';
-import type { ComposerMethods } from '../../protocol/services/composer.ts';
 import { PROFILES } from '../catalogue/schema/normalise.ts';
 import { Composer } from './composer.ts';
 import { SettingsFollower } from './follow-settings.ts';
@@ -21,7 +21,8 @@ import type { TransportEvent, TransportPort } from './ports.ts';
 import { SessionPublisher } from './publish.ts';
 import { MAX_LOADED, SessionRecords, closeSessionRecords, type SessionRecord } from './records.ts';
 import type { Session } from './session.ts';
-import { COMPOSER_TOPICS, TRANSPORT_TOPICS, transportEvent } from './transport-port.ts';
+import type { TopicPayload } from '../../protocol/services/maps.ts';
+import { COMPOSER_TOPICS, transportEvent, type TransportTopic } from './transport-port.ts';
 import { workerPorts } from './worker-ports.ts';
 
 export interface ComposerServiceOptions {
@@ -34,14 +35,12 @@ export interface ComposerServiceOptions {
 
 export { COMPOSER_TOPICS };
 
-type P<M extends keyof ComposerMethods> = ComposerMethods[M]['params'];
-
 interface Entry {
   pub: SessionPublisher;
   follower: SettingsFollower;
 }
 
-let ctxRef: ServiceContext;
+let ctxRef: ServiceContext<'composer'>;
 let opts: ComposerServiceOptions;
 let composer: Composer;
 let transport: TransportPort;
@@ -54,15 +53,8 @@ const restoring = new Map<string, Promise<Entry | undefined>>();
 const changedWhileRestoring = new Set<string>();
 const transportListeners = new Set<(e: TransportEvent) => void>();
 
-/** Whether a process is alive (EPERM: it is, under another user). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** Whether an embedder's process is alive (an owner names its pid only, no start time; a zombie is dead). */
+const pidAlive = (pid: number): boolean => isAlive({ pid, start: null });
 
 /** Closes a connection once the direct calls in flight on it have settled. */
 async function retire(id: string): Promise<void> {
@@ -133,22 +125,28 @@ function onTransport(event: TransportEvent): void {
   }
 }
 
-export default defineService({
+/** A handler for each transport topic (a topic added to TRANSPORT_TOPICS without one here fails to compile). */
+const onTopic =
+  <T extends TransportTopic>(topic: T) =>
+  (payload: TopicPayload<T>) => {
+    const e = transportEvent(topic, payload);
+    if (e) onTransport(e);
+  };
+const transportHandlers: { [T in TransportTopic]: (payload: TopicPayload<T>) => void } = {
+  'transport:connection/dropped': onTopic('transport:connection/dropped'),
+  'transport:connection/catalogue-changed': onTopic('transport:connection/catalogue-changed'),
+  'transport:connection/warned': onTopic('transport:connection/warned'),
+  'kernel:service/lost': onTopic('kernel:service/lost'),
+};
+
+export default defineService('composer', {
   events: {
-    ...Object.fromEntries(
-      TRANSPORT_TOPICS.map((topic) => [
-        topic,
-        (payload: unknown) => {
-          const e = transportEvent(topic, payload);
-          if (e) onTransport(e);
-        },
-      ]),
-    ),
+    ...transportHandlers,
     'settings:settings/changed': () => {
       for (const e of entries.values()) onSettingsChanged(e);
       for (const id of restoring.keys()) changedWhileRestoring.add(id);
     },
-    'settings:settings/invalid': (payload: { path: string; issues: unknown[] }) => {
+    'settings:settings/invalid': (payload) => {
       for (const e of entries.values()) e.follower.invalid(path.basename(payload.path), payload.issues.length);
     },
   },
@@ -189,7 +187,7 @@ export default defineService({
     await closeSessionRecords();
   },
   handlers: {
-    async 'session/open'(p: P<'session/open'>) {
+    async 'session/open'(p) {
       const session = await composer.open(p.options ?? {});
       const entry = adopt(session);
       const snap = entry.pub.snapshot(true);
@@ -197,7 +195,7 @@ export default defineService({
       await entry.pub.record();
       return snap;
     },
-    async 'session/call'(p: P<'session/call'>, call) {
+    async 'session/call'(p, call) {
       const e = await entryOf(p.id);
       const o = p.timeoutMs === undefined ? { signal: call.signal } : { timeoutMs: p.timeoutMs, signal: call.signal };
       try {
@@ -206,26 +204,26 @@ export default defineService({
         e.pub.schedule();
       }
     },
-    async 'session/activity'(p: P<'session/activity'>) {
+    async 'session/activity'(p) {
       const e = await entryOf(p.id);
       await e.pub.session.activity(p.kind);
       e.pub.schedule();
       return {};
     },
-    async 'session/reload'(p: P<'session/reload'>) {
+    async 'session/reload'(p) {
       const e = await entryOf(p.id);
       await e.pub.session.reload();
       e.pub.schedule();
       return {};
     },
-    async 'session/close'(p: P<'session/close'>) {
+    async 'session/close'(p) {
       const e = await entryOf(p.id).catch(() => undefined);
       await e?.pub.session.close();
       // Resolves once its record is gone too: a restart after this never brings the session back.
       await e?.pub.written();
       return {};
     },
-    async 'session/loaded'(p: P<'session/loaded'>) {
+    async 'session/loaded'(p) {
       const e = await entryOf(p.id);
       if (!Array.isArray(p.names) || p.names.length > MAX_LOADED || !p.names.every((n) => typeof n === 'string')) {
         throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `loaded names: an array of at most ${MAX_LOADED} strings`, { outcome: 'not_run' });
@@ -237,21 +235,21 @@ export default defineService({
       }
       return {};
     },
-    async 'session/snapshot'(p: P<'session/snapshot'>) {
+    async 'session/snapshot'(p) {
       return (await entryOf(p.id)).pub.snapshot(true);
     },
-    async 'session/idle'(p: P<'session/idle'>) {
+    async 'session/idle'(p) {
       const e = await entryOf(p.id);
       await e.follower.settled();
       await e.pub.session.idle();
       return {};
     },
-    async 'composer/sessions'(p: P<'composer/sessions'>) {
+    async 'composer/sessions'(p) {
       if (p.owner !== opts.owner) return [];
       await Promise.allSettled([...restoring.values()]);
       return [...entries.values()].map((e) => e.pub.snapshot(true));
     },
-    async 'composer/close-owner'(p: P<'composer/close-owner'>) {
+    async 'composer/close-owner'(p) {
       if (p.owner !== opts.owner) return {};
       await Promise.allSettled([...restoring.values()]);
       await Promise.allSettled(

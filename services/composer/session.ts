@@ -1,9 +1,9 @@
 /**
- * One agent session over its composition (HOST.md "A session, step by
+ * One agent session over its composition (docs/design.md, "A session, step by
  * step"): tools and context of the current generation, calls routed to the
- * server's connection, come-back probes on activity, refreshes applied at
- * the end of a turn, reload as prepare-then-swap, close that reaps. Nothing
- * here runs on a timer: time passes only through the injected clock and the
+ * server's connection, come-back probes on activity, refreshes applied at the
+ * end of a turn, reload as prepare-then-swap, close that reaps. Nothing here
+ * runs on a timer: time passes only through the injected clock and the
  * activity the embedder reports.
  */
 import { AlbedoError } from '../../protocol/errors.ts';

@@ -5,9 +5,8 @@
  * and close are keyed by connection id; the transport's events and the
  * kernel's service/lost become TransportEvents (`transportEvent`).
  */
-import { AlbedoError, deserializeError, type SerializedError } from '../../protocol/errors.ts';
-import type { OpenResult } from '../../protocol/services/transport.ts';
-import type { Catalogue } from '../../protocol/mcp.ts';
+import { AlbedoError, deserializeError } from '../../protocol/errors.ts';
+import type { MethodOf, ParamsOf, ResultOf, ServiceName, Topic, TopicPayload } from '../../protocol/services/maps.ts';
 import type { TransportEvent, TransportPort } from './ports.ts';
 
 /** Kernel deadline slack over the MCP request's own timeout, so the worker's timeout (which cancels on the wire) fires first. */
@@ -20,10 +19,15 @@ export interface CallOpts {
   signal?: AbortSignal;
 }
 
-/** What the port needs of the kernel: keyed calls, and releasing a key once its actor is closed. */
+/** What the port needs of the kernel (or a worker's context): keyed calls, and releasing a key once its actor is closed. */
 export interface ServiceCaller {
-  call(service: string, method: string, params: unknown, opts: CallOpts): Promise<unknown>;
-  release(service: string, key: string): void | Promise<void>;
+  call<T extends ServiceName, M extends MethodOf<T>>(
+    service: T,
+    method: M,
+    params: ParamsOf<T, M>,
+    opts: CallOpts,
+  ): Promise<ResultOf<T, M>>;
+  release(service: ServiceName, key: string): void | Promise<void>;
 }
 
 export interface TransportPortOptions {
@@ -39,30 +43,28 @@ export const TRANSPORT_TOPICS = [
   'transport:connection/catalogue-changed',
   'transport:connection/warned',
   'kernel:service/lost',
-] as const;
+] as const satisfies readonly Topic[];
+export type TransportTopic = (typeof TRANSPORT_TOPICS)[number];
 
 /** The topics the composer's spec subscribes to (here, not in service.ts, so the API names them without loading the composer). */
-export const COMPOSER_TOPICS = [...TRANSPORT_TOPICS, 'settings:settings/changed', 'settings:settings/invalid'];
+export const COMPOSER_TOPICS: Topic[] = [...TRANSPORT_TOPICS, 'settings:settings/changed', 'settings:settings/invalid'];
+
+/** Each topic's event as the composer's TransportEvent; null for one that is not about transport connections. */
+const asTransportEvent: { [T in TransportTopic]: (payload: TopicPayload<T>) => TransportEvent | null } = {
+  'transport:connection/dropped': (p) => ({ type: 'dropped', id: p.id, error: deserializeError(p.error) }),
+  'transport:connection/catalogue-changed': (p) => ({ type: 'catalogue-changed', id: p.id, catalogue: p.catalogue }),
+  'transport:connection/warned': (p) =>
+    p.code ? { type: 'warned', id: p.id, message: p.message, code: p.code } : { type: 'warned', id: p.id, message: p.message },
+  'kernel:service/lost': (p) => {
+    if (p.service !== 'transport' || !p.keys?.length) return null;
+    const why = `the transport worker was lost (${p.cause ?? p.reason}); the next call reconnects`;
+    return { type: 'lost', ids: p.keys, error: new AlbedoError('ALBEDO_SERVICE_LOST', why, { outcome: 'unknown' }) };
+  },
+};
 
 /** A forwarded event as the composer's TransportEvent; null for one that is not about transport connections. */
-export function transportEvent(topic: string, payload: any): TransportEvent | null {
-  switch (topic) {
-    case 'transport:connection/dropped':
-      return { type: 'dropped', id: payload.id, error: deserializeError(payload.error as SerializedError) };
-    case 'transport:connection/catalogue-changed':
-      return { type: 'catalogue-changed', id: payload.id, catalogue: payload.catalogue as Catalogue };
-    case 'transport:connection/warned':
-      return payload.code
-        ? { type: 'warned', id: payload.id, message: payload.message, code: payload.code }
-        : { type: 'warned', id: payload.id, message: payload.message };
-    case 'kernel:service/lost': {
-      if (payload.service !== 'transport' || !payload.keys?.length) return null;
-      const why = `the transport worker was lost (${payload.cause ?? payload.reason}); the next call reconnects`;
-      return { type: 'lost', ids: payload.keys, error: new AlbedoError('ALBEDO_SERVICE_LOST', why, { outcome: 'unknown' }) };
-    }
-    default:
-      return null;
-  }
+export function transportEvent<T extends TransportTopic>(topic: T, payload: TopicPayload<T>): TransportEvent | null {
+  return asTransportEvent[topic](payload);
 }
 
 export function transportPort(
@@ -80,7 +82,7 @@ export function transportPort(
         // Negotiation and discovery each have the startup budget inside the worker.
         const params = { id, server, eraCachePath: opts.eraCachePath, capabilities, name: o.name };
         const timeoutMs = server.startupTimeoutMs * 2 + 5_000;
-        return (await caller.call('transport', 'connection/open', params, { key: id, isolate: o.isolate, timeoutMs })) as OpenResult;
+        return await caller.call('transport', 'connection/open', params, { key: id, isolate: o.isolate, timeoutMs });
       } catch (err) {
         await release(id);
         throw err;
@@ -92,7 +94,7 @@ export function transportPort(
       return caller.call('transport', 'connection/request', { id, op, timeoutMs: o.timeoutMs }, { key: id, timeoutMs, signal: o.signal });
     },
     async info(id) {
-      return (await caller.call('transport', 'connection/info', { id }, { key: id, timeoutMs: 15_000 })) as OpenResult | null;
+      return caller.call('transport', 'connection/info', { id }, { key: id, timeoutMs: 15_000 });
     },
     async close(id) {
       try {

@@ -7,7 +7,6 @@
  */
 import type { ServiceContext } from '../../kernel/service.ts';
 import type { NormaliseResult, SavedCatalogue } from '../../protocol/catalogue.ts';
-import type { ResolveAllResult } from '../../protocol/services/settings.ts';
 import { choiceParams, resolvedServers } from './kernel-settings.ts';
 import type { CataloguePort, ComposerPorts, SettingsPort, TransportEvent } from './ports.ts';
 import { transportPort, type TransportPortOptions } from './transport-port.ts';
@@ -29,23 +28,22 @@ const LOCAL_TIMEOUT_MS = 15_000;
 /** How long a retired connection waits for the direct calls on it (the longest a call may run, with its startup). */
 const DRAIN_TIMEOUT_MS = 600_000;
 
-export function workerSettings(ctx: ServiceContext): SettingsPort {
+export function workerSettings(ctx: ServiceContext<'composer'>): SettingsPort {
   return {
     async servers(choice) {
-      const r = await ctx.call('settings', 'settings/resolve-all', choiceParams(choice), { timeoutMs: LOCAL_TIMEOUT_MS });
-      return resolvedServers(r as ResolveAllResult);
+      return resolvedServers(await ctx.call('settings', 'settings/resolve-all', choiceParams(choice), { timeoutMs: LOCAL_TIMEOUT_MS }));
     },
   };
 }
 
-export function workerCatalogues(ctx: ServiceContext): CataloguePort {
+export function workerCatalogues(ctx: ServiceContext<'composer'>): CataloguePort {
   let batch: Array<{ server: string; fingerprint: string; resolve(r: SavedCatalogue | undefined): void; reject(e: unknown): void }> = [];
   const flush = (): void => {
     const mine = batch;
     batch = [];
     const servers = mine.map(({ server, fingerprint }) => ({ server, fingerprint }));
     again(() => ctx.call('catalogue', 'catalogue/current', { servers }, { timeoutMs: LOCAL_TIMEOUT_MS })).then(
-      (rows) => mine.forEach((m, i) => m.resolve((rows as (SavedCatalogue | null)[])[i] ?? undefined)),
+      (rows) => mine.forEach((m, i) => m.resolve(rows[i] ?? undefined)),
       (err) => {
         for (const m of mine) m.reject(err);
       },
@@ -60,15 +58,14 @@ export function workerCatalogues(ctx: ServiceContext): CataloguePort {
     },
     async put(row) {
       const r = await ctx.call('catalogue', 'catalogue/put', { row }, { timeoutMs: LOCAL_TIMEOUT_MS });
-      return (r as { changed: boolean }).changed;
+      return r.changed;
     },
   };
 }
 
 /** The normaliser in the catalogue service; a batch per call, asked again once if its worker was lost (normalising is pure). */
-export function workerNormaliseMany(ctx: ServiceContext): (schemas: unknown[], profile: string) => Promise<NormaliseResult[]> {
-  return async (schemas, profile) =>
-    (await again(() => ctx.call('catalogue', 'catalogue/normalise', { schemas, profile }, { timeoutMs: 120_000 }))) as NormaliseResult[];
+export function workerNormaliseMany(ctx: ServiceContext<'composer'>): (schemas: unknown[], profile: string) => Promise<NormaliseResult[]> {
+  return (schemas, profile) => again(() => ctx.call('catalogue', 'catalogue/normalise', { schemas, profile }, { timeoutMs: 120_000 }));
 }
 
 export interface WorkerPortsOptions extends TransportPortOptions {
@@ -81,20 +78,12 @@ export interface WorkerPortsOptions extends TransportPortOptions {
 
 /** Every port over the worker context; `transportEvents` is fed by the service's forwarded events. */
 export function workerPorts(
-  ctx: ServiceContext,
+  ctx: ServiceContext<'composer'>,
   opts: WorkerPortsOptions,
   subscribe: (listener: (event: TransportEvent) => void) => () => void,
 ): ComposerPorts {
-  const caller = {
-    call: (
-      service: string,
-      method: string,
-      params: unknown,
-      o: { timeoutMs: number; key?: string; isolate?: boolean; signal?: AbortSignal },
-    ) => ctx.call(service, method, params, o),
-    release: (service: string, key: string) => ctx.release(service, key),
-  };
-  const transport = transportPort(caller, subscribe, opts);
+  // The context is a ServiceCaller as it is: its calls are typed by the same maps.
+  const transport = transportPort(ctx, subscribe, opts);
   const { open, close } = transport;
   transport.open = async (id, server, o) => {
     await opts.ledger.add(id);

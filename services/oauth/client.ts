@@ -45,7 +45,10 @@ function clientSecretBasic(secret: string): oauth.ClientAuth {
   };
 }
 
-/** oauth4webapi's client authentication for a client record (a private_key_jwt key comes from the config; a bad one is ALBEDO_INVALID_CONFIG). */
+/**
+ * oauth4webapi's client authentication for a client record (a private_key_jwt key comes from the
+ * config; a bad one is ALBEDO_INVALID_CONFIG).
+ */
 export async function clientAuthFor(c: ClientRecord, ctx: FlowContext): Promise<oauth.ClientAuth> {
   switch (c.authMethod) {
     case 'client_secret_basic':
@@ -111,7 +114,8 @@ export async function resolveClient(
   if (!d.as.registration_endpoint) {
     throw signInFailed(
       'no_client',
-      `the authorization server ${d.issuer} offers no dynamic client registration; configure oauth.clientId (and clientSecret) for this server`,
+      `the authorization server ${d.issuer} offers no dynamic client registration; ` +
+        'configure oauth.clientId (and clientSecret) for this server',
     );
   }
   const metadata: Record<string, string | string[]> = {

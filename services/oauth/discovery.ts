@@ -142,7 +142,8 @@ async function authServerMetadata(serverUrl: string, issuer: string, onMismatch?
   if (mismatched !== undefined) {
     throw signInFailed(
       'issuer_mismatch',
-      `the authorization server metadata for ${issuer} names the issuer ${JSON.stringify(mismatched)}; a document for another issuer is not used`,
+      `the authorization server metadata for ${issuer} names the issuer ${JSON.stringify(mismatched)}; ` +
+        'a document for another issuer is not used',
     );
   }
   if (unavailable !== undefined) {

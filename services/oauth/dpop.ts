@@ -49,7 +49,10 @@ export function dpopKeyFrom(jwk: JsonWebKey): Promise<DpopKey> {
   return p;
 }
 
-/** A fresh proof for one HTTP request: unique jti, htm, htu (no query or fragment), iat, ath for a token, the nonce if the server gave one. */
+/**
+ * A fresh proof for one HTTP request: unique jti, htm, htu (no query or fragment), iat, ath for a
+ * token, the nonce if the server gave one.
+ */
 export async function dpopProof(key: DpopKey, htm: string, url: string, accessToken?: string, nonce?: string): Promise<string> {
   const u = new URL(url);
   const claims: Record<string, unknown> = { htm, htu: `${u.origin}${u.pathname}`, jti: randomUUID() };

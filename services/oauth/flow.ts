@@ -1,6 +1,6 @@
 /**
  * The OAuth protocol for one MCP server (2025-11-25 and 2026-07-28
- * basic/authorization; seed 000 "Sign in with OAuth"): discovery, client
+ * basic/authorization; docs/design.md, "Sign-in"): discovery, client
  * identity, the authorization-code sign-in, the non-interactive grants, and
  * refresh. Wire work goes through oauth4webapi (PKCE, client
  * authentication, token endpoint requests and response validation, DPoP at
@@ -101,7 +101,8 @@ export function checkCallback(d: Discovery, p: PendingAuthorization, params: URL
   if (iss !== null && iss !== d.issuer) {
     throw signInFailed(
       'iss_mismatch',
-      `the callback's iss ${JSON.stringify(oauthText(iss, []))} is not the issuer ${JSON.stringify(d.issuer)} (RFC 9207); a mix-up is refused`,
+      `the callback's iss ${JSON.stringify(oauthText(iss, []))} is not the issuer ${JSON.stringify(d.issuer)} (RFC 9207); ` +
+        'a mix-up is refused',
     );
   }
   const error = params.get('error');

@@ -14,7 +14,7 @@ import type { CredsStore } from './store.ts';
 import { redactThenCut } from '../../protocol/redact.ts';
 import { cleanSecrets } from '../../protocol/redact-forms.ts';
 
-/** Each OAuth network exchange is bounded (seed 002: 15 s). */
+/** Each OAuth network exchange is bounded to 15 s (docs/design.md, "Sign-in"). */
 export const OAUTH_HTTP_TIMEOUT_MS = 15_000;
 /**
  * The most of one OAuth response body Albedo reads (metadata, registration,

@@ -6,15 +6,12 @@
  * local service. Tokens reach the transport through creds.json.
  */
 import { defineService } from '../../kernel/service.ts';
-import type { OAuthMethods } from '../../protocol/services/oauth.ts';
 import { credsStore } from './store.ts';
 import { signIn } from './sign-in.ts';
 
-type P<M extends keyof OAuthMethods> = OAuthMethods[M]['params'];
-
-export default defineService({
+export default defineService('oauth', {
   handlers: {
-    async 'oauth/sign-in'(p: P<'oauth/sign-in'>, call) {
+    async 'oauth/sign-in'(p, call) {
       const store = credsStore(p.auth.credsPath);
       const left = (): number => Math.max(1_000, call.deadline - Date.now());
       return signIn(
@@ -23,9 +20,7 @@ export default defineService({
           timeoutMs: p.timeoutMs,
           signal: call.signal,
           open: async (url) => {
-            const r = (await call.call('client', 'client/authorize', { server: p.auth.name, url }, { timeoutMs: left() })) as {
-              callbackUrl?: string;
-            } | null;
+            const r = await call.call('client', 'client/authorize', { server: p.auth.name, url }, { timeoutMs: left() });
             return r?.callbackUrl;
           },
         },

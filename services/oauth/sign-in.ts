@@ -263,7 +263,8 @@ interface Loopback {
 }
 
 const PAGE = (title: string, text: string): string =>
-  `<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:sans-serif;margin:3em"><h1>${title}</h1><p>${text}</p></body>`;
+  `<!doctype html><meta charset="utf-8"><title>${title}</title>` +
+  `<body style="font-family:sans-serif;margin:3em"><h1>${title}</h1><p>${text}</p></body>`;
 
 /** The loopback redirect listener (RFC 8252 §7.3): the preferred port, else any free one. */
 async function loopback(port: number, expectedState: () => string | undefined): Promise<Loopback> {

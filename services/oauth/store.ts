@@ -1,26 +1,27 @@
 /**
  * creds.json: OAuth tokens and client registrations, typed secrets, any
  * other secret the daemon keeps; mode 0600, written atomically (temporary
- * file, fsync, rename: services/settings/file.ts `writeFileAtomic`), never
+ * file, fsync, rename: platform/atomic-file.ts), never
  * logged, never quoted in an error. This module is its only writer.
  *
  * Each server has one entry, `mcp.<name>`, whose fields have different
  * writers: `oauth`, the OAuth record (the oauth worker, through `update`),
  * and `secrets` (services/settings/secrets.ts). Every change to an entry is
  * one transaction (`withEntry`, `updateEntry`), under two cross-process
- * locks (proper-lockfile: an atomic mkdir whose mtime the holder refreshes
+ * locks (platform/lock.ts: an atomic mkdir whose mtime the holder refreshes
  * every few seconds, so only a holder that stopped — crashed, killed — goes
  * stale). The entry's lock (creds.json.locks/<digest of the name>.lock) is
  * held across the caller's work — a refresh's request to the authorization
  * server included — and the entry is read after taking it, so two processes
  * refreshing one server's rotating refresh token do it once: the second
- * finds the first's new token and adopts it (seed 002, "cross-process token
- * refresh"). Writing takes creds.json.lock only for the re-read, change and
- * rename, never across a network call, so one slow authorization server
- * delays no other server's refresh or sign-in. A write is a patch of fields
- * applied to the entry as re-read under that lock: a writer of one field
- * never drops another's. Locks are taken in that order only (entry, then
- * document). A holder that lost either lock (compromised) writes nothing.
+ * finds the first's new token and adopts it (docs/design.md, "Sign-in": a
+ * refresh happens once across processes). Writing takes creds.json.lock only
+ * for the re-read, change and rename, never across a network call, so one slow
+ * authorization server delays no other server's refresh or sign-in. A write is
+ * a patch of fields applied to the entry as re-read under that lock: a writer
+ * of one field never drops another's. Locks are taken in that order only
+ * (entry, then document). A holder that lost either lock (compromised) writes
+ * nothing.
  *
  * The OAuth record carries the server URL it belongs to, and a record for
  * another URL is treated as absent. Names are looked up as own properties
@@ -30,9 +31,9 @@
 import { chmodSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, type webcrypto } from 'node:crypto';
-import lockfile from 'proper-lockfile';
 import { AlbedoError } from '../../protocol/errors.ts';
-import { writeFileAtomic } from '../settings/file.ts';
+import { writeFileAtomic } from '../../platform/atomic-file.ts';
+import { lockDir } from '../../platform/lock.ts';
 
 type JsonWebKey = webcrypto.JsonWebKey;
 
@@ -95,7 +96,7 @@ type CredsDoc = Record<string, unknown> & { mcp?: unknown };
 /** A lock whose holder stopped refreshing it this long ago is presumed dead; holders refresh it every LOCK_UPDATE_MS. */
 const LOCK_STALE_MS = 30_000;
 const LOCK_UPDATE_MS = 5_000;
-/** How long to wait for the lock (seed 002: lock acquisition and OAuth flows are bounded to 15 s). */
+/** How long to wait for the lock: 15 s, as every OAuth exchange (docs/design.md, "Sign-in"). */
 const LOCK_WAIT_MS = 15_000;
 
 /** One server's entry in creds.json, `mcp.<name>`: its fields (`oauth`, `secrets`, any other) as stored. */
@@ -116,7 +117,10 @@ export interface EntryWriteOptions {
 
 /** A transaction on one entry, open while `withEntry` holds the entry's lock. */
 export interface EntryTx {
-  /** The entry as stored now; no lock is needed, only this transaction changes it. Throws ALBEDO_INVALID_CONFIG for a file that cannot be read. */
+  /**
+   * The entry as stored now; no lock is needed, only this transaction changes it. Throws
+   * ALBEDO_INVALID_CONFIG for a file that cannot be read.
+   */
   read(): CredsEntry | undefined;
   /**
    * Applies `patch` to the entry as re-read under the document lock and puts the new file in place. Writes nothing,
@@ -142,14 +146,18 @@ export interface CredsStore {
   get(name: string, url: string): Promise<OAuthRecord | undefined>;
   /**
    * Runs `fn` on the current OAuth record under the entry's cross-process lock (other entries stay writable meanwhile);
-   * what it returns is written (undefined: nothing, null: the record is deleted), the entry's other fields kept. `fn` throwing writes nothing.
+   * what it returns is written (undefined: nothing, null: the record is deleted), the entry's other fields kept. `fn`
+   * throwing writes nothing.
    */
   update<T>(name: string, url: string, fn: Updater<T>): Promise<T>;
   /** The entry of `name` as stored, read without a lock (the file is only ever replaced whole). */
   readEntry(name: string): Promise<CredsEntry | undefined>;
   /** Runs `fn` holding the entry's lock, however long it takes; its transaction reads the entry and writes patches of it. */
   withEntry<T>(name: string, fn: (tx: EntryTx) => Promise<T>): Promise<T>;
-  /** One read-change-write under the entry's lock: `fn` gets the entry, and the patch it returns is written. `fn` throwing writes nothing. */
+  /**
+   * One read-change-write under the entry's lock: `fn` gets the entry, and the patch it returns is
+   * written. `fn` throwing writes nothing.
+   */
   updateEntry<T>(name: string, fn: EntryUpdater<T>, opts?: EntryWriteOptions): Promise<T>;
   readonly path: string | null;
   /** Changes whenever the stored document may have changed (another thread or process wrote it): a cheap staleness check. */
@@ -284,7 +292,10 @@ export class FileCredsStore implements CredsStore {
     }
   }
 
-  /** Reads the file once (no lock: it is only ever renamed over whole). Throws ALBEDO_INVALID_CONFIG when it cannot be read or is not a JSON object. */
+  /**
+   * Reads the file once (no lock: it is only ever renamed over whole). Throws ALBEDO_INVALID_CONFIG
+   * when it cannot be read or is not a JSON object.
+   */
   view(): CredsView {
     const doc = this.#read();
     return {
@@ -405,9 +416,7 @@ export class FileCredsStore implements CredsStore {
       // Absent, or a directory: as it should be.
     }
     try {
-      const release = await lockfile.lock(target, {
-        lockfilePath: lockPath,
-        realpath: false,
+      return await lockDir(target, lockPath, {
         stale: LOCK_STALE_MS,
         update: LOCK_UPDATE_MS,
         retries: { retries: 1_000, factor: 1.3, minTimeout: 5, maxTimeout: 100, maxRetryTime: LOCK_WAIT_MS },
@@ -415,9 +424,6 @@ export class FileCredsStore implements CredsStore {
           lost.err = err;
         },
       });
-      return async () => {
-        await release().catch(() => {});
-      };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ELOCKED') {
         const why = `another process holds ${lockPath} and is alive`;

@@ -26,7 +26,10 @@ import {
 } from './http.ts';
 import type { ClientRecord, TokenRecord } from './store.ts';
 
-/** A token this close to expiry is refreshed before use (half its lifetime when that is shorter, so short-lived tokens are not refreshed on every request). */
+/**
+ * A token this close to expiry is refreshed before use (half its lifetime when that is shorter, so
+ * short-lived tokens are not refreshed on every request).
+ */
 export const REFRESH_MARGIN_MS = 60_000;
 
 /** True when a token should be refreshed before use (REFRESH_MARGIN_MS, or half its lifetime if shorter); never without an expiry. */
@@ -133,7 +136,8 @@ export async function exchangeCode(
     if (isTooLarge(err)) throw err;
     throw signInFailed(
       'token_refused',
-      `the token endpoint refused the authorization code: ${describeOAuthError(err, oauthSecrets(ctx, client.clientSecret, verifier, callback.get('code')))}`,
+      `the token endpoint refused the authorization code: ` +
+        describeOAuthError(err, oauthSecrets(ctx, client.clientSecret, verifier, callback.get('code'))),
     );
   }
 }

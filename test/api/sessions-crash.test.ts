@@ -53,7 +53,7 @@ t.test(
     await a1.close();
     t.same(await waitNoLeftovers(tag), []);
 
-    const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
+    const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1, faults: true });
     const s = await albedo.sessions.open();
     const names = s.tools().map((x) => x.name);
     await until(() => s.status().find((x) => x.name === 'sdk')?.state === 'ready', 30_000, 'the sdk server to be ready');
@@ -68,7 +68,7 @@ t.test(
     const direct = s.call(toolOf(s, 'sdk', 'sleep'), { ms: 1_500 });
     await until(() => inflight(albedo, 'composer') >= 1, 30_000, 'the call to reach the composer');
     const back = restarted(albedo, 'composer');
-    albedo.faults.crash('composer');
+    albedo.faults!.crash('composer');
 
     const lost = await rejection(throughComposer);
     t.equal(lost.code, 'ALBEDO_SERVICE_LOST', 'the call in flight through the composer failed with it');
@@ -105,7 +105,7 @@ t.test('the composer crashes mid-open: the open fails as unknown, and no server 
   const slowLog = path.join(h.dir, 'slow.log');
   // Nothing saved: the sdk server opens quickly, the slow one keeps the preparation waiting.
   h.write({ sdk: h.stdio(fixture('sdk-server.ts')), slow: h.stdio(fixture('composer-slow-server.ts'), ['4', slowLog]) });
-  const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
+  const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1, faults: true });
   const opened: string[] = [];
   albedo.kernel.use((next) => (c) => {
     const p = next(c);
@@ -123,7 +123,7 @@ t.test('the composer crashes mid-open: the open fails as unknown, and no server 
     'the slow server to start, the sdk one to open',
   );
   const back = restarted(albedo, 'composer');
-  albedo.faults.crash('composer');
+  albedo.faults!.crash('composer');
   const err = await rejection(opening);
   t.equal(err.code, 'ALBEDO_SERVICE_LOST');
   t.equal(err.outcome, 'unknown');
@@ -141,6 +141,7 @@ t.test('the catalogue worker is lost mid-normalise: the session opens with every
   const albedo = await albedoFor(t, tag, {
     home: h.dir,
     transportWorkers: 1,
+    faults: true,
     supervision: { heartbeat: { intervalMs: 200, timeoutMs: 3_000 } },
   });
   let crashed = 0;
@@ -148,7 +149,7 @@ t.test('the catalogue worker is lost mid-normalise: the session opens with every
   albedo.kernel.use((next) => (c) => {
     if (c.service !== 'catalogue' || c.method !== 'catalogue/normalise' || crashed) return next(c);
     crashed++;
-    albedo.faults.hang('catalogue');
+    albedo.faults!.hang('catalogue');
     return next(c);
   });
   const back = restarted(albedo, 'catalogue');

@@ -94,7 +94,7 @@ t.test('a session record the composer cannot use is dropped, and the composer ke
   const tag = newTag();
   const h = sessionHome(t, tag);
   h.write({ sdk: h.stdio(fixture('sdk-server.ts')) });
-  const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1, owner: 'races' });
+  const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1, owner: 'races', faults: true });
   const s = await albedo.sessions.open();
   const env = open({ path: path.join(h.dir, 'store'), compression: false, maxDbs: 16 });
   t.teardown(() => env.close());
@@ -119,7 +119,7 @@ t.test('a session record the composer cannot use is dropped, and the composer ke
       }
     });
   });
-  albedo.faults.crash('composer');
+  albedo.faults!.crash('composer');
   await restarted;
   await s.activity('submit');
   t.equal(text(await s.call('sdk/echo', { text: 'still' })), 'still', 'the session was restored and works');

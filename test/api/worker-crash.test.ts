@@ -6,7 +6,7 @@ import type { LifecyclePayload } from '../../protocol/services/maps.ts';
 t.test('crashing a transport worker mid-call: unknown outcome, others unaffected, worker back', async (t) => {
   const tag = newTag();
   const tagB = newTag();
-  const a = await albedoFor(t, tag, { transportWorkers: 2 });
+  const a = await albedoFor(t, tag, { transportWorkers: 2, faults: true });
   const A = await a.connect(server(tag, fixture('sdk1-server.ts')));
   const B = await a.connect(server(tagB, fixture('sdk-server.ts')));
   t.teardown(async () => {
@@ -21,7 +21,7 @@ t.test('crashing a transport worker mid-call: unknown outcome, others unaffected
   const oldPids = taggedPids(tag);
   const inflight = A.callTool('sleep', { ms: 30_000 });
   await new Promise((r) => setTimeout(r, 200));
-  a.faults.crash('transport', A.id);
+  a.faults!.crash('transport', A.id);
   const e = await rejection(inflight);
   t.equal(e.code, 'ALBEDO_SERVICE_LOST');
   t.equal(e.outcome, 'unknown', 'the call is reported as an unknown outcome, not retried');
@@ -41,6 +41,7 @@ t.test(
     const coolDownMs = 8_000;
     const a = await albedoFor(t, tag, {
       transportWorkers: 3,
+      faults: true,
       supervision: { restart: { intensity: 2, periodMs: 60_000, backoffMs: 20, maxBackoffMs: 200, coolDownMs } },
     });
     const lost: LifecyclePayload[] = [];
@@ -60,7 +61,7 @@ t.test(
     // Three crashes inside the period: two restarts, then the slot fails.
     for (let i = 1; i <= 3; i++) {
       await until(() => slots()[bad].state === 'ready', 20_000, `slot ${bad} to be ready`);
-      a.faults.crash('transport', A.id);
+      a.faults!.crash('transport', A.id);
       await until(() => lost.length === i, 20_000, `crash ${i}`);
     }
     await until(() => failed.length === 1, 20_000, 'service/failed');

@@ -1,9 +1,9 @@
 // The CLI's commands that talk to the daemon must not load the kernel or any
-// service (issue 11, item 3; HOST.md "The daemon"): only `albedo daemon`
-// (run) and `albedo probe` do, and bin/main.ts imports those two only on
-// demand. Checked twice: every import of every bin/ file (static, dynamic
-// and type-only), and the modules a real `albedo mcp list` loads against a
-// real daemon.
+// service (issue 11, item 3; docs/design.md, "Layers and threads"): only
+// `albedo daemon` (run) and `albedo probe` do, and bin/main.ts imports those
+// two only on demand. Checked twice: every import of every bin/ file (static,
+// dynamic and type-only), and the modules a real `albedo mcp list` loads
+// against a real daemon.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -12,8 +12,15 @@ import { CLI_PROTOCOL, NODE, ROOT, fixture, newTag, tempHome } from '../helpers.
 import { BIN, sdkServer, startDaemon } from '../daemon/harness.ts';
 
 const KERNEL_SIDE = ['api', 'services', 'kernel', 'daemon'];
-/** protocol/ modules with no zod (nothing heavy) that the CLI may load: the shared command-line splitter, the private-directory check, the opener's pure half, the pending pages' removal. */
+/**
+ * protocol/ and platform/ modules with no zod (nothing heavy) that the CLI may load: the shared command-line splitter,
+ * the private-directory check, the opener's pure half, the pending pages' removal, process liveness.
+ */
 const CHEAP_PROTOCOL = CLI_PROTOCOL;
+/** Low modules the CLI may load only on demand (`import()`), never on a command's way: the locks bring proper-lockfile. */
+const ON_DEMAND = new Set(['platform/lock.ts']);
+/** The low layers: their modules are loaded by the CLI only when cheap (or on demand). */
+const LOW = ['protocol', 'platform'];
 /** The two commands that run the kernel in-process. */
 const LOADS_KERNEL = new Set(['bin/commands/probe.ts', 'bin/commands/daemon.ts']);
 
@@ -61,7 +68,8 @@ t.test(
         const top = target.split('/')[0]!;
         if (!LOADS_KERNEL.has(rel) && KERNEL_SIDE.includes(top)) wrong.push(`${rel} imports ${imp.spec}`);
         // protocol/ holds zod schemas: only its types are cheap enough for the CLI.
-        if (!LOADS_KERNEL.has(rel) && top === 'protocol' && !imp.typeOnly && !CHEAP_PROTOCOL.has(target))
+        const onDemand = imp.dynamic && ON_DEMAND.has(target);
+        if (!LOADS_KERNEL.has(rel) && LOW.includes(top) && !imp.typeOnly && !CHEAP_PROTOCOL.has(target) && !onDemand)
           wrong.push(`${rel} loads ${imp.spec} at run time`);
         if (LOADS_KERNEL.has(target) && (rel !== 'bin/main.ts' || !imp.dynamic))
           wrong.push(`${rel} imports ${imp.spec} ${imp.dynamic ? '' : 'statically'}`);
@@ -91,7 +99,7 @@ t.test('the checker sees static, type-only and dynamic imports', async (t) => {
 });
 
 t.test(
-  'albedo mcp list against a running daemon loads no module of api/, services/, kernel/, daemon/ or protocol/ (but the cheap ones)',
+  'albedo mcp list against a running daemon loads nothing of api/, services/, kernel/, daemon/, protocol/, platform/ but the cheap',
   async (t) => {
     const home = tempHome(t);
     const tag = newTag();
@@ -118,7 +126,7 @@ t.test(
     const rel = loaded.map((u) => decodeURIComponent(u.slice(`file://${ROOT}`.length)));
     t.ok(rel.includes('bin/client/client.ts'), "the log sees the CLI's own modules");
     t.same(
-      rel.filter((f) => [...KERNEL_SIDE, 'protocol'].includes(f.split('/')[0]!) && !CHEAP_PROTOCOL.has(f)),
+      rel.filter((f) => [...KERNEL_SIDE, ...LOW].includes(f.split('/')[0]!) && !CHEAP_PROTOCOL.has(f)),
       [],
       "none of the kernel's side",
     );

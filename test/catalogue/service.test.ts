@@ -55,7 +55,7 @@ interface Started {
 }
 
 function start(t: Test, options: S = {}, over: Partial<ServiceSpec> = {}, storePath = path.join(tempHome(t), 'store')): Started {
-  const k = new Kernel();
+  const k = new Kernel({ faults: true });
   k.start({
     name: 'catalogue',
     module: MODULE,

@@ -1,7 +1,8 @@
-// Catalogue changes reach the model only after a turn (seed 000): a
-// list_changed from a server updates its saved catalogue and the session
-// refreshes after its turn; a background discovery that differs from the
-// saved catalogue is saved and the session refreshes after its next turn.
+// Catalogue changes reach the model only after a turn (docs/design.md, "Saved
+// catalogues"): a list_changed from a server updates its saved catalogue and
+// the session refreshes after its turn; a background discovery that differs
+// from the saved catalogue is saved and the session refreshes after its next
+// turn.
 import t from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

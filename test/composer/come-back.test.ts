@@ -1,8 +1,9 @@
-// Servers that come back (seed 000): a server that cannot start is left out
-// with a warning and a context line, probed only on activity — first retryMs
-// after preparation, then at doubling intervals capped at 20 × retryMs,
-// asserted with an injected clock — and, once a probe finds it up, it joins
-// after the end of the next turn with a "capabilities changed" event.
+// Servers that come back (docs/design.md, "Servers that come back"): a server
+// that cannot start is left out with a warning and a context line, probed
+// only on activity — first retryMs after preparation, then at doubling
+// intervals capped at 20 × retryMs, asserted with an injected clock — and,
+// once a probe finds it up, it joins after the end of the next turn with a
+// "capabilities changed" event.
 import t from 'tap';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

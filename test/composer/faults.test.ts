@@ -1,8 +1,9 @@
-// A session that keeps working while servers fail (HOST.md step 4): a server
-// with a saved catalogue that turns out unreachable stays advertised, its
-// calls fail as not run ("unavailable") and each later call dials it again;
-// a server that drops is dialled again by the next call; a server or a
-// transport worker lost mid-call is an unknown outcome, never retried.
+// A session that keeps working while servers fail (docs/design.md, "A
+// session, step by step", 4): a server with a saved catalogue that turns out
+// unreachable stays advertised, its calls fail as not run ("unavailable") and
+// each later call dials it again; a server that drops is dialled again by the
+// next call; a server or a transport worker lost mid-call is an unknown
+// outcome, never retried.
 import t from 'tap';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -92,14 +93,14 @@ t.test('a transport worker lost mid-call: unknown outcome, the next call opens t
   const tag = newTag();
   const home = tempHome(t);
   const settings = new FakeSettings([entry('sdk', server(tag, fixture('sdk-server.ts')))]);
-  const a = await albedoFor(t, tag, { home, transportWorkers: 1 });
+  const a = await albedoFor(t, tag, { home, transportWorkers: 1, faults: true });
   const { composer } = composerFor(t, a, settings, new FakeClock());
   const s = await composer.open();
   const inflight = s.call('sdk/sleep', { ms: 30_000 });
   await until(() => a.kernel.slots('transport')[0].keys.length === 1, 5_000, 'the connection to be placed');
   // The call is in flight at the worker (sent, not queued), so the crash loses it rather than delaying it.
   await until(() => a.kernel.slots('transport')[0].inflight >= 1, 10_000, 'the call to reach the worker');
-  a.faults.crash('transport');
+  a.faults!.crash('transport');
   const e = await rejection(inflight);
   t.equal(e.code, 'ALBEDO_SERVICE_LOST');
   t.equal(e.outcome, 'unknown', 'never retried: the caller must inspect');

@@ -1,6 +1,7 @@
-// Reload as prepare-then-swap (HOST.md step 6), bad configuration that fails
-// the whole preparation and keeps the previous composition, and a session's
-// own choice of servers and of the mcp extension.
+// Reload as prepare-then-swap (docs/design.md, "A session, step by step", 6),
+// bad configuration that fails the whole preparation and keeps the previous
+// composition, and a session's own choice of servers and of the mcp
+// extension.
 import t from 'tap';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';

@@ -1,7 +1,7 @@
-// Sessions over saved catalogues (seed 000 "Saved catalogues"), with the real
-// transport, real LMDB and real servers: the first session dials during
-// preparation and saves; a session of a new Albedo advertises at once from
-// the saved catalogues, before any server has answered, and a call that
+// Sessions over saved catalogues (docs/design.md, "Saved catalogues"), with
+// the real transport, real LMDB and real servers: the first session dials
+// during preparation and saves; a session of a new Albedo advertises at once
+// from the saved catalogues, before any server has answered, and a call that
 // arrives first waits for the background dial. Calls route tools, resources
 // and prompts; a tool's isError is a result.
 import t from 'tap';

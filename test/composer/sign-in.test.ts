@@ -1,4 +1,4 @@
-// A server that needs a sign-in (seed 000 "Sign in with OAuth" and "Servers
+// A server that needs a sign-in (docs/design.md, "Sign-in" and "Servers
 // that come back"), against a real authorization server (oidc-provider) in
 // front of an official-SDK MCP server: it is left out with a warning and a
 // line in the MCP context saying how to sign in, its calls fail with

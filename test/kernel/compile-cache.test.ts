@@ -78,7 +78,9 @@ t.test('a run keeps the stripped text of what it loaded; the next run, and its w
   t.notMatch(text, /export type Era/, 'the types are gone');
   t.equal(statSync(entry!).mode & 0o777, 0o600);
 
-  const planted = `import { parentPort } from 'node:worker_threads';\nexport const MODERN_VERSION = ${JSON.stringify(PLANTED)};\nparentPort?.postMessage(MODERN_VERSION);\n`;
+  const planted =
+    `import { parentPort } from 'node:worker_threads';\n` +
+    `export const MODERN_VERSION = ${JSON.stringify(PLANTED)};\nparentPort?.postMessage(MODERN_VERSION);\n`;
   writeFileSync(entry!, sealed(entry!, planted));
   t.same(run(t, tmp), { dir, main: PLANTED, worker: PLANTED }, 'the main thread and a worker load the cached text');
 

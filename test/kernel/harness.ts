@@ -22,7 +22,8 @@ export async function kernel(
   t: { teardown(fn: () => unknown): void },
   over: Partial<ServiceSpec> = {},
 ): Promise<{ k: Kernel; K: Loose; faults: Faults }> {
-  const k = new Kernel();
+  // Fault injection on: the tests crash, hang, delay and drop.
+  const k = new Kernel({ faults: true });
   k.start(spec(over));
   t.teardown(() => k.stop(2_000));
   return { k, K: k as unknown as Loose, faults: new Faults(k) };

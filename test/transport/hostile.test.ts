@@ -26,12 +26,13 @@ interface Harness {
 
 async function harness(t: Test): Promise<Harness> {
   const tag = newTag();
-  const a = await albedoFor(t, tag, { transportWorkers: 1 });
+  // Fault injection on for its worker/stats: the worker's heap after a collection.
+  const a = await albedoFor(t, tag, { transportWorkers: 1, faults: true });
   const lifecycle: string[] = [];
   a.kernel.on('kernel', 'service/lost', (e) => lifecycle.push(`lost: ${e.reason}`));
   a.kernel.on('kernel', 'service/restarted', (e) => lifecycle.push(`restarted: ${e.reason}`));
   const ok = await a.connect(server(tag, fixture('sdk1-server.ts')), { name: 'healthy' });
-  const heap = async (): Promise<number> => (await a.kernel.call('transport', 'worker/stats', { gc: true }, { key: ok.id })).heapUsed;
+  const heap = async (): Promise<number> => (await a.faults!.stats('transport', { gc: true }, { key: ok.id })).heapUsed;
   await heap();
   const base = await heap();
   return {
@@ -221,7 +222,7 @@ t.test('capabilities nested 20,000 levels fail the open and leave no connection 
   const h = await harness(t);
   const e = await rejection(h.open('caps-deep'));
   t.equal(e.code, 'ALBEDO_INVALID_RESPONSE');
-  const stats = await h.a.kernel.call('transport', 'worker/stats', {}, { key: h.ok.id });
+  const stats = await h.a.faults!.stats('transport', {}, { key: h.ok.id });
   t.equal(stats.connections, 1, 'only the healthy connection is held by the worker');
   await h.settle(t);
 });
@@ -231,6 +232,7 @@ t.test('server requests: deep params never reach the handler, a storm is served 
   let calls = 0;
   const a = await albedoFor(t, tag, {
     transportWorkers: 1,
+    faults: true,
     handlers: {
       elicitation: () => {
         calls++;
@@ -246,7 +248,7 @@ t.test('server requests: deep params never reach the handler, a storm is served 
   t.equal(((await storm.callTool('echo', { text: 'storm' })).content[0] as unknown as { text: string }).text, 'storm');
   await storm.ping();
   t.equal(calls <= 64, true, `the handler ran ${calls} times for 5,100 requests (at most 64 at once)`);
-  const heap = (await a.kernel.call('transport', 'worker/stats', { gc: true }, { key: storm.id })).heapUsed;
+  const heap = (await a.faults!.stats('transport', { gc: true }, { key: storm.id })).heapUsed;
   t.ok(heap < 200 * 1024 * 1024, `the worker's heap stayed bounded (${(heap / 1e6).toFixed(1)} MB)`);
   t.same(lost, []);
 });

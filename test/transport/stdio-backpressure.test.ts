@@ -14,13 +14,13 @@ const MiB = 1024 * 1024;
  * (libuv copies a string it cannot write at once) are on no V8 heap, and the worker threads share the process.
  */
 async function memory(a: Albedo, key: string): Promise<{ bytes: number; rss: number; connections: number }> {
-  const s = await a.kernel.call('transport', 'worker/stats', { gc: true }, { key });
+  const s = await a.faults!.stats('transport', { gc: true }, { key });
   return { bytes: s.heapUsed + s.external, rss: process.memoryUsage().rss, connections: s.connections };
 }
 
 t.test('a server that stops reading: calls time out or are refused, not_run when never written, memory stays flat', async (t) => {
   const tag = newTag();
-  const a = await albedoFor(t, tag, { transportWorkers: 1 });
+  const a = await albedoFor(t, tag, { transportWorkers: 1, faults: true });
   const other = await a.connect(server(tag, fixture('sdk1-server.ts')));
   const stall = await a.connect(server(tag, fixture('stdio-stall-server.ts')));
   await other.callTool('echo', { text: 'warm' });

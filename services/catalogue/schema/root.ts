@@ -68,7 +68,8 @@ export function mergeAny(members: Node[]): Node {
 
 /** Text for a union of pure constraints, e.g. anyOf [{required:[a]},{required:[b]}]. */
 function unionText(members: Node[]): string {
-  return `at least one of: ${members.map((m) => (Array.isArray(m.required) ? quote(m.required, 60) : quote(Object.keys(m), 60))).join(' | ')}`;
+  const named = members.map((m) => (Array.isArray(m.required) ? quote(m.required, 60) : quote(Object.keys(m), 60)));
+  return `at least one of: ${named.join(' | ')}`;
 }
 
 const ROOT_DROPPED = ['not', 'if', 'then', 'else', 'enum', 'const', 'dependentRequired', 'dependentSchemas'];
