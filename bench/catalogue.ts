@@ -15,7 +15,6 @@
  * Event-loop delay is measured on the caller's thread and on the service's
  * (perf_hooks.monitorEventLoopDelay, 1 ms resolution).
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,10 +25,10 @@ import { catalogueDefinitions, definitionSchemas, type ServerCatalogue } from '.
 import { SchemaCache } from '../services/catalogue/schema-cache.ts';
 import { normalise } from '../services/catalogue/schema/normalise.ts';
 import { catalogueCorpus } from './catalogue-corpus.ts';
+import { runJson, type RowSink } from './proc.ts';
 
 // Not from bench/lib.ts: it loads the SDK client, which would count in the children's peak RSS.
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const NODE = process.execPath;
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -59,17 +58,7 @@ interface ChildResult {
 export interface CatalogueBenchContext {
   quick: boolean;
   rounds: number;
-  row(r: {
-    group: string;
-    scenario: string;
-    unit: string;
-    albedo: number;
-    peer: number | null;
-    peerLabel?: string;
-    better: 'higher' | 'lower';
-    target?: string;
-    targetAbs?: number;
-  }): void;
+  row: RowSink;
   log(s: string): void;
 }
 
@@ -135,24 +124,7 @@ async function measure(mode: Mode, n: number, rounds: number): Promise<ChildResu
 }
 
 function child(mode: Mode, n: number, rounds: number): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(NODE, [path.join(ROOT, 'bench', 'catalogue.ts'), 'child', mode, String(n), String(rounds)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    p.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-    });
-    p.stderr.setEncoding('utf8').on('data', (d: string) => {
-      err += d;
-    });
-    p.on('close', (code) =>
-      code === 0
-        ? resolve(JSON.parse(out.trim().split('\n').pop()!) as ChildResult)
-        : reject(new Error(`bench/catalogue.ts child ${mode} failed (${code}): ${err.slice(-2000)}`)),
-    );
-  });
+  return runJson<ChildResult>(path.join(ROOT, 'bench', 'catalogue.ts'), ['child', mode, String(n), String(rounds)]);
 }
 
 const later = (c: ChildResult): Round[] => (c.rounds.length > 1 ? c.rounds.slice(1) : c.rounds);

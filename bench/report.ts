@@ -10,19 +10,12 @@ import type { RowSink } from './proc.ts';
 
 export type Better = 'higher' | 'lower';
 
-export interface Row {
-  group: string;
-  scenario: string;
-  unit: string;
-  albedo: number;
-  peer: number | null;
-  peerLabel?: string;
-  better: Better;
+/** A row as the report keeps it: what a group gave (RowSink's argument, less the target's inputs) and its ratio and verdict. */
+export type Row = Omit<Parameters<RowSink>[0], 'targetRatio' | 'targetAbs'> & {
   /** albedo/peer for 'higher', albedo/peer for 'lower' too (the table's ratio is always Albedo over peer). */
   ratio: number | null;
-  target?: string;
   met?: boolean | null;
-}
+};
 
 export interface Meta {
   date: string;

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { createAlbedo, type Albedo } from '../api/albedo.ts';
 import type { AlbedoSession } from '../api/sessions.ts';
 import { closeCatalogueStores } from '../services/catalogue/store.ts';
+import type { RowSink } from './proc.ts';
 import { albedoImpl, servers, sequential, concurrent, median, percentile, type BenchConn, type Impl, type ServerSpec } from './lib.ts';
 
 /** What run.ts hands over: its sizes, its row sink, its logger, its child-process runner. */
@@ -25,18 +26,7 @@ export interface SessionBenchContext {
   };
   home: string;
   sdk: Impl;
-  row(r: {
-    group: string;
-    scenario: string;
-    unit: string;
-    albedo: number;
-    peer: number | null;
-    peerLabel?: string;
-    better: 'higher' | 'lower';
-    target?: string;
-    targetRatio?: number;
-    targetAbs?: number;
-  }): void;
+  row: RowSink;
   log(s: string): void;
   child(args: string[]): Promise<Record<string, number>>;
   /** The compiled raw echo server (lib.ts writeRawEchoJs), for the peer's memory child. */

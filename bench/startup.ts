@@ -9,12 +9,12 @@
  * median time from process start to the import done and to the first
  * call's result, and the median peak RSS of that process.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { NODE, ROOT, median } from './lib.ts';
 import type { SessionBenchContext } from './sessions.ts';
+import { runJson } from './proc.ts';
 
 const GROUP = 'connect and discover';
 const CHILD = path.join(ROOT, 'bench', 'startup-child.mjs');
@@ -34,22 +34,7 @@ interface Launch {
 }
 
 function launch(impl: 'albedo' | 'sdk', serverJs: string, home: string): Promise<Launch> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(NODE, [CHILD, impl, serverJs, home], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-    });
-    p.stderr.setEncoding('utf8').on('data', (d: string) => {
-      err += d;
-    });
-    p.on('close', (code) =>
-      code === 0
-        ? resolve(JSON.parse(out.trim().split('\n').pop()!) as Launch)
-        : reject(new Error(`bench/startup-child.mjs ${impl} failed (${code}): ${err.slice(-2000)}`)),
-    );
-  });
+  return runJson<Launch>(CHILD, [impl, serverJs, home]);
 }
 
 export async function startupRows(ctx: StartupBenchContext): Promise<void> {

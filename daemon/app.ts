@@ -25,8 +25,8 @@ import { statusRoutes, type StatusOptions } from './status-routes.ts';
 import { sessionsRoutes } from './sessions-routes.ts';
 import type { SessionRegistry } from './session-registry.ts';
 import { parseBody } from './validate.ts';
-import { uiRoutes } from './ui/routes.ts';
-import { UiAuth } from './ui/ui-auth.ts';
+import { uiRoutes } from './ui-routes.ts';
+import { UiAuth } from './ui-auth.ts';
 import type { SettingsWrites } from './writes.ts';
 
 /** A settings body is a few KiB; this bounds what a client can make the daemon buffer. */

@@ -29,8 +29,8 @@ import { Logins, SIGN_IN_TTL_MS } from './logins.ts';
 import { settingsView, type Reader } from './servers.ts';
 import { SettingsWrites } from './writes.ts';
 import { SessionRegistry } from './session-registry.ts';
-import { uiFiles } from './ui/static.ts';
-import { UiAuth, uiLinkTtl } from './ui/ui-auth.ts';
+import { uiFiles } from './ui-static.ts';
+import { UiAuth, uiLinkTtl } from './ui-auth.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 

@@ -14,11 +14,11 @@
  * 3. `Authorization: Bearer <token>`, compared in constant time → 401 —
  *    except `GET /v1/health` (exactly that path, a query aside), which says
  *    only that the daemon is up and its version, and the web pane's static
- *    files and login (`/ui`, `/ui/…`: daemon/ui/static.ts serves them
+ *    files and login (`/ui`, `/ui/…`: daemon/ui-static.ts serves them
  *    itself, never the API's router, so no spelling under /ui reaches a
  *    route). The path is compared as sent, before any normalisation, so
  *    `/v1/health/../mcp/servers` or an encoded spelling still needs the token.
- * 4. Instead of a bearer token, the web pane's cookie (ui/ui-auth.ts) — only
+ * 4. Instead of a bearer token, the web pane's cookie (ui-auth.ts) — only
  *    when no `Authorization` is sent (an invalid bearer is a 401 whatever
  *    cookie comes with it) — with its session's CSRF token in
  *    `X-Albedo-CSRF` on every request, reads included → 403 ALBEDO_CSRF: a
@@ -31,7 +31,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from './errors.ts';
-import { CSRF_HEADER, uiError, type UiAuth, type UiSession } from './ui/ui-auth.ts';
+import { CSRF_HEADER, uiError, type UiAuth, type UiSession } from './ui-auth.ts';
 
 export const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'] as const;
 
@@ -57,7 +57,7 @@ function isHealth(req: IncomingMessage): boolean {
   return req.method === 'GET' && requestPath(req) === HEALTH_PATH;
 }
 
-/** Whether `req` is for the web pane's files or login (`/ui`, `/ui/…`, as sent): daemon/ui/static.ts answers it, whatever the method. */
+/** Whether `req` is for the web pane's files or login (`/ui`, `/ui/…`, as sent): daemon/ui-static.ts answers it, whatever the method. */
 export function isUiRequest(req: IncomingMessage): boolean {
   const p = requestPath(req);
   return p !== null && (p === UI_PATH || p.startsWith(`${UI_PATH}/`));

@@ -9,7 +9,7 @@
 import { usage } from '../client/errors.ts';
 import { dict } from '../client/dict.ts';
 import { touches, type EntryParts, type Secrets } from './entry.ts';
-import { kindOf } from './show.ts';
+import { kindOf } from '../client/show.ts';
 
 /** The part of the API's Server the patch needs. */
 export interface CurrentServer {

@@ -5,18 +5,10 @@
  */
 import { Option, type Command } from 'commander';
 import { usage } from '../client/errors.ts';
+import { DEFAULT_JOBS } from '../import/options.ts';
 
-export interface ImportOptions {
-  from: string;
-  yes?: boolean;
-  disabled?: boolean;
-  replace?: boolean;
-  json?: boolean;
-  jobs?: number;
-}
+import type { ImportOptions } from '../import/options.ts';
 
-/** How many servers `--yes` tries at once unless `--jobs` says otherwise. */
-export const DEFAULT_JOBS = 4;
 const MAX_JOBS = 16;
 
 function jobs(v: string): number {

@@ -12,9 +12,9 @@ import { CliError, oneLine, usage } from '../client/errors.ts';
 import { seg } from '../client/http.ts';
 import { cell, emit, note, safe } from '../client/output.ts';
 import { EMPTY } from '../../web/shared/labels.js';
-import { problemOf, rowOf, serversTable } from './server-rows.ts';
+import { problemOf, rowOf, serversTable } from '../client/server-rows.ts';
 import type { EntryOptions } from './entry.ts';
-import { saveLine, saving, secretsOf, target } from './show.ts';
+import { saveLine, saving, secretsOf, target } from '../client/show.ts';
 import { signInCommands } from './sign-in.ts';
 import { importCommand } from './import.ts';
 

@@ -17,7 +17,7 @@ import { Client } from '../client/client.ts';
 import { CliError, EXIT, errorLine, usage } from '../client/errors.ts';
 import { seg } from '../client/http.ts';
 import { emit, note, safe } from '../client/output.ts';
-import { saveLine } from './show.ts';
+import { saveLine } from '../client/show.ts';
 
 const login = (name: string, suffix = ''): string => `/v1/auth/logins/mcp:${seg(name)}${suffix}`;
 /** The daemon's pending state expires after ten minutes (docs/design.md, "Sign-in"): waiting longer is pointless. */

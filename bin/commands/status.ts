@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { Client } from '../client/client.ts';
 import { emit, safe } from '../client/output.ts';
 import { transportOf } from '../../web/shared/labels.js';
-import { serversTable } from './server-rows.ts';
+import { serversTable } from '../client/server-rows.ts';
 
 interface ServerLine {
   name: string;

@@ -7,7 +7,7 @@
  */
 import { forPerson, oneLine } from '../client/errors.ts';
 import { cell, safe, table } from '../client/output.ts';
-import { target } from '../commands/show.ts';
+import { target } from '../client/show.ts';
 import { runsIn, secretNames, type Planned } from './plan.ts';
 
 export type Outcome = 'would_add' | 'added' | 'failed' | 'skipped';

@@ -13,7 +13,7 @@ import { CliError, EXIT, oneLine } from '../client/errors.ts';
 import { seg } from '../client/http.ts';
 import { emit, safe } from '../client/output.ts';
 import { startProgress, type Progress } from '../client/progress.ts';
-import { DEFAULT_JOBS, type ImportOptions } from '../commands/import.ts';
+import { DEFAULT_JOBS, type ImportOptions } from './options.ts';
 import { plan } from './plan.ts';
 import { ask } from './prompt.ts';
 import { human, json, type Row } from './report.ts';

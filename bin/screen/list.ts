@@ -12,7 +12,7 @@ import React from 'react';
 import { Box, Text } from 'ink';
 import { authLabel, EMPTY, NO_AUTH, savedStateLabel, transportOf } from '../../web/shared/labels.js';
 import { cell, safe } from '../client/output.ts';
-import { problemOf as problemCell } from '../commands/server-rows.ts';
+import { problemOf as problemCell } from '../client/server-rows.ts';
 import { problemOf, type Problem, type ScreenApi, type Server } from './api.ts';
 import { editForm, newForm, type FormState } from './form-state.ts';
 import { firstLine, hasMore } from './tool-text.ts';

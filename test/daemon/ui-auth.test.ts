@@ -1,11 +1,11 @@
-// The web pane's links and cookie sessions as a unit (daemon/ui/ui-auth.ts),
+// The web pane's links and cookie sessions as a unit (daemon/ui-auth.ts),
 // on a clock of the test's: a code works once and until its TTL, at most
 // MAX_LINKS live (the oldest dropped); a session ends after 12 hours unused
 // (each use starts the time again), at most MAX_SESSIONS (the least recently
 // used dropped); the cookie is found among others by its port's name; the
 // CSRF token compares exactly; ALBEDO_UI_LINK_TTL_MS within its bounds.
 import t from 'tap';
-import { MAX_LINKS, MAX_SESSIONS, UI_LINK_TTL_MS, UI_SESSION_IDLE_MS, UiAuth, uiLinkTtl } from '../../daemon/ui/ui-auth.ts';
+import { MAX_LINKS, MAX_SESSIONS, UI_LINK_TTL_MS, UI_SESSION_IDLE_MS, UiAuth, uiLinkTtl } from '../../daemon/ui-auth.ts';
 
 const codeOf = (url: string): string => new URL(url).searchParams.get('code')!;
 

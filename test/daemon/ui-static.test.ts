@@ -12,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT, newTag, tempHome } from '../helpers.ts';
 import { startDaemon } from './harness.ts';
-import { resolveUiFile, SECURITY_HEADERS, TYPES, uiFiles, vendorFile } from '../../daemon/ui/static.ts';
-import { UiAuth } from '../../daemon/ui/ui-auth.ts';
+import { resolveUiFile, SECURITY_HEADERS, TYPES, uiFiles, vendorFile } from '../../daemon/ui-static.ts';
+import { UiAuth } from '../../daemon/ui-auth.ts';
 
 t.setTimeout(170_000);
 

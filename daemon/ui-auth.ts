@@ -17,7 +17,7 @@
  * read each other's.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ApiError, type ApiErrorCode } from '../errors.ts';
+import { ApiError, type ApiErrorCode } from './errors.ts';
 
 /** How long a login link works: 15 minutes. */
 export const UI_LINK_TTL_MS = 15 * 60_000;

@@ -17,9 +17,9 @@
  */
 import { createRoute, z, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { splitCommandLine } from '../../protocol/command-line.ts';
-import { ApiError } from '../errors.ts';
-import { errorSchema } from '../schemas.ts';
+import { splitCommandLine } from '../protocol/command-line.ts';
+import { ApiError } from './errors.ts';
+import { errorSchema } from './schemas.ts';
 import type { UiAuth } from './ui-auth.ts';
 
 const json = <S>(schema: S, description: string) => ({ description, content: { 'application/json': { schema } } });

@@ -4,7 +4,7 @@
  * strict save found.
  */
 import { savedStateLabel, toolsLabel } from '../../web/shared/labels.js';
-import { withProgress } from '../client/progress.ts';
+import { withProgress } from './progress.ts';
 
 /** A server entry's transport: `type`, else http when it has a `url`, else stdio (the rule of extensions.json). */
 export function kindOf(config: Record<string, any>): 'http' | 'stdio' {

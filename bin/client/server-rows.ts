@@ -7,8 +7,8 @@
  * mcp show`.
  */
 import { authLabel, EMPTY, problemText, savedStateLabel, transportOf } from '../../web/shared/labels.js';
-import { forPerson } from '../client/errors.ts';
-import { cell, table, terminalWidth } from '../client/output.ts';
+import { forPerson } from './errors.ts';
+import { cell, table, terminalWidth } from './output.ts';
 
 /** A `Server` of `GET /v1/mcp/servers`, as far as a row reads it. */
 export interface ServerLike {

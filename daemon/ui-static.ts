@@ -23,13 +23,13 @@ import { constants, promises as fsp, realpathSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describeDefect } from '../app.ts';
-import { ApiError } from '../errors.ts';
-import { requestPath, UI_PATH } from '../guard.ts';
+import { describeDefect } from './app.ts';
+import { ApiError } from './errors.ts';
+import { requestPath, UI_PATH } from './guard.ts';
 import { uiError, type UiAuth } from './ui-auth.ts';
 
 /** The package's web/ directory. */
-export const WEB_ROOT = fileURLToPath(new URL('../../web/', import.meta.url));
+export const WEB_ROOT = fileURLToPath(new URL('../web/', import.meta.url));
 
 /** htm's standalone ES module (its exports map offers `htm/preact/standalone`; the browser build sits beside it). */
 export function vendorFile(): string {
