@@ -39,6 +39,7 @@ t.test('bench --quick writes latest.json, latest.md and latest.svg with every sc
     'large payloads',
     'memory',
     'normaliser transfer',
+    'saves',
     'sessions',
     'stdio calls',
   ]);
