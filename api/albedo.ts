@@ -152,13 +152,21 @@ export class Albedo {
     if (opts.faults !== undefined && typeof opts.faults !== 'boolean') {
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'faults must be true or false', { outcome: 'not_run' });
     }
+    const transportWorkers = opts.transportWorkers ?? 2;
+    // A pool of no worker (0, a negative, NaN) could place no connection; refused here rather than as a TypeError at connect().
+    if (!Number.isSafeInteger(transportWorkers) || transportWorkers < 1) {
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'transportWorkers must be a whole number of at least 1', {
+        outcome: 'not_run',
+        data: { path: ['transportWorkers'] },
+      });
+    }
     const owner = opts.owner ?? `pid:${process.pid}:${randomUUID()}`;
     // Checked before anything is made: a bad `services` starts nothing.
     this.#services = serviceTable(
       {
         home: this.home,
         homeAt: opts.homeAt,
-        transportWorkers: opts.transportWorkers ?? 2,
+        transportWorkers,
         clientInfo: opts.clientInfo ?? { name: 'albedo', version: pkg.version },
         owner,
         capabilities: capabilitiesFor(opts.handlers),

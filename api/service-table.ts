@@ -247,13 +247,18 @@ function moduleFile(name: string, m: unknown): string {
   return file;
 }
 
-/** Options go to a worker thread: a plain object whose values survive a structured clone (no functions). */
+/**
+ * Options go to a worker thread: a plain object whose values survive a
+ * structured clone (no functions). The clone is what is kept: a service
+ * starts long after createAlbedo (with sessions, at a sign-in), and what the
+ * embedder changes in its object meanwhile must neither reach the worker
+ * unchecked nor make that start throw.
+ */
 function plainOptions(name: string, o: unknown): Record<string, unknown> {
   if (!isPlainObject(o)) throw invalid(`services.${name}.options must be a plain object`, [name, 'options']);
   try {
-    structuredClone(o);
+    return structuredClone(o);
   } catch {
     throw invalid(`services.${name}.options must be plain data that can cross to a worker thread (no functions)`, [name, 'options']);
   }
-  return o;
 }

@@ -21,7 +21,7 @@ export interface ServiceSpec {
   name: string;
   /** Absolute path of the service module (a file exporting defineService(...)). */
   module: string;
-  /** Shared pool size; keys are spread over these slots. Default 1. */
+  /** Shared pool size, a whole number of at least 1 (`start` refuses anything else); keys are spread over these slots. Default 1. */
   instances?: number;
   options?: unknown;
   restart?: Partial<RestartPolicy>;
@@ -143,15 +143,31 @@ export class Kernel {
    * background (calls queue until it is ready); each further one when
    * placement first needs it (see #slotFor), so a process that uses one
    * connection pays for one worker's start-up and memory, not the pool's.
+   * Throws ALBEDO_INVALID_ARGUMENT for a name taken (by a worker service or
+   * a local one) or a bad `instances`; a first worker that cannot be made
+   * (options a thread cannot take) throws too, and leaves nothing registered.
    */
   start(spec: ServiceSpec): void {
     if (this.#stopped) throw new AlbedoError('ALBEDO_CLOSED', 'the kernel is stopped');
-    if (this.#services.has(spec.name)) {
+    if (this.#services.has(spec.name) || this.#local.has(spec.name)) {
       throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${spec.name} is already started`);
     }
-    const svc: Service = { spec, shared: [], size: spec.instances ?? 1, slots: [], byKey: new Map(), rr: 0, stopped: false };
+    const size = spec.instances ?? 1;
+    // A pool of none (or of a fraction) has no slot to place a call on: placement would fail on every call.
+    if (!Number.isSafeInteger(size) || size < 1) {
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `service ${spec.name}: instances must be a whole number of at least 1`, {
+        outcome: 'not_run',
+      });
+    }
+    const svc: Service = { spec, shared: [], size, slots: [], byKey: new Map(), rr: 0, stopped: false };
     this.#services.set(spec.name, svc);
-    if (svc.size > 0) this.#newShared(svc);
+    try {
+      this.#newShared(svc);
+    } catch (err) {
+      // The first worker could not be made (options a thread cannot take): nothing stays registered under the name.
+      this.#services.delete(spec.name);
+      throw err;
+    }
   }
 
   /** The next shared slot: instance numbers 0…size−1 are the pool's, whenever each starts; dedicated slots come after. */

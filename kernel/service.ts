@@ -124,6 +124,8 @@ export interface UncheckedCallContext extends UncheckedContext, CallBase {}
 export interface UncheckedDefinition {
   /** Set by defineService: the service whose contract the module implements. */
   readonly service?: string;
+  /** Set by defineUncheckedService: a module outside the maps, which the worker host starts under any name. */
+  readonly unchecked?: true;
   handlers: Record<string, (params: any, ctx: UncheckedCallContext) => unknown>;
   events?: Record<string, (payload: any, ctx: UncheckedContext) => void>;
   start?(ctx: UncheckedContext): void | Promise<void>;
@@ -137,7 +139,8 @@ export interface UncheckedDefinition {
  * protocol/services/maps.ts uses defineService.
  */
 export function defineUncheckedService(def: UncheckedDefinition): UncheckedDefinition {
-  return def;
+  // Marked so the worker host knows it was meant to run under any name; a plain object naming no service is refused.
+  return { ...def, unchecked: true };
 }
 
 /**

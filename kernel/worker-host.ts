@@ -231,10 +231,15 @@ const base: WorkerContext = {
 // Loaded by path, its types are gone: what defineService checked at compile time, only its name is left to check here.
 const mod = (await import(pathToFileURL(boot.module).href)) as { default: UncheckedDefinition };
 const def = mod.default;
-if (!def || typeof def.handlers !== 'object') throw new Error(`${boot.module} does not export a service definition`);
+if (!def || typeof def.handlers !== 'object' || def.handlers === null) {
+  throw new Error(`${boot.module} does not export a service definition`);
+}
 // A module implements the contract it was defined for: one started under another service's name would answer the wrong messages.
-if (def.service !== undefined && def.service !== boot.service) {
-  throw new Error(`${boot.module} defines the ${def.service} service, not ${boot.service}`);
+// One that names none (a plain object that forgot `service`) was checked against no contract; only a module made with
+// defineUncheckedService (a test's fixture, outside the maps) runs under any name.
+if (def.unchecked !== true && def.service !== boot.service) {
+  const which = typeof def.service === 'string' ? `defines the ${def.service} service` : 'names no service';
+  throw new Error(`${boot.module} ${which}, not ${boot.service}: its default export must be defineService('${boot.service}', ...)`);
 }
 
 /**

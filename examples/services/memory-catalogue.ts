@@ -19,7 +19,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { defineService } from '../../kernel/service.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { SavedCatalogue } from '../../protocol/catalogue.ts';
-import { MAX_NORMALISE_BATCH, savedCatalogueSchema } from '../../protocol/services/catalogue.ts';
+import { MAX_LOOKUPS, MAX_NORMALISE_BATCH, savedCatalogueSchema } from '../../protocol/services/catalogue.ts';
 import { isProfile, normalise, PROFILES } from '../../services/catalogue/schema/normalise.ts';
 
 /** The saved catalogues, by server name: one row each, as the LMDB table keeps them. */
@@ -42,6 +42,7 @@ export default defineService('catalogue', {
   handlers: {
     'catalogue/current'(p) {
       if (!Array.isArray(p?.servers)) throw invalid('servers must be an array of { server, fingerprint }');
+      if (p.servers.length > MAX_LOOKUPS) throw invalid(`at most ${MAX_LOOKUPS} servers per lookup`, { path: ['servers'] });
       return p.servers.map((want, i) => {
         if (typeof want?.server !== 'string' || typeof want.fingerprint !== 'string') {
           throw invalid(`servers[${i}] must be { server: string, fingerprint: string }`, { path: ['servers', i] });
@@ -54,7 +55,9 @@ export default defineService('catalogue', {
       const checked = savedCatalogueSchema.safeParse(p?.row);
       if (!checked.success) {
         const issue = checked.error.issues[0]!;
-        throw invalid(`row.${issue.path.join('.')}: ${issue.message}`, { path: ['row', ...issue.path.map(String)] });
+        // An index stays a number, as the built-in service names it (only a symbol, which JSON cannot carry, becomes text).
+        const at = issue.path.map((x) => (typeof x === 'symbol' ? String(x) : x));
+        throw invalid(`row.${issue.path.join('.')}: ${issue.message}`, { path: ['row', ...at] });
       }
       const row = p.row;
       const saved = rows.get(row.server);

@@ -36,6 +36,9 @@ export const savedCatalogueSchema = z.strictObject({
 /** Most schemas one `catalogue/normalise` call takes (a 5,000-tool catalogue is a tenth of it). */
 export const MAX_NORMALISE_BATCH = 50_000;
 
+/** Most saved catalogues one `catalogue/current` looks up (a session has at most a thousand servers). */
+export const MAX_LOOKUPS = 10_000;
+
 /** `catalogue/stats`: where batches ran, and the pool's threads (for tests and status screens). */
 export interface CatalogueStats {
   /** The service thread's Linux thread id, or null elsewhere. */
@@ -64,7 +67,9 @@ export interface CatalogueStats {
 export interface CatalogueMethods {
   /**
    * The saved rows for these servers, each only when it was saved under the
-   * given fingerprint (else null), in order.
+   * given fingerprint (else null), in order. More than MAX_LOOKUPS servers, or
+   * one that is not `{ server: string, fingerprint: string }`, is refused with
+   * ALBEDO_INVALID_ARGUMENT (`not_run`, `data.path` naming it).
    */
   'catalogue/current': { params: { servers: { server: string; fingerprint: string }[] }; result: (SavedCatalogue | null)[] };
   /**

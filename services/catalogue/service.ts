@@ -10,7 +10,7 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { defineService } from '../../kernel/service.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
-import { MAX_NORMALISE_BATCH, savedCatalogueSchema, type CatalogueMethods } from '../../protocol/services/catalogue.ts';
+import { MAX_LOOKUPS, MAX_NORMALISE_BATCH, savedCatalogueSchema, type CatalogueMethods } from '../../protocol/services/catalogue.ts';
 import { NormalisePool, type PoolOptions } from './normalise-pool.ts';
 import { linuxThreadId } from './normalise-task.ts';
 import { isProfile, PROFILES } from './schema/normalise.ts';
@@ -38,9 +38,6 @@ function the(): { store: CatalogueStore; pool: NormalisePool } {
   if (!store || !pool) throw new AlbedoError('ALBEDO_CLOSED', 'the catalogue service is not started', { outcome: 'not_run' });
   return { store, pool };
 }
-
-/** The most saved catalogues one `catalogue/current` looks up (a session has at most a thousand servers). */
-const MAX_LOOKUPS = 10_000;
 
 function serverOf(p: { server?: unknown } | undefined): string {
   if (typeof p?.server !== 'string' || p.server === '') throw invalid('server must be a non-empty string');
