@@ -16,9 +16,10 @@
  * they are written without fsync, and that module may load nothing of ours
  * but protocol/private-dir.ts (a worker's data: entry inlines them).
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { isAlive } from './process.ts';
 
 export interface AtomicWriteOptions {
   /** The new file's mode; default: the mode of the file it replaces, else 0600. */
@@ -47,8 +48,7 @@ export function writeFileAtomic(file: string, data: string | Buffer, opts: Atomi
   const fd = openSync(tmp, 'wx', mode);
   try {
     try {
-      if (typeof data === 'string') writeSync(fd, data);
-      else writeSync(fd, data);
+      writeAll(fd, typeof data === 'string' ? Buffer.from(data) : data);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -64,6 +64,49 @@ export function writeFileAtomic(file: string, data: string | Buffer, opts: Atomi
     throw err;
   }
   syncDir(dir);
+  removeLeftovers(dir, path.basename(file));
+}
+
+/** A temporary file older than this, of a writer that is gone, was left by a writer killed before its rename. */
+const LEFTOVER_AGE_MS = 60_000;
+
+/**
+ * Removes the temporary files of `base` that writers killed between creating and renaming them left (a copy of
+ * creds.json's tokens would outlive a sign-out): those of another pid that is not alive, older than a minute (never
+ * a live writer's, never one of this process's threads). Best effort: it never fails the write it follows.
+ */
+function removeLeftovers(dir: string, base: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  const prefix = `.${base}.`;
+  for (const name of names) {
+    const m = name.startsWith(prefix) ? /^(\d+)\.[0-9a-f]{8}\.tmp$/.exec(name.slice(prefix.length)) : null;
+    if (!m || Number(m[1]) === process.pid || isAlive({ pid: Number(m[1]), start: null })) continue;
+    const leftover = path.join(dir, name);
+    try {
+      const st = lstatSync(leftover);
+      if (st.isFile() && Date.now() - st.mtimeMs > LEFTOVER_AGE_MS) unlinkSync(leftover);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
+
+/**
+ * Writes all of `buf`: write(2) near a file size limit or on a full disk writes what fits and returns that count (the
+ * next write fails with EFBIG or ENOSPC), and a file renamed into place after one short write would be a part of itself.
+ */
+function writeAll(fd: number, buf: Buffer): void {
+  for (let at = 0; at < buf.length;) {
+    const n = writeSync(fd, buf, at, buf.length - at);
+    // A regular file never answers 0 to a write of something; were it to, looping would never end.
+    if (n <= 0) throw Object.assign(new Error('write: no progress'), { code: 'EIO' });
+    at += n;
+  }
 }
 
 /** Removes `file` (restoring "absent"), durably: an absent file is no error. */

@@ -12,6 +12,7 @@
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { SavedCatalogue } from '../../protocol/catalogue.ts';
+import { savedCatalogueSchema } from '../../protocol/services/catalogue.ts';
 
 export type { SavedCatalogue } from '../../protocol/catalogue.ts';
 
@@ -44,11 +45,11 @@ function checked(text: unknown): SavedCatalogue | undefined {
   } catch {
     return undefined;
   }
-  if (!r || r.v !== ROW_VERSION || typeof r.fingerprint !== 'string' || typeof r.server !== 'string') return undefined;
-  const c = r.catalogue;
-  if (!c || ![c.tools, c.resources, c.resourceTemplates, c.prompts].every(Array.isArray)) return undefined;
+  if (!r || typeof r !== 'object' || r.v !== ROW_VERSION) return undefined;
   const { v: _v, ...saved } = r;
-  return saved;
+  // Checked as `catalogue/put` checked it before writing: a row damaged on disk can still parse, and its items are
+  // what every session over the server builds its definitions from (a null tool threw from each session's open).
+  return savedCatalogueSchema.safeParse(saved).success ? saved : undefined;
 }
 
 export class CatalogueStore {

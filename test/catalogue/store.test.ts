@@ -94,6 +94,34 @@ t.test('a row of another shape or encoding is ignored, not trusted', async (t) =
   await root.close();
 });
 
+t.test('a JSON row whose lists hold what no discovery saved (damaged on disk) is ignored, not advertised', async (t) => {
+  const store = path.join(tempHome(t), 'store');
+  t.teardown(closeCatalogueStores);
+  const { open } = await import('lmdb');
+  const root = open({ path: store, compression: false, maxDbs: 16 });
+  const text = root.openDB<string, string>({ name: 'mcp_catalogues', compression: true, encoding: 'string' });
+  // Advertised, the first three threw a TypeError from the open of every session over the server (its definitions and
+  // names are built from the items), and the row was never replaced: no session got as far as its dial.
+  const damaged: Record<string, unknown> = {
+    'null tool': { tools: [null] },
+    'numeric name': { tools: [{ name: 5, inputSchema: { type: 'object' } }] },
+    'string tool': { tools: ['search'] },
+    'resource without uri': { resources: [{ name: 'r' }] },
+    'prompt arguments not a list': { prompts: [{ name: 'p', arguments: 'x' }] },
+  };
+  for (const [what, lists] of Object.entries(damaged)) {
+    const saved = row({ server: what, catalogue: { ...row().catalogue, ...(lists as object) } });
+    await text.put(what, JSON.stringify({ ...saved, v: 2 }));
+  }
+  await text.put('whole', JSON.stringify({ ...row({ server: 'whole' }), v: 2 }));
+  const s = new CatalogueStore(store);
+  for (const what of Object.keys(damaged)) t.equal(s.current(what, 'fp1'), undefined, what);
+  t.equal(s.current('whole', 'fp1')?.server, 'whole', 'the control: a whole row of the same version is found');
+  t.equal(await s.put(row({ server: 'null tool' })), true, 'the next discovery replaces a damaged row');
+  t.equal(s.current('null tool', 'fp1')?.catalogue.tools[0]?.name, 'search');
+  await root.close();
+});
+
 /**
  * A catalogue whose schemas name a property `__proto__`, as JSON.parse makes
  * it from the wire (an own key): the hand-made hard case of odd property

@@ -13,10 +13,13 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { removeFileDurably, writeFileAtomic } from '../../platform/atomic-file.ts';
 
 function dir(t: { teardown(fn: () => unknown): void }): string {
@@ -102,4 +105,55 @@ t.test('removeFileDurably removes a file, and an absent one is no error', async 
   t.doesNotThrow(() => removeFileDurably(file));
   mkdirSync(path.join(d, 'sub'));
   t.throws(() => removeFileDurably(path.join(d, 'sub')), 'another failure (here: a directory) is thrown');
+});
+
+t.test('a write the system cuts short (a file size limit, a full disk) fails and leaves the file as it was', async (t) => {
+  const d = dir(t);
+  const file = path.join(d, 'creds.json');
+  writeFileAtomic(file, 'old\n');
+  // write(2) near a limit writes what fits and says so, then fails (EFBIG, ENOSPC): a writer that does not
+  // look at the count renames a part of the file into place. `ulimit -f 16`: 8 or 16 KiB (512- or 1024-byte blocks).
+  const atomic = pathToFileURL(path.join(import.meta.dirname, '..', '..', 'platform', 'atomic-file.ts')).href;
+  const script = `
+    const { writeFileAtomic } = await import(${JSON.stringify(atomic)});
+    try { writeFileAtomic(${JSON.stringify(file)}, 'x'.repeat(100_000)); console.log('wrote'); }
+    catch (err) { console.log(err.code); }
+  `;
+  const r = spawnSync('/bin/sh', ['-c', 'ulimit -f 16 && exec "$0" --input-type=module -e "$1"', process.execPath, script], {
+    encoding: 'utf8',
+  });
+  t.equal(r.status, 0, r.stderr);
+  t.equal(r.stdout.trim(), 'EFBIG', 'the write fails');
+  t.equal(readFileSync(file, 'utf8'), 'old\n', 'the file as it was, not a part of the new one');
+  t.same(temps(d), [], 'no temporary file left');
+});
+
+t.test("a temporary file a killed writer left is removed by a later write; a live writer's and a fresh one stay", async (t) => {
+  const d = dir(t);
+  const file = path.join(d, 'creds.json');
+  writeFileAtomic(file, '{}\n');
+  // A writer killed between its temporary file's fsync and the rename (the OOM killer, a power cut): the copy stays.
+  const atomic = pathToFileURL(path.join(import.meta.dirname, '..', '..', 'platform', 'atomic-file.ts')).href;
+  const script = `
+    const { writeFileAtomic } = await import(${JSON.stringify(atomic)});
+    writeFileAtomic(${JSON.stringify(file)}, '{"token":"secret"}\\n', { beforeRename: () => process.kill(process.pid, 'SIGKILL') });
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  t.equal(r.signal, 'SIGKILL', r.stderr);
+  const [left] = temps(d);
+  t.match(left, new RegExp(`^\\.creds\\.json\\.${r.pid}\\.[0-9a-f]{8}\\.tmp$`), "the killed writer's temporary file");
+  t.equal(readFileSync(path.join(d, left!), 'utf8'), '{"token":"secret"}\n');
+  const old = new Date(Date.now() - 10 * 60_000);
+  utimesSync(path.join(d, left!), old, old);
+  // A live process's (its writer may be slow) and one just made (its pid may be another namespace's) are not touched.
+  const live = `.creds.json.${process.ppid}.0123abcd.tmp`;
+  writeFileSync(path.join(d, live), 'live');
+  utimesSync(path.join(d, live), old, old);
+  const fresh = `.creds.json.${r.pid}.89abcdef.tmp`;
+  writeFileSync(path.join(d, fresh), 'fresh');
+  const otherFile = `.daemon.json.${r.pid}.0123abcd.tmp`;
+  writeFileSync(path.join(d, otherFile), 'another file');
+  utimesSync(path.join(d, otherFile), old, old);
+  writeFileAtomic(file, '{}\n');
+  t.same(temps(d).sort(), [otherFile, live, fresh].sort(), "the killed writer's copy is gone; the others stay");
 });
