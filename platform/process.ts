@@ -55,6 +55,7 @@ export function thisProcess(): ProcessRecord {
  * process. A record without a start time is judged by its pid alone.
  */
 export function isAlive(rec: ProcessRecord): boolean {
+  if (!Number.isInteger(rec.pid) || rec.pid <= 0) return false;
   try {
     process.kill(rec.pid, 0);
   } catch (err) {
@@ -69,7 +70,7 @@ export function isAlive(rec: ProcessRecord): boolean {
 export function parseProcessRecord(text: string): ProcessRecord | null {
   try {
     const v = JSON.parse(text) as Partial<ProcessRecord>;
-    if (!Number.isInteger(v.pid) || (v.start !== null && typeof v.start !== 'string')) return null;
+    if (!Number.isInteger(v.pid) || v.pid! <= 0 || (v.start !== null && typeof v.start !== 'string')) return null;
     return { pid: v.pid!, start: v.start ?? null };
   } catch {
     return null;

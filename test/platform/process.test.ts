@@ -80,7 +80,15 @@ t.test('pid-file records: only a whole one is one', async (t) => {
     '{"pid":1.5,"start":null}',
     '{"pid":12}',
     '{"pid":12,"start":3}',
+    // kill(0, 0) and kill(-1, 0) signal a process group and succeed: such a record would count as alive for good.
+    '{"pid":0,"start":null}',
+    '{"pid":-1,"start":null}',
   ]) {
     t.equal(parseProcessRecord(bad), null, JSON.stringify(bad));
   }
+});
+
+t.test('a pid of 0 or below is never alive (kill would address a process group)', async (t) => {
+  t.equal(isAlive({ pid: 0, start: null }), false);
+  t.equal(isAlive({ pid: -1, start: null }), false);
 });
