@@ -97,45 +97,53 @@ const impls: [Impl, Impl] = [albedo, sdk];
 // The raw echo server as plain JS, for the rows that launch many servers or time a process's start.
 const rawEchoJs = writeRawEchoJs(home);
 
+/** Runs a group if it is asked for, and says how long it took (what a slow `--quick` spends its time on). */
+async function group(name: string, run: () => Promise<void>): Promise<void> {
+  if (!runs(name)) return;
+  const t0 = performance.now();
+  await run();
+  log(`group ${name}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
 try {
   // 1–2. Calls over stdio and HTTP (bench/calls.ts)
-  if (runs('stdio')) await stdioRows({ P, impls, row, log });
-  if (runs('http')) await httpRows({ P, impls, row, log });
+  await group('stdio', () => stdioRows({ P, impls, row, log }));
+  await group('http', () => httpRows({ P, impls, row, log }));
 
   // 3. Connect and discover (bench/connect.ts)
-  if (runs('connect')) await connectRows({ P, home, impls, row, log });
+  await group('connect', () => connectRows({ P, home, impls, row, log }));
 
   // 3b. Start-up: a new process to its first call, and its peak RSS (bench/startup.ts)
-  if (runs('startup')) await startupRows({ quick, serverJs: rawEchoJs, row, log });
+  await group('startup', () => startupRows({ quick, serverJs: rawEchoJs, row, log }));
 
   // 4–5. Memory per connection and large payloads, in processes of their own (bench/footprint.ts, bench/child.ts)
-  if (runs('memory')) await memoryRows({ P, rawEchoJs, row, log });
-  if (runs('large')) await largeRows({ row, log });
+  await group('memory', () => memoryRows({ P, rawEchoJs, row, log }));
+  await group('large', () => largeRows({ row, log }));
 
   // 6. Kernel hop: a no-op call and no-op calls in flight, beside bare postMessage (bench/hop.ts)
-  if (runs('hop')) await hopRows({ P, kernel: albedo.albedo.kernel, row, log });
+  await group('hop', () => hopRows({ P, kernel: albedo.albedo.kernel, row, log }));
 
   // 7. Sessions (bench/sessions.ts)
-  if (runs('sessions')) await sessionRows({ P, home, sdk, row, log, child, rawEchoJs });
+  await group('sessions', () => sessionRows({ P, home, sdk, row, log, child, rawEchoJs }));
 
   // 8. A 5,000-tool catalogue named + normalised + bounded (bench/catalogue.ts)
-  if (runs('catalogue')) await catalogueRows({ quick, rounds: P.rounds, row, log });
+  await group('catalogue', () => catalogueRows({ quick, rounds: P.rounds, row, log }));
 
   // 9. The daemon's HTTP API (bench/daemon.ts)
-  if (runs('daemon')) await daemonRows({ P, home, sdk, row, log, child, rawEchoJs });
+  await group('daemon', () => daemonRows({ P, home, sdk, row, log, child, rawEchoJs }));
 
   // 10. `albedo mcp list` start-up against a running daemon (bench/cli.ts)
-  if (runs('cli')) await cliRows({ quick, home, row, log });
+  await group('cli', () => cliRows({ quick, home, row, log }));
 
   // 11. Context economy: deferred vs all, tool search latency and recall (bench/context.ts)
-  if (runs('context')) await contextRows({ quick, row, log });
+  await group('context', () => contextRows({ quick, row, log }));
 
   // 12. Encodings measured before choosing: the normaliser's batches to its pool (bench/transfer.ts), LMDB values (bench/lmdb-values.ts)
-  if (runs('transfer')) await transferRows({ quick, rounds: P.rounds, row, log });
-  if (runs('lmdb')) await lmdbRows({ quick, rounds: P.rounds, row, log });
+  await group('transfer', () => transferRows({ quick, rounds: P.rounds, row, log }));
+  await group('lmdb', () => lmdbRows({ quick, rounds: P.rounds, row, log }));
 
   // 13. A settings save through the daemon's writes: kernel calls and latency (bench/settings-save.ts)
-  if (runs('saves')) await settingsSaveRows({ quick, rounds: P.rounds, row, log });
+  await group('saves', () => settingsSaveRows({ quick, rounds: P.rounds, row, log }));
 } finally {
   await albedo.close();
   rmSync(home, { recursive: true, force: true });
