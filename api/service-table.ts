@@ -248,6 +248,17 @@ function moduleFile(name: string, m: unknown): string {
 }
 
 /**
+ * Options the table takes from the instance and that other parts of it must
+ * agree with: a composer under another owner or home than the sessions API
+ * restores nothing and closes nothing of its own, and a settings service on
+ * another home saves where the sessions do not read.
+ */
+const INSTANCE_OWNED: { [S in TableService]?: readonly string[] } = {
+  composer: ['owner', 'home', 'capabilities'],
+  settings: ['home', 'at'],
+};
+
+/**
  * Options go to a worker thread: a plain object whose values survive a
  * structured clone (no functions). The clone is what is kept: a service
  * starts long after createAlbedo (with sessions, at a sign-in), and what the
@@ -256,6 +267,12 @@ function moduleFile(name: string, m: unknown): string {
  */
 function plainOptions(name: string, o: unknown): Record<string, unknown> {
   if (!isPlainObject(o)) throw invalid(`services.${name}.options must be a plain object`, [name, 'options']);
+  for (const k of INSTANCE_OWNED[name as TableService] ?? []) {
+    if (Object.hasOwn(o, k)) {
+      const why = `services.${name}.options.${k} is the instance's own (createAlbedo's home, homeAt, owner or handlers): set it there`;
+      throw invalid(why, [name, 'options', k]);
+    }
+  }
   try {
     return structuredClone(o);
   } catch {

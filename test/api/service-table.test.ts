@@ -31,6 +31,10 @@ t.test('a bad services option is refused with ALBEDO_INVALID_ARGUMENT, and nothi
     ['options that are an array', { catalogue: { options: [1] } }, ['services', 'catalogue', 'options']],
     ['options holding a function', { catalogue: { options: { onSave: () => {} } } }, ['services', 'catalogue', 'options']],
     ['options that are a class instance', { catalogue: { options: new Map() } }, ['services', 'catalogue', 'options']],
+    // The instance's own: a composer under another owner would restore and close none of this instance's sessions.
+    ['a composer owner', { composer: { options: { owner: 'someone-else' } } }, ['services', 'composer', 'options', 'owner']],
+    ['a composer home', { composer: { options: { home: '/tmp' } } }, ['services', 'composer', 'options', 'home']],
+    ['a settings home', { settings: { options: { home: '/tmp' } } }, ['services', 'settings', 'options', 'home']],
   ];
   for (const [what, services, at] of cases) {
     const home = path.join(dir, 'home');
