@@ -24,9 +24,15 @@
  * either way. Reads are not queued.
  *
  * A write whose client goes away (its request's `signal`: Ctrl-C on `albedo
- * mcp add`, a closed page) before it is written writes nothing: the signal
- * cancels the call, the service gives up the try at once and checks again
- * before the commit.
+ * mcp add`, a closed page) while it waits behind another write of its
+ * server, or while its server is tried, writes nothing: the one waiting is
+ * not sent; the try is given up on at once, and `save/check` and `save/try`
+ * refuse the save (ALBEDO_CLOSED), so the service writes nothing. The call
+ * itself is not cancelled (a cancel could land while the service writes, and
+ * the daemon would never learn that it did): a save past its try, or one
+ * not tried, is written and seen through — its try's discovery kept, a
+ * removed server forgotten, a sign-in ended — whether or not anyone is left
+ * to hear the answer.
  *
  * A write that removes a server, changes its URL or signs it out ends the
  * server's pending sign-in (its tokens would be for a server that is no
@@ -68,10 +74,15 @@ export interface WritesOptions {
 interface Save {
   name: string | null;
   pre: Preconditions;
+  /** The request's: its client went away. */
+  signal?: AbortSignal;
   /** What the try found (its discovery is kept once the save is written). */
   tried?: TryResult;
-  /** The API's error a callback refused the save with: the answer, whatever crossed the settings worker. */
-  failure?: ApiError;
+  /**
+   * What a callback refused the save with, as it was thrown (an ApiError's status and path, a defect's stack, do not
+   * cross threads), and what the settings service was sent instead: the answer, when the save failed with that.
+   */
+  failure?: { thrown: unknown; sent: AlbedoError };
 }
 
 /** The longest a try may take (twice the largest startupTimeoutMs and 5 s), and the service's own work around it. */
@@ -196,6 +207,7 @@ export class SettingsWrites {
   async #check(p: { id: string; server?: ServerState | null; section?: SectionView }): Promise<Record<string, never>> {
     const save = this.#save(p.id);
     try {
+      if (save.signal?.aborted) throw withdrawn();
       if (p.section) checkPreconditions(save.pre, etagOf(mcpSection(p.section)));
       else {
         const s = p.server ?? null;
@@ -209,10 +221,14 @@ export class SettingsWrites {
     return {};
   }
 
-  /** `save/try`: the strict save's try (strict-save.ts); given up on when the save is (`signal`). */
+  /**
+   * `save/try`: the strict save's try (strict-save.ts); given up on when the service gives up the save (`signal`) or
+   * the client goes away — then refused, however the try ended, so the service writes nothing.
+   */
   async #try(p: TryParams, signal: AbortSignal): Promise<{ result: 'connected' | 'needs_sign_in' }> {
     const save = this.#save(p.id);
     try {
+      if (save.signal?.aborted) throw withdrawn();
       const { name, server, isolate, fingerprint, signOut } = p;
       const tried = await tryServer(this.#kernel, {
         name,
@@ -221,8 +237,11 @@ export class SettingsWrites {
         fingerprint,
         signOut,
         eraCachePath: this.#opts.eraCachePath,
-        signal,
+        signal: save.signal ? AbortSignal.any([signal, save.signal]) : signal,
+      }).catch((err: unknown) => {
+        throw save.signal?.aborted ? withdrawn() : err;
       });
+      if (save.signal?.aborted) throw withdrawn();
       save.tried = tried;
       return { result: tried.result };
     } catch (err) {
@@ -248,17 +267,19 @@ export class SettingsWrites {
     signal?: AbortSignal,
     then?: (save: Save, r: ApplyResult) => Promise<T>,
   ): Promise<T> {
+    // Gone while it waited behind another write of its server: not sent.
+    if (signal?.aborted) throw withdrawn();
     const id = randomUUID();
-    const save: Save = { name, pre };
+    const save: Save = signal ? { name, pre, signal } : { name, pre };
     this.#saves.set(id, save);
     try {
       const check = pre.ifMatch !== undefined || pre.ifNoneMatch !== undefined;
       let r: ApplyResult;
       try {
-        const opts = signal ? { timeoutMs, signal } : { timeoutMs };
-        r = await this.#kernel.call('settings', 'settings/apply', { ...params, save: { id, check, try: true } }, opts);
+        // Not cancelled by the client (see the top of this file): the callbacks refuse a save it gave up on.
+        r = await this.#kernel.call('settings', 'settings/apply', { ...params, save: { id, check, try: true } }, { timeoutMs });
       } catch (err) {
-        throw saveError(err, save, name, pre, signal);
+        throw saveError(err, save, name, pre);
       }
       return then ? await then(save, r) : (r as T);
     } finally {
@@ -294,21 +315,27 @@ function split(body: unknown): { entry: Record<string, unknown>; secrets: Secret
 }
 
 /**
- * A callback's refusal: kept for the answer (an ApiError does not cross threads: its status and path would be lost)
- * and sent to the settings service as an AlbedoError, which it passes back.
+ * A callback's refusal: kept for the answer as it was thrown (an ApiError's status and path would be lost crossing
+ * threads; a defect — anything else — is answered and logged as in any route, never by its message) and sent to the
+ * settings service as an AlbedoError, which it passes back.
  */
-function refused(save: Save, err: unknown): unknown {
-  if (!(err instanceof ApiError)) return err;
-  save.failure = err;
-  const code = (ErrorCodes as readonly string[]).includes(err.code) ? (err.code as AlbedoErrorCode) : 'ALBEDO_EDIT_CONFLICT';
-  return new AlbedoError(code, err.message, { outcome: 'not_run' });
+function refused(save: Save, err: unknown): AlbedoError {
+  let sent: AlbedoError;
+  if (AlbedoError.is(err)) sent = err;
+  else if (err instanceof ApiError) {
+    const code = (ErrorCodes as readonly string[]).includes(err.code) ? (err.code as AlbedoErrorCode) : 'ALBEDO_EDIT_CONFLICT';
+    sent = new AlbedoError(code, err.message, { outcome: 'not_run' });
+  } else sent = new AlbedoError('ALBEDO_INTERNAL', 'the daemon failed while it checked or tried the save', { outcome: 'not_run' });
+  save.failure = { thrown: err, sent };
+  return sent;
 }
 
 /** A failed `settings/apply` as the API answers it (services/settings/apply.ts and protocol/services/settings.ts say its errors). */
-function saveError(err: unknown, save: Save, name: string | null, pre: Preconditions, signal: AbortSignal | undefined): unknown {
-  if (save.failure) return save.failure;
-  if (signal?.aborted) return withdrawn();
+function saveError(err: unknown, save: Save, name: string | null, pre: Preconditions): unknown {
   if (!AlbedoError.is(err)) return err;
+  // The service passes a callback's refusal back as it was sent: the answer is what was thrown.
+  const f = save.failure;
+  if (f && err.code === f.sent.code && err.message === f.sent.message) return f.thrown;
   const d = (isObject(err.data) ? err.data : {}) as Record<string, unknown>;
   switch (err.code) {
     case 'ALBEDO_NOT_FOUND':

@@ -63,7 +63,10 @@ async function applyToServer(store: SettingsStore, plan: ServerPlan, p: ApplyPar
         data: { server: name },
       });
     }
-    if (plan.op === 'remove') return { before, removed: await store.writeServer(name, undefined, undefined, () => ({ entry: null })) };
+    // A dry run writes nothing, a removal included: the server is found, and that is all it plans.
+    if (plan.op === 'remove') {
+      return { before, removed: p.dryRun ? null : await store.writeServer(name, undefined, undefined, () => ({ entry: null })) };
+    }
     const raw = entryOf(plan, written);
     const entry = validEntry(name, raw);
     const secrets = 'secrets' in plan ? plan.secrets : undefined;
@@ -78,7 +81,9 @@ async function applyToServer(store: SettingsStore, plan: ServerPlan, p: ApplyPar
     return { before, raw, entry, patch, written: written ?? null, draft };
   });
   if ('removed' in planned) {
-    return { saved: true, before: planned.before, server: null, change: planned.removed, tried: null, section: store.section() };
+    const { before, removed } = planned;
+    if (!removed) return { saved: false, before, server: before, change: null, tried: null, section: store.section() };
+    return { saved: true, before, server: null, change: removed, tried: null, section: store.section() };
   }
   const { before, raw, entry, patch, written, draft } = planned;
   let tried: ApplyResult['tried'] = null;
@@ -148,6 +153,17 @@ function checkKeep(name: string, keep: SecretsKeep, stored: SecretsSummary | und
     const data = key === undefined ? { server: name, keep: what } : { server: name, keep: what, key };
     return new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run', data });
   };
+  // A plan comes from another thread: a keep list of the wrong shape is refused as such, not met with a TypeError.
+  const shapeOk =
+    typeof keep === 'object' &&
+    keep !== null &&
+    (keep.header === undefined || typeof keep.header === 'string') &&
+    (keep.env === undefined || (Array.isArray(keep.env) && keep.env.every((k) => typeof k === 'string'))) &&
+    (keep.oauthClient === undefined || typeof keep.oauthClient === 'boolean');
+  if (!shapeOk) {
+    const why = 'keep must be { header?: string, env?: string[], oauthClient?: boolean }';
+    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, { outcome: 'not_run', data: { server: name, path: ['keep'] } });
+  }
   if (keep.header !== undefined && stored?.header !== keep.header) throw missing('header', 'no stored header of this name to keep');
   for (const k of keep.env ?? []) if (!stored?.env.includes(k)) throw missing('env', 'no stored value to keep', k);
   if (keep.oauthClient && !stored?.oauthClient) throw missing('oauthClient', 'no stored client to keep');

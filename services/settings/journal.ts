@@ -27,6 +27,15 @@ import { stableJson } from './writes.ts';
 
 export const JOURNAL_FILE = '.settings-write.json';
 
+/**
+ * The journal of a settings file: extensions.json's has the name it always had; another file's (extensions.toml, a
+ * replacement settings service) is named after it, so one format's store never takes the other's journal for its own.
+ */
+export function journalFileOf(settingsFile: string): string {
+  const base = path.basename(settingsFile);
+  return base === 'extensions.json' ? JOURNAL_FILE : `.${base}-write.json`;
+}
+
 /** What the record of the server in creds.json is once the write is done. */
 export type CredsExpectation =
   /** The whole entry is gone (the server was removed). */
@@ -59,7 +68,7 @@ export class WriteJournal {
   readonly #settingsFile: string;
 
   constructor(home: string, settingsFile: string) {
-    this.file = path.join(home, JOURNAL_FILE);
+    this.file = path.join(home, journalFileOf(settingsFile));
     this.#settingsFile = settingsFile;
   }
 

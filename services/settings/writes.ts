@@ -54,16 +54,28 @@ export function entryIn(doc: Record<string, unknown>, name: string): unknown {
 }
 
 /**
+ * A copy of `obj` one level deep: its own keys (`__proto__` kept as a key) in order, their values shared. The
+ * copies below change only what they copied this way: a document read (the store keeps its last one) is never
+ * changed, and every value they leave alone is the codec's own — a deep clone would turn TOML's local dates and
+ * times (Date subclasses) into plain Dates, written back as instants.
+ */
+function copyOf(obj: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) setOwn(out, k, v);
+  return out;
+}
+
+/**
  * A copy of the document with server `name` set to `entry` (undefined:
  * removed). Every other key — other servers, `retryMs`, `enabled`, other
- * extensions' sections — is kept in place; a new server goes last.
+ * extensions' sections — is kept in place, as it is; a new server goes last.
  */
 export function documentWith(doc: Record<string, unknown>, name: string, entry: unknown): Record<string, unknown> {
-  const out = structuredClone(doc);
-  if (!isObject(out.mcp)) setOwn(out, 'mcp', {});
-  const mcp = out.mcp as Record<string, unknown>;
-  if (!isObject(mcp.servers)) setOwn(mcp, 'servers', {});
-  const servers = mcp.servers as Record<string, unknown>;
+  const out = copyOf(doc);
+  const mcp = isObject(out.mcp) ? copyOf(out.mcp) : {};
+  setOwn(out, 'mcp', mcp);
+  const servers = isObject(mcp.servers) ? copyOf(mcp.servers) : {};
+  setOwn(mcp, 'servers', servers);
   if (entry === undefined) delete servers[name];
   else setOwn(servers, name, entry);
   return out;
@@ -88,19 +100,24 @@ export function settingsWith(settings: Settings, name: string, entry: SettingsSe
  * A copy of the document with the sections patch applied (protocol/settings.ts
  * sectionsPatchSchema): `mcp.retryMs` and `enabled.<extension>` set, or
  * removed by `null`. Everything else — servers, other keys of both
- * sections, other sections — is kept in place; a section left empty by
- * removals stays, as written.
+ * sections, other sections — is kept in place, as it is; a section left
+ * empty by removals stays, as written.
  */
 export function documentWithSections(doc: Record<string, unknown>, patch: SectionsPatch): Record<string, unknown> {
-  const out = structuredClone(doc);
+  const out = copyOf(doc);
   const set = (section: 'mcp' | 'enabled', key: string, v: unknown): void => {
     if (v === undefined) return;
+    const cur = out[section];
     if (v === null) {
-      if (isObject(out[section])) delete (out[section] as Record<string, unknown>)[key];
+      if (!isObject(cur)) return;
+      const next = copyOf(cur);
+      delete next[key];
+      setOwn(out, section, next);
       return;
     }
-    if (!isObject(out[section])) setOwn(out, section, {});
-    setOwn(out[section] as Record<string, unknown>, key, v);
+    const next = isObject(cur) ? copyOf(cur) : {};
+    setOwn(next, key, v);
+    setOwn(out, section, next);
   };
   set('mcp', 'retryMs', patch.retryMs);
   for (const ext of ['mcp', 'editor-mcp'] as const) set('enabled', ext, patch.enabled?.[ext]);

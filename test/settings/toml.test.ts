@@ -82,3 +82,50 @@ t.test('the TOML settings service reads, saves and watches extensions.toml', asy
   t.match(refused, { code: 'ALBEDO_INVALID_CONFIG', data: { broken: true } }, 'no save over a broken file');
   t.notOk(existsSync(path.join(home, 'extensions.json')), 'extensions.json was never written');
 });
+
+t.test("a save keeps other tables' dates and times as TOML has them (a local date stays a date, not an instant)", async (t) => {
+  const home = tempHome(t);
+  const file = path.join(home, 'extensions.toml');
+  const other = '[other-extension]\nsince = 1979-05-27\nat = 07:32:00\nlocal = 1979-05-27T07:32:00\nzoned = 1979-05-27T07:32:00Z\n';
+  writeFileSync(file, `[enabled]\nreviewed = 2024-01-02\n\n${other}`);
+  const k = new Kernel();
+  k.start({ name: 'settings', module: MODULE, options: { home, env: {}, watch: false } });
+  t.teardown(() => k.stop(2_000));
+  // As TOML spells each value (smol-toml's dates say it by toISOString): a local date, a local time, a local or an offset date-time.
+  const dates = (): Record<string, string> => {
+    const doc = parse(readFileSync(file, 'utf8')) as Record<string, Record<string, Date>>;
+    const other = Object.entries(doc['other-extension']!).map(([k, v]) => [k, v.toISOString()]);
+    return { reviewed: doc.enabled!.reviewed!.toISOString(), ...Object.fromEntries(other) };
+  };
+  const want = {
+    reviewed: '2024-01-02',
+    since: '1979-05-27',
+    at: '07:32:00.000',
+    local: '1979-05-27T07:32:00.000',
+    zoned: '1979-05-27T07:32:00.000Z',
+  };
+
+  await k.call('settings', 'settings/apply', { plan: { op: 'put', name: 'a', entry: { command: '/bin/true', enabled: false } } });
+  t.same(dates(), want, 'a server written: the other tables as they were');
+  await k.call('settings', 'settings/apply', { plan: { op: 'sections', patch: { retryMs: 1_234 } } });
+  t.same(dates(), want, 'the sections written: the extension defaults and the other tables as they were');
+  await k.call('settings', 'settings/apply', { plan: { op: 'remove', name: 'a' } });
+  t.same(dates(), want, 'a server removed: likewise');
+});
+
+t.test("each format keeps a journal of its own: a TOML store leaves extensions.json's journal alone", async (t) => {
+  const home = tempHome(t);
+  writeFileSync(path.join(home, 'extensions.toml'), START);
+  // A JSON store's journal of a half-done write, by a writer that is gone: only a JSON store may complete or undo it.
+  const journal = JSON.stringify({ pid: 2 ** 22 + 17, start: null, server: 'docs', before: null, after: 'x', creds: { removed: true } });
+  const jsonJournal = path.join(home, '.settings-write.json');
+  writeFileSync(jsonJournal, journal);
+  const k = new Kernel();
+  k.start({ name: 'settings', module: MODULE, options: { home, env: {}, watch: false } });
+  t.teardown(() => k.stop(2_000));
+  await k.call('settings', 'settings/apply', {
+    plan: { op: 'put', name: 'web', entry: { url: 'https://web.example/mcp', enabled: false } },
+  });
+  t.equal(readFileSync(jsonJournal, 'utf8'), journal, 'the JSON journal is untouched');
+  t.notOk(existsSync(path.join(home, '.extensions.toml-write.json')), "the TOML store's own journal is gone once its write is done");
+});
