@@ -43,7 +43,7 @@ export function applyPlan(store: SettingsStore, p: ApplyParams, ctx: ApplyContex
     return store.turn(async () => {
       withdrawn(ctx.signal);
       if (p.save?.check) await check(ctx, p.save.id, { section: store.section() });
-      if (!p.dryRun) await store.writeSections(patch);
+      await store.writeSections(patch, p.dryRun === true);
       return { saved: !p.dryRun, tried: null, section: store.section() };
     });
   }

@@ -445,9 +445,9 @@ export class SettingsStore {
   /**
    * Changes `mcp.retryMs` and the extensions' defaults by a merge patch (sectionsPatchSchema), every other key and
    * section kept; one atomic write of the file (creds.json is not touched), in the caller's turn of the queue. A
-   * patch that changes nothing writes nothing.
+   * patch that changes nothing writes nothing; `dryRun` checks it as a write would and writes nothing.
    */
-  async writeSections(patch: SectionsPatch): Promise<void> {
+  async writeSections(patch: SectionsPatch, dryRun = false): Promise<void> {
     const p = sectionsPatchSchema.safeParse(patch);
     if (!p.success) {
       throw invalidConfig(
@@ -461,6 +461,7 @@ export class SettingsStore {
       const doc = documentWithSections(read.doc, p.data);
       const next = parseSettingsDocument(doc);
       if (!next.ok) throw invalidConfig(next.issues);
+      if (dryRun) return;
       if (stableJson(doc) !== stableJson(read.doc)) {
         const text = this.#codec.format(doc);
         writeFileAtomic(this.file, text, { beforeRename: this.#opts.hooks?.beforeConfigRename });

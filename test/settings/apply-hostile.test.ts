@@ -53,6 +53,8 @@ t.test('settings/apply from a careless or hostile worker', async (t) => {
       'ALBEDO_INVALID_ARGUMENT',
     ],
     ['sections of the wrong shape', { plan: { op: 'sections', patch: { retryMs: -1, servers: {} } } }, 'ALBEDO_INVALID_CONFIG'],
+    // A dry run is checked as the write would be.
+    ['a dry run of bad sections', { plan: { op: 'sections', patch: { retryMs: -1 } }, dryRun: true }, 'ALBEDO_INVALID_CONFIG'],
   ];
   for (const [what, params, code] of refused) {
     const e = await rejection(apply(params));
