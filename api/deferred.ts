@@ -10,8 +10,8 @@
  *
  * The two fixed definitions go through the profile's normaliser like every
  * other schema. A profile that cannot describe a free-form object (portable
- * and gemini drop it, openai-strict refuses it) gets `arguments_json`, the
- * arguments as JSON text, instead of `arguments`.
+ * and gemini, and openai-strict, say it as JSON text) gets `arguments_json`,
+ * the arguments as JSON text, instead of `arguments`.
  */
 import { AlbedoError } from '../protocol/errors.ts';
 import type { ModelTool } from '../protocol/catalogue.ts';
@@ -78,7 +78,7 @@ const fixedByProfile = new Map<string, Promise<ModelTool[]>>();
 
 async function normalised(name: string, description: string, schema: Record<string, unknown>, profile: string): Promise<ModelTool | null> {
   const r = await normalise(schema, profile as Profile);
-  if (!r.ok || r.notes.some((n) => n.startsWith('property_dropped'))) return null;
+  if (!r.ok || r.notes.some((n) => n.startsWith('property_dropped') || n.startsWith('json_text'))) return null;
   return { name, description, inputSchema: r.schema };
 }
 

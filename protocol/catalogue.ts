@@ -23,12 +23,18 @@ export type Identity = { server: string; kind: 'tool'; tool: string } | { server
  * How the model's arguments go back to the server's form (the schema
  * normaliser's plan, services/catalogue/schema/args.ts): per property as the
  * model names it, the server's name when it was renamed, and whether a
- * `null` means "not given" (OpenAI strict mode). Plain JSON.
+ * `null` means "not given" (OpenAI strict mode), and whether the value comes
+ * as JSON text (a free-form object the profile cannot describe). Plain JSON.
  */
 export interface ArgPlan {
   props?: Record<string, PropPlan>;
   items?: ArgPlan;
+  /** A string here is JSON text of this kind, parsed before the call (any other value passes as it is). */
+  json?: JsonKind;
 }
+
+/** What a JSON-text argument must hold: an object, an array, or any JSON value. */
+export type JsonKind = 'object' | 'array' | 'any';
 
 /** One property as the model names it. */
 export interface PropPlan {
@@ -49,6 +55,7 @@ export const argPlanSchema: z.ZodType<ArgPlan> = z.lazy(() =>
       )
       .optional(),
     items: argPlanSchema.optional(),
+    json: z.enum(['object', 'array', 'any']).optional(),
   }),
 );
 

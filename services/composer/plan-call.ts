@@ -14,7 +14,7 @@ import { resolveCall } from '../catalogue/definitions.ts';
 import { planNeeded, restoreArguments } from '../catalogue/schema/args.ts';
 import { label } from '../catalogue/definitions-text.ts';
 import { operationOf } from '../catalogue/resolve-call.ts';
-import { argumentProblems, type CallerPath } from './check-args.ts';
+import { argumentProblems, type ArgumentProblem, type CallerPath } from './check-args.ts';
 import { callArguments, notAdvertised, operationFor } from './routing.ts';
 
 /** The deepest arguments a call may carry: they cross threads inside an envelope, which has a few levels of its own. */
@@ -39,6 +39,28 @@ export function checkCall(name: unknown, opts: { timeoutMs?: unknown }): asserts
     const message = `timeoutMs must be a positive integer of at most ${MAX_CALL_TIMEOUT_MS} (a day)`;
     throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run' });
   }
+}
+
+/** The methods `session/request` sends (SessionRequestOp). */
+const REQUEST_METHODS = new Set(['logging/setLevel', 'completion/complete', 'resources/subscribe', 'resources/unsubscribe']);
+
+/**
+ * Refuses a request (AlbedoSession.request, `session/request`) without a server name, with an
+ * operation other than a SessionRequestOp, or with a bad timeout (ALBEDO_INVALID_ARGUMENT, not run).
+ * The operation's own fields are checked by the transport.
+ */
+export function checkRequest(server: unknown, op: unknown, opts: { timeoutMs?: unknown }): asserts server is string {
+  if (typeof server !== 'string' || !server)
+    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'a request needs a server name', { outcome: 'not_run' });
+  const method = typeof op === 'object' && op !== null ? (op as { method?: unknown }).method : undefined;
+  if (typeof method !== 'string' || !REQUEST_METHODS.has(method)) {
+    const message = `a session's request is one of ${[...REQUEST_METHODS].join(', ')}`;
+    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run' });
+  }
+  if (depthOf(op, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH) {
+    throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the request nests deeper than ${MAX_ARGUMENT_DEPTH} levels`, { outcome: 'not_run' });
+  }
+  checkCall('request', opts);
 }
 
 /**
@@ -69,12 +91,29 @@ export function planCall(
   const given = callArguments(args);
   const check = inputs?.get(resolved.name);
   if (check) {
-    const problems = argumentProblems(check.schema, restoreArguments(given, check.args), callerPath(check.args, given));
+    const problems = argumentProblems(
+      check.schema,
+      restored(resolved.name, resolved.route, given, check.args),
+      callerPath(check.args, given),
+    );
     refuseInvalid(resolved.name, resolved.route, problems);
   }
-  // The model's arguments back in the server's form: renamed properties get their names back, strict-mode nulls go.
-  const restored = restoreArguments(given, resolved.route.args) as Record<string, unknown>;
-  return { name: resolved.name, route: resolved.route, op: operationFor(resolved.route, restored) };
+  // The model's arguments back in the server's form: renamed properties get their names back, strict-mode nulls go,
+  // JSON text is parsed.
+  const back = restored(resolved.name, resolved.route, given, resolved.route.args) as Record<string, unknown>;
+  return { name: resolved.name, route: resolved.route, op: operationFor(resolved.route, back) };
+}
+
+/** restoreArguments, its refusal (JSON text that does not parse, or of another kind) said as the schema check says one. */
+function restored(name: string, route: RouteEntry, given: unknown, plan: ArgPlan | undefined): unknown {
+  try {
+    return restoreArguments(given, plan);
+  } catch (err) {
+    if (!AlbedoError.is(err) || err.code !== 'ALBEDO_INVALID_ARGUMENT' || !err.data) throw err;
+    const data = err.data as Omit<ArgumentProblem, 'message'>;
+    refuseInvalid(name, route, [{ ...data, message: err.message }]);
+    throw err;
+  }
 }
 
 /** Arguments that do not match the schema: ALBEDO_INVALID_ARGUMENT, not run, naming each argument at fault. */

@@ -5,11 +5,12 @@
  * the conditions dropped); `openai-strict` adds Structured Outputs' rules: every
  * property required (an optional one made nullable, its null dropped again by
  * restoreArguments), `additionalProperties: false` everywhere, a `type` on
- * every node, and no free-form objects (those refuse: the caller can fall back
- * to `openai`).
+ * every node, and no free-form objects: those (an array of them, a cut
+ * subtree) are said as JSON text (json-text.ts).
  */
 import { CUT, isNever, type Node, type TypeName } from './canonical.ts';
 import { mergePlans, planNeeded, type ArgPlan, type PropPlan } from './args.ts';
+import { jsonKind, jsonText } from './json-text.ts';
 import { renameKeys } from './keys.ts';
 import type { Limits, Rules } from './profiles.ts';
 import { mergeAll } from './root.ts';
@@ -95,11 +96,20 @@ export function inferTypes(node: Node): TypeName[] | undefined {
 export function shapeRich(input: Node, path: string, ctx: ShapeCtx, root = false): Shaped {
   const { rules } = ctx;
   if (input[CUT]) {
-    if (rules.strict) refuse(ctx, 'strict_unsupported', `${path || '/'} was cut (${input[CUT]}); strict mode cannot say "any value"`);
-    const s: Record<string, unknown> = {};
     const t = input.type as TypeName[] | undefined;
+    const shown = [`structure not shown: ${input[CUT]}`];
+    const prim = t?.filter((x) => x !== 'null');
+    const one = prim?.length === 1 && prim[0] !== 'object' && prim[0] !== 'array' ? prim[0] : undefined;
+    if (rules.strict && !one && !root) return jsonText(input, jsonKind(t), shown, path, ctx, !!t?.includes('null'));
+    if (rules.strict && root)
+      refuse(ctx, 'strict_unsupported', `${path || '/'} was cut (${input[CUT]}); strict mode cannot say "any value"`);
+    if (rules.strict && one && !root) {
+      const d = describe(input, shown, path, ctx);
+      return { s: { type: t!.length > 1 ? [one, 'null'] : one, ...(d ? { description: d } : {}) } };
+    }
+    const s: Record<string, unknown> = {};
     if (t?.length === 1 && t[0] === 'object') s.type = 'object';
-    const d = describe(input, [`structure not shown: ${input[CUT]}`], path, ctx);
+    const d = describe(input, shown, path, ctx);
     if (d) s.description = d;
     return { s };
   }
@@ -123,6 +133,11 @@ export function shapeRich(input: Node, path: string, ctx: ShapeCtx, root = false
     if (!inferTypes(node)) ctx.notes.add('type_assumed', path, 'no type given; "string" assumed (strict mode needs a type)');
   }
   if (types) s.type = types.length === 1 ? types[0] : [...types];
+  const declared = isObj(node.properties) && Object.keys(node.properties).length > 0;
+  if (rules.strict && !root && !declared && jsonKind(types) === 'object') {
+    // Strict mode cannot say "any object" (every object closed, every property listed): JSON text says it.
+    return jsonText(node, 'object', parts, path, ctx, types!.includes('null'));
+  }
 
   for (const k of Object.keys(node)) {
     const v = node[k];
@@ -159,12 +174,20 @@ export function shapeRich(input: Node, path: string, ctx: ShapeCtx, root = false
       const shaped = (v as Node[]).map((m, i) => shapeRich(m, `${path}${seg(k)}/${i}`, ctx));
       s[k] = shaped.map((r) => r.s);
       if (k !== 'prefixItems') for (const r of shaped) plan = mergePlans(plan, r.plan);
+      if (shaped.some((r) => r.plan?.json) && shaped.some((r) => !r.plan?.json && mayBeString(r.s))) {
+        // A string could then be the JSON text or the string variant's value: which one the model meant cannot be told.
+        refuse(ctx, 'strict_unsupported', `${path || '/'} is a union of a free-form object and a string; strict mode cannot say it`);
+      }
     } else if (k === 'patternProperties' || k === 'dependentSchemas') {
       const m: Record<string, unknown> = {};
       for (const [name, sub] of Object.entries(v as Record<string, Node>))
         define(m, name, shapeRich(sub, `${path}${seg(k)}${seg(name)}`, ctx).s);
       s[k] = m;
     } else s[k] = v;
+  }
+  if (rules.strict && !root && plan?.items?.json && jsonKind(types) === 'array') {
+    // Items said as JSON text (an array of free-form objects, arrays of arrays of them): the whole array is, once.
+    return jsonText(node, 'array', parts, path, ctx, types!.includes('null'));
   }
   if (isObj(node.properties) || (rules.strict && types?.includes('object'))) plan = objectPart(node, s, path, ctx, root, plan);
   if (types?.includes('array') && s.items === undefined && s.prefixItems === undefined) {
@@ -250,6 +273,12 @@ function objectPart(
   }
   if (!Object.keys(propPlans).length) return plan;
   return { ...plan, props: propPlans };
+}
+
+/** Whether a shaped node may take a string (a `type` that includes it, or none). */
+function mayBeString(s: Record<string, unknown>): boolean {
+  if (s.type === undefined) return !Array.isArray(s.anyOf) || s.anyOf.some((m) => isObj(m) && mayBeString(m));
+  return s.type === 'string' || (Array.isArray(s.type) && s.type.includes('string'));
 }
 
 /** Lets a shaped strict node also be null: a type array with "null" (and null in its enum), or a null member of its anyOf. */

@@ -6,11 +6,12 @@
  * merged, otherwise the first alternative kept and the others named in the
  * description), `enum` only of strings on strings (`const` becomes a one-value
  * enum), a short format list, `items` on every array, and no free-form
- * objects: Gemini rejects an OBJECT without properties, so such a value is
- * left out when optional and the whole schema refused when required.
+ * objects: Gemini rejects an OBJECT without properties, so such a value (or
+ * an array of them, or a cut subtree) is said as JSON text (json-text.ts).
  */
 import { CUT, isNever, type Node, type TypeName } from './canonical.ts';
 import { planNeeded, type ArgPlan, type PropPlan } from './args.ts';
+import { jsonKind, jsonText } from './json-text.ts';
 import { renameKeys } from './keys.ts';
 import { describe, inferTypes, refuse, type ShapeCtx, type Shaped } from './rich.ts';
 import { mergeAll, mergeAny, objectish } from './root.ts';
@@ -93,8 +94,11 @@ export function shapeSubset(input: Node, path: string, ctx: ShapeCtx, root = fal
   const hint = input.type as TypeName[] | undefined;
   if (input[CUT]) {
     const prim = hint?.filter((t) => t !== 'null');
-    if (root || !prim || prim.length !== 1 || !PRIMITIVE.has(prim[0])) return root ? { s: { type: 'object' } } : undefined;
-    const d = describe(input, [`structure not shown: ${input[CUT]}`], path, ctx);
+    if (root) return { s: { type: 'object' } };
+    const shown = [`structure not shown: ${input[CUT]}`];
+    if (!prim || prim.length !== 1 || !PRIMITIVE.has(prim[0]))
+      return jsonText(input, jsonKind(hint), shown, path, ctx, !!hint?.includes('null'));
+    const d = describe(input, shown, path, ctx);
     return { s: { type: prim[0], ...(d ? { description: d } : {}) } };
   }
   if (isNever(input)) return undefined;
@@ -128,6 +132,8 @@ export function shapeSubset(input: Node, path: string, ctx: ShapeCtx, root = fal
     else ctx.notes.add('null_dropped', path, 'null is not offered (not portable)');
   }
   let plan: ArgPlan | undefined;
+  // Said only when the object keeps its declared properties: a free-form one goes whole, as JSON text.
+  const maps: string[] = [];
   for (const k of Object.keys(node)) {
     const v = node[k];
     if (k === 'type' || k === 'description' || k === 'properties' || k === 'required' || k === 'items') continue;
@@ -153,11 +159,11 @@ export function shapeSubset(input: Node, path: string, ctx: ShapeCtx, root = fal
     } else if ((k === 'minItems' || k === 'maxItems') && type === 'array') s[k] = v;
     else if (SCHEMA_KEYWORDS.has(k)) {
       if (k === 'additionalProperties' && v === false) continue;
-      if (k === 'additionalProperties' || k === 'patternProperties') {
-        ctx.notes.add('map_dropped', path + seg(k), 'extra properties cannot be described in this profile');
-      } else ctx.notes.dropped(k);
+      if (k === 'additionalProperties' || k === 'patternProperties') maps.push(k);
+      else ctx.notes.dropped(k);
     } else if (k !== 'title' && k !== 'deprecated' && k !== 'readOnly' && k !== 'writeOnly') parts.push(constraintText(k, v));
   }
+  // Several types narrowed to the first: JSON text of such a value may hold any of them (jsonKind).
   if (type === 'array') {
     let items: Shaped | undefined;
     if (node.items !== undefined) items = shapeSubset(node.items as Node, `${path}/items`, ctx);
@@ -168,14 +174,16 @@ export function shapeSubset(input: Node, path: string, ctx: ShapeCtx, root = fal
       items = { s: { type: 'string' } };
       ctx.notes.add('items_assumed', `${path}/items`, 'items not given; strings assumed');
     }
-    if (!items) return undefined;
+    // Items said as JSON text (an array of free-form objects, arrays of arrays of them): the whole array is, once.
+    if (!items || items.plan?.json) return jsonText(node, jsonKind(real), parts, path, ctx, nullable);
     s.items = items.s;
     if (planNeeded(items.plan)) plan = { items: items.plan };
   }
   if (type === 'object') {
     const r = objectPart(node, s, path, ctx, root);
-    if (!r) return undefined;
+    if (!r) return jsonText(node, jsonKind(real), parts, path, ctx, nullable);
     plan = r.plan;
+    for (const k of maps) ctx.notes.add('map_dropped', path + seg(k), 'extra properties cannot be described in this profile');
   }
   const d = describe(node, parts, path, ctx);
   if (d) s.description = d;
@@ -194,9 +202,10 @@ function objectPart(node: Node, s: Record<string, unknown>, path: string, ctx: S
     const p = `${path}/properties${seg(n)}`;
     const r = shapeSubset(props[n], p, ctx);
     if (!r) {
-      const why = `required property ${quote(n)} at ${path || '/'} cannot be described in this profile (a free-form object or value)`;
+      // Left: a value that can only be null, or none at all (`false`); free-form objects came back as JSON text.
+      const why = `required property ${quote(n)} at ${path || '/'} cannot be described in this profile (it accepts no value but null)`;
       if (required.has(n)) refuse(ctx, 'required_unsupported', why);
-      else ctx.notes.add('property_dropped', p, 'optional property left out: a free-form object or value this profile cannot describe');
+      else ctx.notes.add('property_dropped', p, 'optional property left out: it accepts no value but null');
       continue;
     }
     const name = renamed.get(n)!;

@@ -41,6 +41,7 @@ export type NoteCode =
   | 'property_dropped'
   | 'property_renamed'
   | 'map_dropped'
+  | 'json_text'
   | 'description_cut'
   | 'root_coerced'
   | 'root_keyword_dropped'
