@@ -84,17 +84,12 @@ export function plan(name: string, raw: unknown, c: Context): Planned {
     if (bad) throw new Skip('invalid', `${bad}; the daemon would refuse it`);
     if (!isObject(raw)) throw new Skip('invalid', 'the entry is not an object');
     const entry: Record<string, unknown> = {};
-    const type = typeof raw.type === 'string' ? raw.type : undefined;
-    // Gemini: httpUrl is Streamable HTTP, url the legacy SSE transport; elsewhere url is Streamable HTTP unless type says sse.
-    const url = c.dialect === 'gemini' ? raw.httpUrl : raw.url;
-    if (type === 'sse' || (c.dialect === 'gemini' && raw.url !== undefined && raw.httpUrl === undefined)) {
-      throw new Skip('unsupported_transport', 'the legacy HTTP+SSE transport is not supported (only Streamable HTTP)');
-    }
-    if (url !== undefined || type === 'http' || type === 'streamable-http') {
+    const { kind, url } = transport(raw, p, c);
+    if (kind === 'http') {
       p.kind = 'http';
       entry.url = plain(url, 'url', c);
       httpHeaders(raw.headers, entry, p, c);
-    } else if (raw.command !== undefined) {
+    } else {
       p.kind = 'stdio';
       entry.command = plain(raw.command, 'command', c);
       const args = raw.args ?? [];
@@ -104,8 +99,6 @@ export function plan(name: string, raw: unknown, c: Context): Planned {
       else if (c.project) entry.cwd = c.project;
       stdioEnv(raw.env, entry, p, c);
       if (raw.envFile !== undefined) p.warnings.push('envFile is not imported: its variables are not passed to the server');
-    } else {
-      throw new Skip('invalid', 'neither a command nor a url');
     }
     if (raw.disabled === true || raw.enabled === false) entry.enabled = false;
     if (c.dialect === 'gemini') geminiExtras(raw, entry);
@@ -118,6 +111,47 @@ export function plan(name: string, raw: unknown, c: Context): Planned {
     p.inputs = [];
   }
   return p;
+}
+
+const LEGACY_SSE = 'the legacy HTTP+SSE transport is not supported (only Streamable HTTP)';
+
+/**
+ * Which transport an entry names, and its URL. Claude Code, VS Code, Gemini
+ * CLI (and Cursor, when one is written) say it in `type`: `http` or
+ * `streamable-http` is Streamable HTTP, `sse` the legacy HTTP+SSE transport
+ * (skipped), `stdio` a command; any other is a transport Albedo does not
+ * have. Without a `type`, a `url` is Streamable HTTP and a `command` stdio.
+ * Gemini CLI's older `httpUrl` is Streamable HTTP whatever else the entry
+ * says (Gemini CLI prefers it too); its bare `url` it tries as Streamable
+ * HTTP and falls back to SSE, which Albedo cannot (a warning says so; the
+ * strict save's try shows which it is). Codex has no `type`: its `url` is
+ * Streamable HTTP, its only remote transport.
+ */
+function transport(raw: Record<string, unknown>, p: Planned, c: Context): { kind: 'stdio' | 'http'; url?: unknown } {
+  if (c.dialect === 'gemini' && raw.httpUrl !== undefined) return { kind: 'http', url: raw.httpUrl };
+  const type = raw.type;
+  if (type !== undefined && typeof type !== 'string') throw new Skip('invalid', 'type is not a string');
+  switch (type) {
+    case 'http':
+    case 'streamable-http':
+      return { kind: 'http', url: raw.url };
+    case 'sse':
+      throw new Skip('unsupported_transport', LEGACY_SSE);
+    case 'stdio':
+      return { kind: 'stdio' };
+    case undefined:
+      break;
+    default:
+      throw new Skip('unsupported_transport', `the transport ${JSON.stringify(type)} is not supported (only stdio and Streamable HTTP)`);
+  }
+  if (raw.url !== undefined) {
+    if (c.dialect === 'gemini') {
+      p.warnings.push('url has no type: Gemini CLI falls back to the legacy SSE transport when Streamable HTTP fails; Albedo does not');
+    }
+    return { kind: 'http', url: raw.url };
+  }
+  if (raw.command !== undefined) return { kind: 'stdio' };
+  throw new Skip('invalid', 'neither a command nor a url');
 }
 
 function stdioEnv(raw: unknown, entry: Record<string, unknown>, p: Planned, c: Context): void {

@@ -136,6 +136,12 @@ t.test('Claude Code, Cursor, Gemini CLI and Codex files, VS Code with comments; 
   const ge = byName(await preview('gemini', [fixture('import/gemini-settings.json')]));
   t.match(ge.stream, { outcome: 'would_add', type: 'http', entry: { callTimeoutMs: 5000 }, secrets: ['header Authorization'] });
   t.match(ge.sse, { outcome: 'skipped', reason: 'unsupported_transport' });
+  t.match(
+    ge.bare,
+    { outcome: 'would_add', type: 'http', entry: { url: 'https://mcp.example.com/mcp' } },
+    'a url without a type: Streamable HTTP',
+  );
+  t.equal(ge.bare.warnings.length, 1, 'Gemini CLI would fall back to SSE; Albedo does not, and says so');
   t.match(ge.tools, {
     outcome: 'would_add',
     entry: { env: { API_KEY: { env: 'MY_API_KEY' } }, enabledTools: ['search'], disabledTools: ['delete'] },
