@@ -17,6 +17,7 @@ import type { ResolvedHttpServer, ServerConfig } from '../protocol/config.ts';
 import type { AuthStatus } from '../services/oauth/public.ts';
 import { capabilitiesFor, INPUT_METHODS, type ClientHandlers } from '../protocol/client-input.ts';
 import { Connection } from './connection.ts';
+import { contextOf } from './progress.ts';
 import { Sessions } from './sessions.ts';
 import { serviceTable, type ServiceOverrides, type ServiceTable } from './service-table.ts';
 
@@ -58,6 +59,13 @@ export interface AlbedoOptions {
    * browser unless ALBEDO_NO_BROWSER is set.
    */
   authorize?: AuthorizeHandler;
+  /**
+   * Answers what a session's servers ask of the client (elicitation, sampling, roots) when the session declared its own
+   * capabilities (SessionOptions.capabilities): the daemon hands each one to the gateway client whose call it belongs
+   * to. Without it, the instance's `handlers` answer. Throw ALBEDO_INPUT_REQUIRED to refuse (the server is told the
+   * method is not supported).
+   */
+  sessionInput?: SessionInputHandler;
   /** Supervision tuning, mostly for tests. */
   supervision?: Pick<ServiceSpec, 'restart' | 'heartbeat'>;
   /**
@@ -93,6 +101,18 @@ export type AuthorizeHandler = (request: {
   url: string;
   signal: AbortSignal;
 }) => Promise<string | void | undefined> | string | void | undefined;
+
+/** One request a session's server made of the client: `connection` is its connection id (AlbedoSession.connectionOf). */
+export type SessionInputHandler = (request: {
+  connection: string;
+  /** The server's name for the question, when it asked in a 2026-07-28 input_required round. */
+  key?: string;
+  /** The `context` of the session call the question belongs to (AlbedoCallOptions.context), when that is known. */
+  context?: unknown;
+  method: string;
+  params: Record<string, unknown>;
+  signal: AbortSignal;
+}) => Promise<Record<string, unknown>>;
 
 export interface SignInOptions {
   /** The server's name (its credentials are `mcp.<name>.oauth` in creds.json); defaults as for `connect` (the URL's host and path). */
@@ -139,6 +159,7 @@ export class Albedo {
   #connections = new Map<string, Connection>();
   #handlers: ClientHandlers | undefined;
   #handlersById = new Map<string, ClientHandlers | undefined>();
+  #sessionInput: SessionInputHandler | undefined;
   #closed = false;
   #unsubscribe: Array<() => void> = [];
   #authorize: AuthorizeHandler | undefined;
@@ -180,10 +201,24 @@ export class Albedo {
     this.faults = opts.faults === true ? new Faults(this.kernel) : undefined;
     this.#services.start(this.kernel, 'instance');
     this.#handlers = opts.handlers;
+    this.#sessionInput = opts.sessionInput;
     this.#authorize = opts.authorize;
     this.kernel.provide('client', {
-      'client/input': async (p: { id: string; method: string; params: unknown }, ctx: { signal: AbortSignal }) => {
+      'client/input': async (
+        p: { id: string; method: string; params: unknown; key?: string; tag?: string },
+        ctx: { signal: AbortSignal },
+      ) => {
         const cap = Object.hasOwn(INPUT_METHODS, p.method) ? INPUT_METHODS[p.method] : undefined;
+        if (cap && !this.#handlersById.has(p.id) && this.#sessionInput) {
+          const params = (p.params ?? {}) as Record<string, unknown>;
+          const key = typeof p.key === 'string' ? p.key : undefined;
+          const context = contextOf(typeof p.tag === 'string' ? p.tag : undefined);
+          const answer = await this.#sessionInput({ connection: p.id, key, context, method: p.method, params, signal: ctx.signal });
+          if (!answer || typeof answer !== 'object' || Array.isArray(answer)) {
+            throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', `the ${cap} answer must be an object`, { outcome: 'not_run' });
+          }
+          return answer;
+        }
         // A connection of a session (not made by connect()) has the instance's handlers.
         const handlers = this.#handlersById.has(p.id) ? this.#handlersById.get(p.id) : this.#handlers;
         const handler = cap ? handlers?.[cap] : undefined;

@@ -21,12 +21,19 @@ import type {
   ResourceTemplate,
   Tool,
 } from '../protocol/mcp.ts';
-import type { ClientOp, ConnectionInfo, OpenResult } from '../protocol/services/transport.ts';
+import type { ClientOp, ConnectionInfo, LoggingLevel, OpenResult } from '../protocol/services/transport.ts';
+import type { SessionRequestOp } from '../protocol/services/composer.ts';
+import { withProgress, type OnProgress } from './progress.ts';
 
 export interface OpOptions {
   /** Overrides the server's callTimeoutMs for this request. */
   timeoutMs?: number;
   signal?: AbortSignal;
+}
+
+/** A call's options: `onProgress` is told the server's progress reports on it (the API chooses the progress token). */
+export interface CallOptions extends OpOptions {
+  onProgress?: OnProgress;
 }
 
 /** Kernel deadline slack over the MCP request's own timeout, so the worker's timeout (which cancels on the wire) fires first. */
@@ -37,8 +44,15 @@ export interface ConnectionEvents {
   dropped: [AlbedoError];
   /** A warning, with a stable code when it has one (e.g. ALBEDO_CATALOGUE_TOO_LARGE on rediscovery). */
   warning: [string, string | undefined];
+  /** The server's `notifications/message` (data pruned and its strings redacted). */
+  log: [{ level: LoggingLevel; logger?: string; data: unknown }];
+  /** `notifications/resources/updated` for a resource subscribed to with `request({ method: 'resources/subscribe', uri })`. */
+  'resource-updated': [string];
   closed: [];
 }
+
+/** The transport events a connection follows only while it has listeners for them. */
+const FOLLOWED = { log: 'connection/log', 'resource-updated': 'connection/resource-updated' } as const;
 
 export class Connection extends EventEmitter<ConnectionEvents> {
   readonly id: string;
@@ -75,7 +89,23 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.#capabilities = args.capabilities;
     this.#opened = args.opened;
     this.#onClose = args.onClose;
+    // The kernel's log and resource events are followed from the first listener on: most connections never have one.
+    (this as EventEmitter).on('newListener', (event: string | symbol) => {
+      if (event === 'log' && !this.#offLog) {
+        this.#offLog = this.#kernel.on('transport', FOLLOWED.log, (e) => {
+          if (e.id !== this.id) return;
+          this.emit('log', e.logger === undefined ? { level: e.level, data: e.data } : { level: e.level, logger: e.logger, data: e.data });
+        });
+      } else if (event === 'resource-updated' && !this.#offUpdated) {
+        this.#offUpdated = this.#kernel.on('transport', FOLLOWED['resource-updated'], (e) => {
+          if (e.id === this.id) this.emit('resource-updated', e.uri);
+        });
+      }
+    });
   }
+
+  #offLog: (() => void) | undefined;
+  #offUpdated: (() => void) | undefined;
 
   get info(): ConnectionInfo {
     const { catalogue: _c, warnings: _w, ...info } = this.#opened;
@@ -143,15 +173,44 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     );
   }
 
+  /** `op` with a fresh progress token followed for `opts.onProgress`, or as it is without one. */
+  #progressing(op: Extract<ClientOp, { progressToken?: string | number }>, opts: CallOptions | undefined): Promise<unknown> {
+    const fn = opts?.onProgress;
+    if (fn === undefined) return this.#op(op, opts);
+    if (typeof fn !== 'function') {
+      return Promise.reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'onProgress must be a function', { outcome: 'not_run' }));
+    }
+    return withProgress(this.#kernel, this.id, fn, (token) => this.#op({ ...op, progressToken: token }, opts));
+  }
+
   /** Calls a tool. A tool-reported failure is a result with isError, not an exception. */
-  callTool(name: string, args: Record<string, unknown> = {}, opts?: OpOptions): Promise<CallToolResult> {
-    return this.#op({ method: 'tools/call', name, arguments: args }, opts) as Promise<CallToolResult>;
+  callTool(name: string, args: Record<string, unknown> = {}, opts?: CallOptions): Promise<CallToolResult> {
+    return this.#progressing({ method: 'tools/call', name, arguments: args }, opts) as Promise<CallToolResult>;
   }
-  readResource(uri: string, opts?: OpOptions): Promise<ReadResourceResult> {
-    return this.#op({ method: 'resources/read', uri }, opts) as Promise<ReadResourceResult>;
+  readResource(uri: string, opts?: CallOptions): Promise<ReadResourceResult> {
+    return this.#progressing({ method: 'resources/read', uri }, opts) as Promise<ReadResourceResult>;
   }
-  getPrompt(name: string, args: Record<string, string> = {}, opts?: OpOptions): Promise<GetPromptResult> {
-    return this.#op({ method: 'prompts/get', name, arguments: args }, opts) as Promise<GetPromptResult>;
+  getPrompt(name: string, args: Record<string, string> = {}, opts?: CallOptions): Promise<GetPromptResult> {
+    return this.#progressing({ method: 'prompts/get', name, arguments: args }, opts) as Promise<GetPromptResult>;
+  }
+  /**
+   * One request that is not a call: `completion/complete`, `logging/setLevel`, `resources/subscribe`
+   * or `resources/unsubscribe` (a server that does not declare the capability: ALBEDO_NOT_FOUND, not
+   * run, `data.capability`). Log messages and resource updates come as the `log` and
+   * `resource-updated` events.
+   */
+  request(op: SessionRequestOp, opts?: OpOptions): Promise<unknown> {
+    const method = typeof op === 'object' && op !== null ? (op as { method?: unknown }).method : undefined;
+    if (
+      method !== 'completion/complete' &&
+      method !== 'logging/setLevel' &&
+      method !== 'resources/subscribe' &&
+      method !== 'resources/unsubscribe'
+    ) {
+      const why = 'request() sends completion/complete, logging/setLevel, resources/subscribe or resources/unsubscribe';
+      return Promise.reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, { outcome: 'not_run' }));
+    }
+    return this.#op(op, opts);
   }
   /** Fresh lists from the server (all pages), not the saved catalogue. */
   listTools(opts?: OpOptions): Promise<Tool[]> {
@@ -180,6 +239,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       // A lost worker took the server with it (its launcher saw the lifeline close).
     }
     await this.#kernel.release('transport', this.id);
+    this.#offLog?.();
+    this.#offUpdated?.();
     this.#onClose();
     this.emit('closed');
   }

@@ -10,8 +10,10 @@ import type { Kernel } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
 import type { InputCheck, ModelTool, RouteEntry } from '../protocol/catalogue.ts';
 import type { Activity, ContextCost, ServerStatus, SessionCallOptions, SessionEvent, ToolsMode } from '../protocol/composer.ts';
-import type { SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
-import { checkCall, planCall } from '../services/composer/public.ts';
+import type { SessionRequestOp, SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
+import type { ClientOp } from '../protocol/services/transport.ts';
+import { checkCall, checkRequest, planCall } from '../services/composer/public.ts';
+import { withProgress, type OnProgress } from './progress.ts';
 import type { DirectCalls } from './direct-calls.ts';
 import {
   CALL_TOOL,
@@ -35,6 +37,27 @@ const SLACK_MS = 5_000;
 export const OPEN_TIMEOUT_MS = 10 * 60_000;
 
 type Listener = (event: SessionEvent) => void;
+
+/** A session call's options: `onProgress` is told the server's progress on it (the API chooses the progress token). */
+export interface AlbedoCallOptions extends SessionCallOptions {
+  onProgress?: OnProgress;
+  /**
+   * Handed back with each input request the call's server makes while it runs (AlbedoOptions.sessionInput's
+   * `context`), so the owner knows whose call asks: the daemon's gateway passes the host request it serves.
+   */
+  context?: unknown;
+}
+
+const noProgress: OnProgress = () => {};
+
+/** The transport's "no such actor" (not run), as opposed to a server lacking a capability (`data.capability`), which is final. */
+const actorGone = (err: unknown): boolean =>
+  AlbedoError.is(err) &&
+  err.code === 'ALBEDO_NOT_FOUND' &&
+  err.outcome === 'not_run' &&
+  (err.data as { capability?: unknown } | undefined)?.capability === undefined;
+
+const badProgress = (): AlbedoError => new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'onProgress must be a function', { outcome: 'not_run' });
 
 const newer = (a: [number, number], b: [number, number]): boolean => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
 
@@ -116,6 +139,11 @@ export class AlbedoSession {
   /** The provider profile its tool schemas are normalised for. */
   get profile(): string {
     return this.#snap.profile;
+  }
+
+  /** The `label` the session was opened with (a gateway's session: `gateway:NAME`). */
+  get label(): string | undefined {
+    return this.#snap.label;
   }
 
   /**
@@ -214,11 +242,12 @@ export class AlbedoSession {
    * (ALBEDO_INVALID_ARGUMENT naming the argument). A tool's `isError` is a
    * result; errors carry `code` and `outcome`.
    * A server that cannot be reached fails as not run (`data.unavailable`);
-   * nothing is retried.
+   * nothing is retried. `onProgress` is told the server's progress reports on this call.
    */
-  async call(name: string, args?: unknown, opts: SessionCallOptions = {}): Promise<unknown> {
+  async call(name: string, args?: unknown, opts: AlbedoCallOptions = {}): Promise<unknown> {
     this.#alive();
     checkCall(name, opts);
+    if (opts.onProgress !== undefined && typeof opts.onProgress !== 'function') throw badProgress();
     if (name === READ_TOOL) {
       const a = readArgs(args);
       return pageResult(this.readResult(a.id, a.offset));
@@ -245,21 +274,82 @@ export class AlbedoSession {
         : Math.min(route.maxResultChars, MAX_RESULT_HINT_CHARS);
     const budget = (r: unknown): unknown =>
       budgetResult(r, { chars, keep: (part) => this.#results.keep(this.id, { ...part, page: chars }), reader: READ_TOOL });
-    const conn = this.#snap.connections.find((c) => c.server === route.server);
+    if (opts.onProgress === undefined && opts.context === undefined) return budget(await this.#send(route.server, name, args, op, opts));
+    // The token is followed on any connection: it is unique to this process, and a connection relays only the tokens it sent.
+    return budget(
+      await withProgress(
+        this.#kernel,
+        undefined,
+        opts.onProgress ?? noProgress,
+        (token) => {
+          (op as { progressToken?: string }).progressToken = token;
+          return this.#send(route.server, name, args, op, opts, token);
+        },
+        opts.context,
+      ),
+    );
+  }
+
+  /** A planned call: straight to its connection when the snapshot says it is open, else through the composer. */
+  async #send(server: string, name: string, args: unknown, op: ClientOp, opts: SessionCallOptions, token?: string): Promise<unknown> {
+    const conn = this.#snap.connections.find((c) => c.server === server);
     const timeoutMs = opts.timeoutMs ?? conn?.callTimeoutMs ?? 60_000;
     if (conn?.open) {
       try {
-        return budget(await this.#direct.request(conn.id, op, { timeoutMs, startupTimeoutMs: conn.startupTimeoutMs, signal: opts.signal }));
+        return await this.#direct.request(conn.id, op, { timeoutMs, startupTimeoutMs: conn.startupTimeoutMs, signal: opts.signal });
       } catch (err) {
         // The actor is gone (its worker was lost, or the composer closed it meanwhile): the request did not run; the composer decides.
-        if (!(AlbedoError.is(err) && err.code === 'ALBEDO_NOT_FOUND' && err.outcome === 'not_run')) throw err;
+        if (!actorGone(err)) throw err;
       }
     }
     const wait = timeoutMs + (conn?.startupTimeoutMs ?? 30_000) + SLACK_MS;
-    const params = opts.timeoutMs === undefined ? { id: this.id, name, args } : { id: this.id, name, args, timeoutMs: opts.timeoutMs };
-    return budget(
-      await this.#composer(() => this.#kernel.call('composer', 'session/call', params, { timeoutMs: wait, signal: opts.signal })),
-    );
+    const params: { id: string; name: string; args: unknown; timeoutMs?: number; progressToken?: string } = { id: this.id, name, args };
+    if (opts.timeoutMs !== undefined) params.timeoutMs = opts.timeoutMs;
+    if (token !== undefined) params.progressToken = token;
+    return this.#composer(() => this.#kernel.call('composer', 'session/call', params, { timeoutMs: wait, signal: opts.signal }));
+  }
+
+  /**
+   * Sends one request that is not a call to the session's server `server` (a configured server of
+   * the session): `completion/complete`, `logging/setLevel`, `resources/subscribe` or
+   * `resources/unsubscribe`. Straight to its connection when it is open, else through the composer,
+   * which dials it (or waits for its dial) as for a call. A server that does not declare the
+   * capability (`completions`, `logging`, `resources.subscribe`) is ALBEDO_NOT_FOUND, not run, with
+   * `data.capability`. The server's log messages and resource updates come as the transport's
+   * `connection/log` and `connection/resource-updated` events of `connectionOf(server)`.
+   */
+  async request(server: string, op: SessionRequestOp, opts: SessionCallOptions = {}): Promise<unknown> {
+    this.#alive();
+    checkRequest(server, op, opts);
+    if (!this.#snap.status.some((s) => s.name === server)) {
+      throw new AlbedoError('ALBEDO_NOT_FOUND', `the session has no server ${JSON.stringify(server.slice(0, 128))}`, {
+        outcome: 'not_run',
+        data: { server },
+      });
+    }
+    const conn = this.#snap.connections.find((c) => c.server === server);
+    const timeoutMs = opts.timeoutMs ?? conn?.callTimeoutMs ?? 60_000;
+    if (conn?.open) {
+      try {
+        return await this.#direct.request(conn.id, op, { timeoutMs, startupTimeoutMs: conn.startupTimeoutMs, signal: opts.signal });
+      } catch (err) {
+        if (!actorGone(err)) throw err;
+      }
+    }
+    const wait = timeoutMs + (conn?.startupTimeoutMs ?? 30_000) + SLACK_MS;
+    const params: { id: string; server: string; op: SessionRequestOp; timeoutMs?: number } = { id: this.id, server, op };
+    if (opts.timeoutMs !== undefined) params.timeoutMs = opts.timeoutMs;
+    return this.#composer(() => this.#kernel.call('composer', 'session/request', params, { timeoutMs: wait, signal: opts.signal }));
+  }
+
+  /**
+   * The transport connection id of the session's server `server` (undefined before it has one, or
+   * for a name the session does not hold): the `id` of its `connection/log`,
+   * `connection/resource-updated` and `connection/progress` events. A reload may give a server a
+   * new connection: ask again after a `refreshed` or `state` event.
+   */
+  connectionOf(server: string): string | undefined {
+    return this.#snap.connections.find((c) => c.server === server)?.id;
   }
 
   /** The loaded list grew: the composer records it (so a restored session keeps it); a failure costs only that. */

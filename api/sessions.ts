@@ -20,6 +20,10 @@ import { ResultStore } from './results.ts';
 import { AlbedoSession, OPEN_TIMEOUT_MS } from './session.ts';
 
 export { AlbedoSession } from './session.ts';
+export type { AlbedoCallOptions } from './session.ts';
+export type { Progress, OnProgress } from './progress.ts';
+export type { SessionRequestOp } from '../protocol/services/composer.ts';
+export type { CompletionRef, CompletionResult, LoggingLevel } from '../protocol/services/transport.ts';
 export type { Activity, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions } from '../protocol/composer.ts';
 export type { ModelTool } from '../protocol/catalogue.ts';
 export type { FoundTool } from './deferred.ts';

@@ -47,6 +47,25 @@ export const sessionOptionsSchema = z.strictObject({
   contextBudget: z.number().int().min(1_000).max(100_000_000).optional(),
   /** The most one result may put in the context, in estimated tokens (default DEFAULT_RESULT_BUDGET; a server's own setting wins). */
   resultBudget: z.number().int().min(100).max(1_000_000).optional(),
+  /**
+   * What the session's servers are told the client can do (elicitation, sampling, roots), instead of what the owner's
+   * handlers declare; the owner answers their requests (AlbedoOptions.sessionInput). A gateway's session declares all
+   * three and hands each request to the host whose call it belongs to.
+   */
+  capabilities: z
+    .strictObject({
+      elicitation: z.record(z.string(), z.unknown()).optional(),
+      sampling: z.record(z.string(), z.unknown()).optional(),
+      roots: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
+  /**
+   * `false`: the session has no turns — what would wait for `turn_end` (a server that came back, a new catalogue) is
+   * applied as soon as it happens. A gateway's session: its hosts are told by list_changed, not by a user turn.
+   */
+  turns: z.boolean().optional(),
+  /** The owner's own mark for the session (a gateway's: `gateway:NAME`), kept in its record and shown in its snapshot. */
+  label: z.string().min(1).max(200).optional(),
 });
 export type SessionOptions = z.input<typeof sessionOptionsSchema>;
 

@@ -10,6 +10,13 @@
  */
 import type { InputCheck, ModelTool, RouteEntry } from '../catalogue.ts';
 import type { Activity, ContextCost, ServerStatus, SessionEvent, SessionOptions, ToolsMode } from '../composer.ts';
+import type { ClientOp } from './transport.ts';
+
+/** The operations `session/request` (and `AlbedoSession.request`) send to one server of a session. */
+export type SessionRequestOp = Extract<
+  ClientOp,
+  { method: 'logging/setLevel' | 'completion/complete' | 'resources/subscribe' | 'resources/unsubscribe' }
+>;
 
 /** Where one server's calls go: its transport connection, and whether that connection is open now. */
 export interface SessionConnection {
@@ -51,6 +58,8 @@ export interface SessionSnapshot {
   contextBudget: number;
   /** The session's result budget (estimated tokens). */
   resultBudget: number;
+  /** The `label` it was opened with, if any. */
+  label?: string;
   status: ServerStatus[];
   warnings: string[];
   connections: SessionConnection[];
@@ -64,7 +73,9 @@ export interface ComposerMethods {
   /** Opens a session for `owner` (the embedder's instance); resolves once it can advertise. */
   'session/open': { params: { owner: string; options: SessionOptions }; result: SessionSnapshot };
   /** A call through the composer (the server is not open, or its actor is gone). */
-  'session/call': { params: { id: string; name: string; args?: unknown; timeoutMs?: number }; result: unknown };
+  'session/call': { params: { id: string; name: string; args?: unknown; timeoutMs?: number; progressToken?: string }; result: unknown };
+  /** One of `SessionRequestOp` to a server of the session, through the composer (it waits for the server's dial as a call does). */
+  'session/request': { params: { id: string; server: string; op: SessionRequestOp; timeoutMs?: number }; result: unknown };
   'session/activity': { params: { id: string; kind: Activity }; result: Record<string, never> };
   'session/reload': { params: { id: string }; result: Record<string, never> };
   'session/close': { params: { id: string }; result: Record<string, never> };

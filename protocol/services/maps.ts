@@ -12,7 +12,11 @@ import type { ComposerEvents, ComposerMethods, HostMethods } from './composer.ts
 
 /** The embedder's own service, on the kernel's thread: answers servers' input requests with its handlers. */
 export interface ClientMethods {
-  'client/input': { params: { id: string; method: string; params: unknown }; result: Record<string, unknown> };
+  /**
+   * `key`: the server's name for the question in a 2026-07-28 input_required round; `tag`: the progress token of the
+   * request that asks, when it has one (the API's: api/progress.ts knows whose call it is).
+   */
+  'client/input': { params: { id: string; method: string; params: unknown; key?: string; tag?: string }; result: Record<string, unknown> };
   /** Shows the user an authorization URL (a browser); may answer with a callback URL the user pasted. */
   'client/authorize': { params: { server: string; url: string }; result: { callbackUrl?: string } };
 }

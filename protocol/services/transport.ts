@@ -22,13 +22,39 @@ export interface OpenResult extends ConnectionInfo {
   warnings: string[];
 }
 
-/** One MCP operation on an open connection. */
+/** A log message's severity (RFC 5424), least severe first. */
+export type LoggingLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
+
+/** What `completion/complete` completes: a prompt's argument, or a resource template's variable. */
+export type CompletionRef = { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
+
+/** A `completion/complete` answer, checked: at most 100 values. */
+export interface CompletionResult {
+  completion: { values: string[]; total?: number; hasMore?: boolean };
+}
+
+/**
+ * One MCP operation on an open connection. `progressToken` (chosen by the
+ * caller, unique on the connection while the request runs) is sent as
+ * `params._meta.progressToken`, and the server's progress naming it comes
+ * back as `connection/progress` events. The operations after `ping` need the
+ * server to declare their capability (`logging`, `completions`,
+ * `resources.subscribe`), else ALBEDO_NOT_FOUND (not run, `data.capability`).
+ */
 export type ClientOp =
   | { method: 'tools/list' | 'resources/list' | 'resources/templates/list' | 'prompts/list' }
-  | { method: 'tools/call'; name: string; arguments?: Record<string, unknown> }
-  | { method: 'resources/read'; uri: string }
-  | { method: 'prompts/get'; name: string; arguments?: Record<string, string> }
-  | { method: 'ping' };
+  | { method: 'tools/call'; name: string; arguments?: Record<string, unknown>; progressToken?: string | number }
+  | { method: 'resources/read'; uri: string; progressToken?: string | number }
+  | { method: 'prompts/get'; name: string; arguments?: Record<string, string>; progressToken?: string | number }
+  | { method: 'ping' }
+  | { method: 'logging/setLevel'; level: LoggingLevel }
+  | {
+      method: 'completion/complete';
+      ref: CompletionRef;
+      argument: { name: string; value: string };
+      context?: { arguments?: Record<string, string> };
+    }
+  | { method: 'resources/subscribe' | 'resources/unsubscribe'; uri: string };
 
 export interface TransportMethods {
   /** Spawns the server, negotiates its era and discovers its catalogue. */
@@ -55,4 +81,14 @@ export interface TransportEvents {
   'connection/dropped': { id: string; error: SerializedError };
   /** A warning worth showing the user (schema problems, a late garbage line). */
   'connection/warned': { id: string; message: string; code?: string };
+  /**
+   * The server's progress on a request sent with `token` (a token the
+   * connection did not send is ignored); `message` redacted and cut to 1,000
+   * characters. At most 100 a second per connection, the rest dropped.
+   */
+  'connection/progress': { id: string; token: string | number; progress: number; total?: number; message?: string };
+  /** The server's `notifications/message`: `data` pruned to 32 levels, its strings redacted. At most 100 a second. */
+  'connection/log': { id: string; level: LoggingLevel; logger?: string; data: unknown };
+  /** `notifications/resources/updated` for a resource the connection subscribed to. At most 100 a second. */
+  'connection/resource-updated': { id: string; uri: string };
 }

@@ -81,6 +81,8 @@ export interface TransportOpenOptions {
   name: string;
   /** A worker of its own. */
   isolate: boolean;
+  /** The client capabilities this connection declares (the session's own; undefined: the composer's). */
+  capabilities?: Record<string, unknown>;
 }
 
 export interface TransportRequestOptions {

@@ -23,6 +23,8 @@ export interface PrepareContext {
   profile: string;
   /** The session's own choice for the `mcp` extension (undefined: the settings' default). */
   mcp: boolean | undefined;
+  /** The client capabilities its servers are told (SessionOptions.capabilities; undefined: the owner's). */
+  capabilities?: Record<string, unknown>;
   newId: () => string;
   /** Connections are registered with the session as they are made (its transport events find them by id). */
   register(up: Upstream): void;
@@ -129,7 +131,10 @@ export async function prepare(ctx: PrepareContext, previous: Composition | null)
       }
       const was = previous === null ? ctx.resume?.get(entry.name) : undefined;
       const resumable = was !== undefined && was.fingerprint === entry.fingerprint;
-      const up = new Upstream(resumable ? was.id : ctx.newId(), entry, ctx.ports.transport, slot, { resumable });
+      const up = new Upstream(resumable ? was.id : ctx.newId(), entry, ctx.ports.transport, slot, {
+        resumable,
+        capabilities: ctx.capabilities,
+      });
       ctx.register(up);
       created.push(up);
       slot.upstream = up;

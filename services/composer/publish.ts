@@ -55,6 +55,7 @@ export class SessionPublisher {
       warnings: s.warnings(),
       connections: connectionsOf(comp),
     };
+    if (s.init.options?.label !== undefined) out.label = s.init.options.label;
     if (full && this.loaded.length) out.loaded = [...this.loaded];
     if (full || s.generation !== this.#sentGeneration) {
       out.view = viewOf(comp, s.generation);

@@ -197,9 +197,20 @@ export default defineService('composer', {
     },
     async 'session/call'(p, call) {
       const e = await entryOf(p.id);
-      const o = p.timeoutMs === undefined ? { signal: call.signal } : { timeoutMs: p.timeoutMs, signal: call.signal };
+      const o: { timeoutMs?: number; signal: AbortSignal; progressToken?: string } = { signal: call.signal };
+      if (p.timeoutMs !== undefined) o.timeoutMs = p.timeoutMs;
+      if (p.progressToken !== undefined) o.progressToken = p.progressToken;
       try {
         return await e.pub.session.call(p.name, p.args, o);
+      } finally {
+        e.pub.schedule();
+      }
+    },
+    async 'session/request'(p, call) {
+      const e = await entryOf(p.id);
+      const o = p.timeoutMs === undefined ? { signal: call.signal } : { timeoutMs: p.timeoutMs, signal: call.signal };
+      try {
+        return await e.pub.session.request(p.server, p.op, o);
       } finally {
         e.pub.schedule();
       }

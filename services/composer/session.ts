@@ -24,7 +24,8 @@ import { capabilitiesChangedText } from './context.ts';
 import { changesSince, shownOf, type Composition, type Shown, type SlotHost } from './composition.ts';
 import { prepare, type PrepareContext } from './prepare.ts';
 import { changesSinceRecord, viewDigest, type ShownRecord } from './snapshot.ts';
-import { checkCall, planCall } from './plan-call.ts';
+import { checkCall, checkRequest, planCall } from './plan-call.ts';
+import type { SessionRequestOp } from '../../protocol/services/composer.ts';
 import type { ComposerPorts, ServerChoice } from './ports.ts';
 import type { Upstream } from './upstream.ts';
 
@@ -83,11 +84,18 @@ export class Session {
     this.#hooks = hooks;
     this.#init = init;
     if (listener) this.#listeners.add(listener);
+    // A session without turns (a gateway's: SessionOptions.turns false) applies what would wait for the end of a turn as
+    // soon as it happens: a server's state changed, or a new catalogue was saved.
+    const atOnce = init.options?.turns === false;
     this.#host = {
       clock: ports.clock,
-      emit: (e) => this.#emit(e),
-      save: (row) =>
-        this.#track(
+      emit: (e) => {
+        this.#emit(e);
+        if (atOnce && e.type === 'state') this.#soon();
+      },
+      save: (row) => {
+        if (atOnce) this.#soon();
+        return this.#track(
           Promise.resolve()
             .then(() => ports.catalogues.put(row))
             .catch((err: Error) => {
@@ -97,8 +105,21 @@ export class Session {
                 message: `the catalogue of ${label(row.server)} could not be saved: ${err.message}`,
               });
             }),
-        ),
+        );
+      },
     };
+  }
+
+  #soonScheduled = false;
+
+  /** A refresh on the next turn of the loop (once, however many changes ask for one meanwhile). */
+  #soon(): void {
+    if (this.#soonScheduled) return;
+    this.#soonScheduled = true;
+    setImmediate(() => {
+      this.#soonScheduled = false;
+      if (!this.#closed) this.#track(this.#refresh().catch(() => {}));
+    });
   }
 
   #ctx(): PrepareContext {
@@ -108,6 +129,7 @@ export class Session {
       choice: this.#init.choice,
       profile: this.#init.profile,
       mcp: this.#init.mcp,
+      capabilities: this.#init.options?.capabilities,
       newId: this.#ports.newId ?? (() => crypto.randomUUID()),
       register: (up) => {
         this.#upstreams.add(up);
@@ -245,7 +267,7 @@ export class Session {
    * reached fails as not run (`data.unavailable`), a transport lost mid-call
    * as unknown; nothing is retried.
    */
-  async call(name: string, args?: unknown, opts: SessionCallOptions = {}): Promise<unknown> {
+  async call(name: string, args?: unknown, opts: SessionCallOptions & { progressToken?: string } = {}): Promise<unknown> {
     this.#alive();
     checkCall(name, opts);
     const comp = this.#active;
@@ -260,7 +282,31 @@ export class Session {
     );
     const slot = comp.slot(route.server)!;
     const timeoutMs = opts.timeoutMs ?? slot.entry.callTimeoutMs;
+    // The owner chose the token and follows the connection's progress events for it.
+    if (typeof opts.progressToken === 'string') (op as { progressToken?: string }).progressToken = opts.progressToken;
     return slot.upstream!.request(op, { timeoutMs, budgetMs: slot.entry.startupTimeoutMs + timeoutMs, signal: opts.signal });
+  }
+
+  /**
+   * Sends `op` (completion/complete, logging/setLevel, resources/subscribe or unsubscribe) to the
+   * session's server `server`, dialling it first as a call would (or waiting for its dial). A server
+   * the session does not hold is ALBEDO_NOT_FOUND, one waiting for a sign-in ALBEDO_NEEDS_SIGN_IN
+   * (not run); one that does not declare the capability is the transport's ALBEDO_NOT_FOUND.
+   */
+  async request(server: string, op: SessionRequestOp, opts: SessionCallOptions = {}): Promise<unknown> {
+    this.#alive();
+    checkRequest(server, op, opts);
+    const slot = this.#active.slot(server);
+    if (!slot?.upstream) {
+      const message = `the session has no server ${label(server)}`;
+      throw new AlbedoError('ALBEDO_NOT_FOUND', message, { outcome: 'not_run', data: { server, state: slot?.state } });
+    }
+    if (slot.state === 'needs_sign_in') {
+      const message = `server ${label(server)} needs the user to sign in; the request did not run`;
+      throw new AlbedoError('ALBEDO_NEEDS_SIGN_IN', message, { outcome: 'not_run', data: { server, state: slot.state } });
+    }
+    const timeoutMs = opts.timeoutMs ?? slot.entry.callTimeoutMs;
+    return slot.upstream.request(op, { timeoutMs, budgetMs: slot.entry.startupTimeoutMs + timeoutMs, signal: opts.signal });
   }
 
   /**

@@ -80,7 +80,7 @@ export function transportPort(
     async open(id, server, o) {
       try {
         // Negotiation and discovery each have the startup budget inside the worker.
-        const params = { id, server, eraCachePath: opts.eraCachePath, capabilities, name: o.name };
+        const params = { id, server, eraCachePath: opts.eraCachePath, capabilities: o.capabilities ?? capabilities, name: o.name };
         const timeoutMs = server.startupTimeoutMs * 2 + 5_000;
         return await caller.call('transport', 'connection/open', params, { key: id, isolate: o.isolate, timeoutMs });
       } catch (err) {

@@ -36,6 +36,17 @@ export function unavailable(server: string, err: AlbedoError): AlbedoError {
   });
 }
 
+/**
+ * The transport's answer when the connection's actor is gone (its worker lost): not found, not run.
+ * A server that lacks an operation's capability answers so too, with `data.capability`: that one
+ * is final, never sent again nor dialled for.
+ */
+export function actorGone(e: AlbedoError): boolean {
+  return (
+    e.code === 'ALBEDO_NOT_FOUND' && e.outcome === 'not_run' && (e.data as { capability?: unknown } | undefined)?.capability === undefined
+  );
+}
+
 export interface UpstreamRequest {
   /** The MCP request's timeout. */
   timeoutMs: number;
@@ -58,9 +69,17 @@ export class Upstream {
   #held = false;
   /** A connection a previous composer incarnation opened: its first dial asks the transport whether it is still open. */
   #resumable: boolean;
+  #capabilities: Record<string, unknown> | undefined;
 
-  constructor(id: string, entry: ComposerServer, transport: TransportPort, owner: UpstreamOwner, opts: { resumable?: boolean } = {}) {
+  constructor(
+    id: string,
+    entry: ComposerServer,
+    transport: TransportPort,
+    owner: UpstreamOwner,
+    opts: { resumable?: boolean; capabilities?: Record<string, unknown> } = {},
+  ) {
     this.id = id;
+    this.#capabilities = opts.capabilities;
     this.entry = entry;
     this.#transport = transport;
     this.owner = owner;
@@ -107,7 +126,8 @@ export class Upstream {
     this.#held = true;
     let result: OpenResult;
     try {
-      result = await this.#transport.open(this.id, this.entry.server, { name: this.entry.name, isolate: this.entry.isolate });
+      const o = { name: this.entry.name, isolate: this.entry.isolate, capabilities: this.#capabilities };
+      result = await this.#transport.open(this.id, this.entry.server, o);
     } catch (err) {
       const e = asError(err);
       // A failed open leaves nothing behind in the transport (its actor was closed, its key released).
@@ -176,7 +196,7 @@ export class Upstream {
         } catch (err) {
           const e = asError(err);
           // The actor is gone (its worker was lost before we heard of it): the request did not run, so it may be sent once more.
-          if (e.code === 'ALBEDO_NOT_FOUND' && e.outcome === 'not_run' && attempt === 0 && this.state === 'open') {
+          if (actorGone(e) && attempt === 0 && this.state === 'open') {
             this.#state = 'idle';
             continue;
           }

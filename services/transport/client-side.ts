@@ -8,6 +8,7 @@
 import { ErrorCode, type JsonRpcRequest } from '../../protocol/jsonrpc.ts';
 import { INPUT_METHODS } from '../../protocol/client-input.ts';
 import { WireError } from './rpc-peer.ts';
+import { AlbedoError } from '../../protocol/errors.ts';
 
 export interface ClientSide {
   capabilities: Record<string, unknown>;
@@ -16,7 +17,14 @@ export interface ClientSide {
    * sampling/createMessage, roots/list); `signal` aborts the handler's own
    * signal when the request waiting on it is given up.
    */
-  ask(method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  ask(
+    method: string,
+    params: unknown,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    key?: string,
+    tag?: string,
+  ): Promise<Record<string, unknown>>;
 }
 
 /** A client that declared nothing: every input request is refused. */
@@ -49,6 +57,10 @@ export async function answerServerRequest(
     return await client.ask(req.method, req.params ?? {}, timeoutMs, signal);
   } catch (err) {
     if (err instanceof WireError) throw err;
+    // The owner refused (no one to ask: a gateway's host without the capability): the server hears the spec's refusal.
+    if (AlbedoError.is(err) && err.code === 'ALBEDO_INPUT_REQUIRED') {
+      throw new WireError(ErrorCode.MethodNotFound, `Method not found: ${req.method} (no client to ask)`);
+    }
     throw new WireError(ErrorCode.InternalError, `the client's ${cap} handler failed: ${(err as Error).message}`);
   }
 }

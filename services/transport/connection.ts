@@ -8,7 +8,7 @@
  */
 import { AlbedoError, serializeError } from '../../protocol/errors.ts';
 import type { JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc.ts';
-import { LISTEN_METHOD } from '../../protocol/rev2026-07-28/index.ts';
+import { LISTEN_ACK, LISTEN_METHOD } from '../../protocol/rev2026-07-28/index.ts';
 import type { Catalogue, Implementation } from '../../protocol/mcp.ts';
 import type { ResolvedServer } from '../../protocol/config.ts';
 import { MAX_DEPTH, depthOf } from '../../protocol/bounds.ts';
@@ -24,12 +24,13 @@ import { CatalogueKeeper, listsChangedBy } from './catalogue-keeper.ts';
 import { NO_CLIENT, answerServerRequest, type ClientSide } from './client-side.ts';
 import { ServerNoise } from './server-noise.ts';
 import { requestWithInput, type InputRoundsContext } from './input-rounds.ts';
-import { operate, type OpTarget } from './operations.ts';
+import { Asked, operate, type OpTarget } from './operations.ts';
 import { EraParams } from './era-params.ts';
 import { WarnLimiter } from './warn-limiter.ts';
 import { ToolHeaders } from './tool-headers.ts';
-import { holdListen, listenFilter } from './listen.ts';
+import { Listens, type ListenLink } from './listen.ts';
 import { Redactor, secretValues } from '../../protocol/redact.ts';
+import { Notices } from './notices.ts';
 
 export type Emit = <E extends keyof TransportEvents>(name: E, payload: TransportEvents[E]) => void;
 
@@ -96,6 +97,12 @@ export class Connection {
   #openNotes: string[] = [];
   /** Each request's params for the era (era-params.ts: a modern _meta built once). */
   #eraParams: EraParams;
+  /** Progress, log messages and resource updates, relayed as events (notices.ts). */
+  #notices: Notices;
+  /** A modern server's held listen, with the resources subscribed to (listen.ts). */
+  #listens = new Listens();
+  /** What a legacy server was asked to keep, asked again after a redial (operations.ts). */
+  #asked = new Asked();
 
   constructor(
     id: string,
@@ -115,6 +122,7 @@ export class Connection {
     this.#emit = emit;
     this.#eraParams = new EraParams(clientInfo, client.capabilities);
     this.#redactor = new Redactor(secretValues(server));
+    this.#notices = new Notices(id, emit, this.#redactor);
     this.#keeper = new CatalogueKeeper({
       name,
       timeoutMs: server.callTimeoutMs,
@@ -172,7 +180,7 @@ export class Connection {
       throw new AlbedoError('ALBEDO_INVALID_RESPONSE', why, { outcome: 'unknown' });
     }
     this.#keeper.accept(catalogue, sizes);
-    if (live.info.era === 'modern') this.#listen(live);
+    if (live.info.era === 'modern') this.#listens.hold(this.#listenLink(live), live.info.capabilities);
     return { ...live.info, catalogue, warnings };
   }
 
@@ -341,6 +349,8 @@ export class Connection {
   #onNotification(n: JsonRpcNotification): void {
     const lists = listsChangedBy(n.method);
     if (lists) return this.#keeper.rediscover(lists);
+    if (this.#notices.handle(n.method, n.params)) return;
+    if (n.method === LISTEN_ACK) return this.#listens.acknowledged();
     // A server ends a subscriptions/listen stream (on stdio) with notifications/cancelled for its id:
     // the subscription is over, as after its final result, and is not held again.
     if (n.method === 'notifications/cancelled') {
@@ -382,7 +392,7 @@ export class Connection {
     live.rounds ??= {
       send: (m, p, t, s) => live.peer.request(m, this.#params(live, p), { timeoutMs: t, signal: s }),
       capabilities: this.#client.capabilities,
-      ask: (m, p, t, s) => this.#client.ask(m, p, t, s),
+      ask: (m, p, t, s, k, g) => this.#client.ask(m, p, t, s, k, g),
       redactor: this.#redactor,
     };
     return requestWithInput(live.rounds, method, params, timeoutMs, signal);
@@ -403,32 +413,34 @@ export class Connection {
     return this.#toolHeaders.accept(tools, warnings, this.#live ? (m) => this.#warn(m) : undefined);
   }
 
-  /** A modern server whose lists can change gets one held subscriptions/listen (listen.ts). */
-  #listen(live: Live): void {
-    const filter = listenFilter(live.info.capabilities);
-    if (Object.keys(filter).length === 0) return;
-    holdListen(
-      {
-        current: () => this.#live === live && !this.#closed,
-        send: (f) => {
-          this.#listenId = live.peer.nextId;
-          return live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: f }), { timeoutMs: Infinity });
-        },
-        resync: () => this.#keeper.rediscover(listsFor(live.info)),
-        warn: (m) => this.#warn(m),
-        guard: (fn) =>
-          this.#guard(
-            () => live.link,
-            () => live.peer,
-            fn,
-          ),
+  /** A modern server whose lists can change, or with resources subscribed to, holds one subscriptions/listen (listen.ts). */
+  #listenLink(live: Live): ListenLink {
+    return {
+      current: () => this.#live === live && !this.#closed,
+      send: (f, signal) => {
+        this.#listenId = live.peer.nextId;
+        return live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: f }), { timeoutMs: Infinity, signal });
       },
-      filter,
-    );
+      resync: () => this.#keeper.rediscover(listsFor(live.info)),
+      warn: (m) => this.#warn(m),
+      guard: (fn) =>
+        this.#guard(
+          () => live.link,
+          () => live.peer,
+          fn,
+        ),
+    };
   }
 
-  /** Runs one operation (operations.ts), dialling again first when the server dropped. */
+  /** Runs one operation (operations.ts), dialling again first when the server dropped; its progress is relayed meanwhile. */
   request(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+    const token = (op as { progressToken?: string | number }).progressToken;
+    if (token === undefined) return this.#send(op, timeoutMs, signal);
+    this.#notices.track(token);
+    return this.#send(op, timeoutMs, signal).finally(() => this.#notices.untrack(token));
+  }
+
+  #send(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
     // A live connection goes straight on: awaiting an already settled dial cost a promise and a turn per call.
     const live = this.#closed ? undefined : this.#live;
     // Every failure, the redial's too, leaves redacted (message and data).
@@ -445,13 +457,21 @@ export class Connection {
       http: !(live.link instanceof StdioLink),
       lister: this.#lister(live),
       request: (m, p, t, s) => this.#request(live, m, p, t, s),
+      capabilities: live.info.capabilities,
+      setLogLevel: (level) => {
+        this.#eraParams.logLevel = level;
+      },
+      asked: this.#asked,
+      listenTo: (uri, on) => this.#listens.subscribe(this.#listenLink(live), live.info.capabilities, uri, on),
     };
     return live.target;
   }
 
   /** After a redial: a modern server's listen is re-held, and the catalogue is checked in the background. */
   #afterRedial(live: Live): void {
-    if (live.info.era === 'modern') this.#listen(live);
+    if (live.info.era === 'modern') this.#listens.hold(this.#listenLink(live), live.info.capabilities);
+    // A legacy server's new session knows nothing of the old one's log level and subscriptions: they are sent again.
+    else for (const [m, p] of this.#asked.again()) this.#request(live, m, p, this.server.callTimeoutMs).catch((e) => this.#warn(e.message));
     this.#keeper.rediscover(listsFor(live.info));
   }
 

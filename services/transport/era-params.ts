@@ -8,6 +8,10 @@
 import { modernParams } from '../../protocol/rev2026-07-28/index.ts';
 import { legacyParams } from '../../protocol/rev2025-11-25/index.ts';
 import type { Implementation } from '../../protocol/mcp.ts';
+import type { LoggingLevel } from '../../protocol/services/transport.ts';
+
+/** The envelope key of the log level a modern request asks for (2026-07-28 has no logging/setLevel). */
+export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 
 export class EraParams {
   #clientInfo: Implementation;
@@ -21,13 +25,29 @@ export class EraParams {
     this.#capabilities = capabilities;
   }
 
-  /** What modernParams or legacyParams would return for `params`. */
+  /**
+   * A modern connection's `logging/setLevel`: every later request's envelope asks for `level`, so a
+   * server logs (within that request) at it and above.
+   */
+  set logLevel(level: LoggingLevel) {
+    this.#level = level;
+    this.#meta = undefined;
+    this.#empty = undefined;
+  }
+  #level: LoggingLevel | undefined;
+
+  /** What modernParams or legacyParams would return for `params` (with the log level asked for, if any). */
   of(era: 'modern' | 'legacy', params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
     if (era !== 'modern') return legacyParams(params);
-    // A request's own _meta is merged into a fresh one; without one, the shared _meta is what modernParams would build.
-    if (params?._meta !== undefined) return modernParams(params, this.#clientInfo, this.#capabilities);
-    this.#meta ??= modernParams(undefined, this.#clientInfo, this.#capabilities)._meta as Record<string, unknown>;
+    this.#meta ??= this.#envelope();
+    // A request's own _meta (a progress token) is merged into a fresh one, the envelope's keys winning, as modernParams does.
+    if (params?._meta !== undefined) return { ...params, _meta: { ...(params._meta as Record<string, unknown>), ...this.#meta } };
     if (params === undefined) return (this.#empty ??= { _meta: this.#meta });
     return { ...params, _meta: this.#meta };
+  }
+
+  #envelope(): Record<string, unknown> {
+    const meta = modernParams(undefined, this.#clientInfo, this.#capabilities)._meta as Record<string, unknown>;
+    return this.#level === undefined ? meta : { ...meta, [META_LOG_LEVEL]: this.#level };
   }
 }

@@ -25,7 +25,18 @@ export interface InputRoundsContext {
   /** The capabilities the embedder declared. */
   capabilities: Record<string, unknown>;
   /** Runs the embedder's handler for one input request; `signal` aborts when the request is given up. */
-  ask(method: string, params: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  /**
+   * `key`: the server's name for the question in an input_required round (none for a 2025-era server's own request);
+   * `tag`: the progress token of the request that asks (the caller's call, so the owner can tell whose question it is).
+   */
+  ask(
+    method: string,
+    params: unknown,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    key?: string,
+    tag?: string,
+  ): Promise<Record<string, unknown>>;
   /** The connection's secrets: cut out of the server's text before it is cut short into a message. */
   redactor?: Secrets;
 }
@@ -64,8 +75,14 @@ export async function requestWithInput(
       throw wireCodeOf(err) === ErrorCode.MissingRequiredClientCapability ? missingCapabilities(c, method, err as AlbedoError) : err;
     }
     if (resultTypeOf(result) === 'complete') return result;
-    retry = await nextRound(c, method, result, round, deadline, signal);
+    retry = await nextRound(c, method, result, round, deadline, signal, tagOf(params));
   }
+}
+
+/** The progress token the caller's request carries: its call's, which the owner may know the question by. */
+function tagOf(params: Record<string, unknown> | undefined): string | undefined {
+  const meta = params?._meta as { progressToken?: unknown } | undefined;
+  return typeof meta?.progressToken === 'string' ? meta.progressToken : undefined;
 }
 
 /** A server refused the request for client capabilities this client did not declare (-32021). */
@@ -85,6 +102,7 @@ async function nextRound(
   round: number,
   deadline: number,
   signal?: AbortSignal,
+  tag?: string,
 ): Promise<Record<string, unknown>> {
   const kind = resultTypeOf(result);
   if (kind !== 'input_required') throw invalid(`${method} returned an unknown resultType ${shown(c, kind, 100)}`);
@@ -114,7 +132,9 @@ async function nextRound(
   if (round + 1 >= MAX_INPUT_ROUNDS)
     throw inputRequired(`${method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; gave up`, undefined);
   const answers = await Promise.all(
-    requests.map(async ([key, r]) => [key, await c.ask(r.method, r.params ?? {}, Math.max(1, deadline - Date.now()), signal)] as const),
+    requests.map(
+      async ([key, r]) => [key, await c.ask(r.method, r.params ?? {}, Math.max(1, deadline - Date.now()), signal, key, tag)] as const,
+    ),
   );
   const retry: Record<string, unknown> = {};
   if (result.inputRequests !== undefined) retry.inputResponses = Object.fromEntries(answers);

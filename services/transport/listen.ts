@@ -5,6 +5,8 @@
  * fetched again (changes may have been missed meanwhile); a listen that
  * lived 30 s counts as healthy; eight short-lived ones in a row give up with
  * a warning. A server that ends the subscription with a result is left alone.
+ * `Listens` adds the resources a caller subscribed to (`resourceSubscriptions`:
+ * 2026-07-28 has no resources/subscribe): a new filter replaces the listen.
  */
 import type { AlbedoError } from '../../protocol/errors.ts';
 import type { ListenFilter } from '../../protocol/rev2026-07-28/index.ts';
@@ -14,6 +16,8 @@ const LISTEN_BACKOFF_MS = 1_000;
 const LISTEN_BACKOFF_MAX_MS = 60_000;
 const LISTEN_HEALTHY_MS = 30_000;
 const LISTEN_MAX_FAILURES = 8;
+/** How long a resources/subscribe waits for the new listen's acknowledgement. */
+const LISTEN_ACK_WAIT_MS = 5_000;
 
 /** What a listen needs of its connection; every callback runs inside the connection's boundary. */
 export interface ListenHost {
@@ -63,4 +67,51 @@ export function holdListen(host: ListenHost, filter: ListenFilter, failures = 0)
       timer.unref?.();
     }),
   );
+}
+
+/** What one live link's listens need; `send` is given the signal that ends a listen a new filter replaces. */
+export interface ListenLink extends Omit<ListenHost, 'send'> {
+  send(filter: ListenFilter, signal: AbortSignal): Promise<unknown>;
+}
+
+/** A connection's listen: the list changes its capabilities allow, and the resources subscribed to. */
+export class Listens {
+  #uris = new Set<string>();
+  /** Ends the listen held now. */
+  #abort: AbortController | undefined;
+  /** Resolves a subscribe waiting for the new listen's acknowledgement. */
+  #acked: (() => void) | undefined;
+
+  /** Holds the listen for `capabilities` and the subscribed resources on `link`, replacing the one held now (if any). */
+  hold(link: ListenLink, capabilities: ServerCapabilities): void {
+    const filter = listenFilter(capabilities);
+    if (this.#uris.size) filter.resourceSubscriptions = [...this.#uris];
+    this.#abort?.abort();
+    this.#abort = undefined;
+    if (Object.keys(filter).length === 0) return;
+    const ctl = (this.#abort = new AbortController());
+    const host: ListenHost = { ...link, current: () => link.current() && !ctl.signal.aborted, send: (f) => link.send(f, ctl.signal) };
+    holdListen(host, filter);
+  }
+
+  /** The server acknowledged a listen (`notifications/subscriptions/acknowledged`). */
+  acknowledged(): void {
+    this.#acked?.();
+  }
+
+  /** Subscribes to `uri` (or, `on` false, unsubscribes): the listen is held again; resolves once it is acknowledged. */
+  subscribe(link: ListenLink, capabilities: ServerCapabilities, uri: string, on: boolean): Promise<void> {
+    if (on ? this.#uris.has(uri) : !this.#uris.delete(uri)) return Promise.resolve();
+    if (on) this.#uris.add(uri);
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, LISTEN_ACK_WAIT_MS);
+      this.#acked = () => {
+        clearTimeout(timer);
+        this.#acked = undefined;
+        resolve();
+      };
+      this.hold(link, capabilities);
+      if (!this.#abort) this.#acked();
+    });
+  }
 }

@@ -1,6 +1,7 @@
 /**
  * The operations a connection runs for its caller (`ClientOp`): a list (all
- * its pages), tools/call, resources/read, prompts/get, ping. Every result is
+ * its pages), tools/call, resources/read, prompts/get, ping, logging/setLevel,
+ * completion/complete, resources/subscribe and unsubscribe. Every result is
  * checked against its schema and the depth bound before it is handed back,
  * since a result nested too deep could not even cross to the caller's thread
  * (structured clone recurses). The common call is a chain of two promises: no
@@ -13,7 +14,10 @@ import { DISCOVER_METHOD } from '../../protocol/rev2026-07-28/index.ts';
 import { callToolResultSchema, readResourceResultSchema, getPromptResultSchema } from '../../protocol/mcp.ts';
 import { describeZodError } from '../../protocol/config.ts';
 import { MAX_DEPTH, depthOf } from '../../protocol/bounds.ts';
-import type { ClientOp } from '../../protocol/services/transport.ts';
+import type { ClientOp, LoggingLevel } from '../../protocol/services/transport.ts';
+import type { ServerCapabilities } from '../../protocol/mcp.ts';
+import { LOGGING_LEVELS } from './notices.ts';
+import { checkCompletion, completionParams } from './completions.ts';
 import { listAll, type Lister } from './discovery.ts';
 import { wireCodeOf } from '../../protocol/requester.ts';
 import { callToolResultFast } from './result-fast-path.ts';
@@ -29,13 +33,48 @@ export interface OpTarget {
   lister: Lister;
   /** One request with its era's params, input_required rounds fulfilled (input-rounds.ts). */
   request(method: string, params: Raw | undefined, timeoutMs: number, signal?: AbortSignal): Promise<Raw>;
+  capabilities: ServerCapabilities;
+  /** A modern server has no logging/setLevel: the level goes in every later request's envelope (era-params.ts). */
+  setLogLevel(level: LoggingLevel): void;
+  /** A modern server has no resources/subscribe: the URI joins (or leaves) the held subscriptions/listen's filter. */
+  listenTo(uri: string, on: boolean): Promise<void>;
+  /** What a legacy server was asked to keep. */
+  asked: Asked;
+}
+
+/** What a legacy server was asked to keep (its log level, its subscriptions): a new session after a redial is asked again. */
+export class Asked {
+  level: LoggingLevel | undefined;
+  readonly uris = new Set<string>();
+
+  /** The requests that ask a new session the same. */
+  again(): Array<[string, Raw]> {
+    const out: Array<[string, Raw]> = this.level === undefined ? [] : [['logging/setLevel', { level: this.level }]];
+    for (const uri of this.uris) out.push(['resources/subscribe', { uri }]);
+    return out;
+  }
+}
+
+/** A request's params with the caller's progress token in `_meta` (no copy without one: the plain call stays as it was). */
+function withProgress(params: Raw, token: string | number | undefined): Raw {
+  if (token !== undefined) params._meta = { progressToken: token };
+  return params;
+}
+
+const notRun = (why: string, data?: Raw): Promise<never> =>
+  Promise.reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, data ? { outcome: 'not_run', data } : { outcome: 'not_run' }));
+
+/** An operation the server did not declare the capability of: not found, not run, `data.capability` naming it. */
+function undeclared(method: string, capability: string): Promise<never> {
+  const why = `the server does not declare the ${capability} capability that ${method} needs; the request was not sent`;
+  return Promise.reject(new AlbedoError('ALBEDO_NOT_FOUND', why, { outcome: 'not_run', data: { method, capability } }));
 }
 
 /** Runs `op`; rejects with an AlbedoError (never throws). */
 export function operate(t: OpTarget, op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
   switch (op.method) {
     case 'tools/call': {
-      const params = { name: op.name, arguments: op.arguments ?? {} };
+      const params = withProgress({ name: op.name, arguments: op.arguments ?? {} }, op.progressToken);
       // Only HTTP can refuse a call for its headers; stdio goes straight to the request.
       return (t.http ? callTool(t, params, timeoutMs, signal) : t.request(op.method, params, timeoutMs, signal)).then(checkToolResult);
     }
@@ -48,10 +87,10 @@ export function operate(t: OpTarget, op: ClientOp, timeoutMs: number, signal?: A
     }
     case 'resources/read':
       return t
-        .request(op.method, { uri: op.uri }, timeoutMs, signal)
+        .request(op.method, withProgress({ uri: op.uri }, op.progressToken), timeoutMs, signal)
         .then((raw) => checked(readResourceResultSchema, 'resources/read', raw));
     case 'prompts/get': {
-      const params = { name: op.name, arguments: op.arguments ?? {} };
+      const params = withProgress({ name: op.name, arguments: op.arguments ?? {} }, op.progressToken);
       return t.request(op.method, params, timeoutMs, signal).then((raw) => checked(getPromptResultSchema, 'prompts/get', raw));
     }
     case 'ping':
@@ -59,6 +98,38 @@ export function operate(t: OpTarget, op: ClientOp, timeoutMs: number, signal?: A
       return t.era === 'modern'
         ? t.request(DISCOVER_METHOD, undefined, timeoutMs, signal).then(() => ({}))
         : t.request('ping', undefined, timeoutMs, signal).then((raw) => bounded('ping', raw));
+    case 'logging/setLevel':
+      if (!t.capabilities.logging) return undeclared(op.method, 'logging');
+      if (!LOGGING_LEVELS.includes(op.level)) return notRun(`logging/setLevel: level must be one of ${LOGGING_LEVELS.join(', ')}`);
+      if (t.era === 'modern') {
+        t.setLogLevel(op.level);
+        return Promise.resolve({});
+      }
+      return t.request(op.method, { level: op.level }, timeoutMs, signal).then(() => {
+        t.asked.level = op.level;
+        return {};
+      });
+    case 'completion/complete': {
+      if (!t.capabilities.completions) return undeclared(op.method, 'completions');
+      let params: Raw;
+      try {
+        params = completionParams(op);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return t.request(op.method, params, timeoutMs, signal).then(checkCompletion);
+    }
+    case 'resources/subscribe':
+    case 'resources/unsubscribe': {
+      if (!t.capabilities.resources?.subscribe) return undeclared(op.method, 'resources.subscribe');
+      if (typeof op.uri !== 'string' || !op.uri) return notRun(`${op.method} needs \`uri\`, a non-empty string`);
+      if (t.era === 'modern') return t.listenTo(op.uri, op.method === 'resources/subscribe').then(() => ({}));
+      return t.request(op.method, { uri: op.uri }, timeoutMs, signal).then(() => {
+        if (op.method === 'resources/subscribe') t.asked.uris.add(op.uri);
+        else t.asked.uris.delete(op.uri);
+        return {};
+      });
+    }
     default: {
       const why = `unknown operation ${(op as { method: string }).method}`;
       return Promise.reject(new AlbedoError('ALBEDO_INVALID_ARGUMENT', why, { outcome: 'not_run' }));

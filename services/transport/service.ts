@@ -52,8 +52,12 @@ export default defineService('transport', {
       const { clientInfo } = ctx.options as TransportOptions;
       const client = {
         capabilities: p.capabilities ?? {},
-        ask: (method: string, params: unknown, timeoutMs: number, signal?: AbortSignal) =>
-          ctx.call('client', 'client/input', { id: p.id, method, params }, { timeoutMs, signal }),
+        ask: (method: string, params: unknown, timeoutMs: number, signal?: AbortSignal, key?: string, tag?: string) => {
+          const q: { id: string; method: string; params: unknown; key?: string; tag?: string } = { id: p.id, method, params };
+          if (key !== undefined) q.key = key;
+          if (tag !== undefined) q.tag = tag;
+          return ctx.call('client', 'client/input', q, { timeoutMs, signal });
+        },
       };
       const cache: EraCache | null = eraCache && p.eraCachePath ? new eraCache.EraCache(p.eraCachePath) : null;
       const conn = new Connection(p.id, p.server, clientInfo, cache, (name, payload) => ctx.emit(name, payload), client, p.name);

@@ -109,6 +109,7 @@ export function cases(kernel: Kernel): void {
   const handlers = {
     'session/open': () => new Promise<never>(() => {}),
     'session/call': () => null,
+    'session/request': () => null,
     'session/activity': () => ({}),
     'session/reload': () => ({}),
     'session/close': () => ({}),
