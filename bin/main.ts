@@ -69,6 +69,7 @@ const GROUPS: Record<string, () => Promise<(parent: Command) => void>> = {
   tools: async () => (await import('./commands/tools.ts')).sessionCommands,
   call: async () => (await import('./commands/tools.ts')).sessionCommands,
   open: async () => (await import('./commands/open.ts')).openCommand,
+  gateway: async () => (await import('./commands/gateway.ts')).gatewayCommands,
 };
 
 const program = new Command('albedo')

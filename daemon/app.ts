@@ -18,6 +18,8 @@ import { AlbedoError } from '../protocol/errors.ts';
 import { authRoutes } from './auth-routes.ts';
 import { catalogueRoutes } from './catalogue-routes.ts';
 import { ApiError, toApiError, validationError, type Location } from './errors.ts';
+import { gatewayRoutes, type GatewayClient } from './gateway-routes.ts';
+import type { GatewayTokens } from './gateway-tokens.ts';
 import type { Logins } from './logins.ts';
 import type { Reader } from './servers.ts';
 import { settingsRoutes } from './settings-routes.ts';
@@ -77,6 +79,10 @@ export interface AppOptions {
   log?: (line: string) => void;
   /** The web pane's links and cookie sessions, shared with the guard (default: a set of its own, for an app built in a test). */
   ui?: UiAuth;
+  /** The gateways' tokens (gateway-tokens.ts): without them, no /v1/gateways routes. */
+  gatewayTokens?: GatewayTokens;
+  /** Who is connected to gateway `name` now (GET /v1/gateways); none when absent. */
+  gatewayClients?: (name: string) => GatewayClient[];
 }
 
 export function createApp(o: AppOptions): OpenAPIHono {
@@ -127,6 +133,7 @@ export function createApp(o: AppOptions): OpenAPIHono {
   catalogueRoutes(app, o.reader.kernel);
   sessionsRoutes(app, o.registry);
   authRoutes(app, o.logins);
+  if (o.gatewayTokens) gatewayRoutes(app, { kernel: o.reader.kernel, tokens: o.gatewayTokens, clients: o.gatewayClients });
   uiRoutes(app, o.ui ?? new UiAuth({ port: o.status.port }));
   statusRoutes(app, {
     ...o.status,

@@ -15,22 +15,28 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import { getRequestListener } from '@hono/node-server';
-import { createAlbedo, type Albedo } from '../api/albedo.ts';
+import { createAlbedo, type Albedo, type SessionInputHandler } from '../api/albedo.ts';
 import { AlbedoError } from '../protocol/errors.ts';
 import { openPrivateDir, type PrivateDir } from '../protocol/private-dir.ts';
 import { createApp, MAX_BODY_BYTES } from './app.ts';
 import { ApiError } from './errors.ts';
-import { isUiRequest, refusal } from './guard.ts';
+import { isUiRequest, refusal, requestPath, type GuardOptions } from './guard.ts';
+import { mcpTarget } from './mcp-mount.ts';
+import { createRestBridge } from './rest-bridge.ts';
 import { newToken, readInfo, removeInfo, writeInfo, INFO_FILE } from './info.ts';
 import { acquireHomeLock } from './lock.ts';
 import { Logins, SIGN_IN_TTL_MS } from './logins.ts';
 import { settingsView, type Reader } from './servers.ts';
 import { SettingsWrites } from './writes.ts';
 import { SessionRegistry } from './session-registry.ts';
+import { Gateways } from './gateway/gateways.ts';
+import { gatewayListener, gatewayUpgrade, refuseUpgrade } from './gateway-mount.ts';
 import { uiFiles } from './ui-static.ts';
 import { UiAuth, uiLinkTtl } from './ui-auth.ts';
+import { GatewayTokens } from './gateway-tokens.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -61,6 +67,9 @@ function noBrowser(): never {
     outcome: 'not_run',
   });
 }
+
+/** An upgrade anywhere but a gateway's stdio path. */
+const NOT_UPGRADABLE = new ApiError(404, 'ALBEDO_NOT_FOUND', 'only /mcp/gateways/{name}/stdio and /mcp/servers/{name}/stdio upgrade');
 
 /** Exit statuses of `albedo daemon`. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, running: 3 } as const;
@@ -141,6 +150,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
 
   let albedo: Albedo | undefined;
   let logins: Logins | undefined;
+  let gateways: Gateways | undefined;
   let server: http.Server | undefined;
   let port = 0;
   const startedAt = Date.now();
@@ -151,6 +161,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     const closed = server ? new Promise<void>((r) => server!.close(() => r())) : Promise.resolve();
     server?.closeIdleConnections();
     logins?.close();
+    await gateways?.close();
     await albedo?.close();
     server?.closeAllConnections();
     await closed;
@@ -162,7 +173,10 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
 
   try {
     // The daemon's owner is stable: a daemon started after one that was killed restores the sessions it left.
-    albedo = await createAlbedo({ home, homeAt: at, owner: DAEMON_OWNER, authorize: noBrowser });
+    // What a gateway session's servers ask of the client goes to the gateway's host (the gateways exist just below).
+    const sessionInput: SessionInputHandler = (r) =>
+      gateways ? gateways.input(r) : Promise.reject(new AlbedoError('ALBEDO_INPUT_REQUIRED', 'no gateway', { outcome: 'not_run' }));
+    albedo = await createAlbedo({ home, homeAt: at, owner: DAEMON_OWNER, authorize: noBrowser, sessionInput });
     const a = albedo;
     albedo.sessions.start();
     // Serve only once the settings service answers: a daemon that cannot read its home says so now.
@@ -171,6 +185,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     const restored = await registry.restore();
     if (restored) log(`restored ${restored} session${restored === 1 ? '' : 's'} a previous daemon left open`);
     const token = newToken();
+    gateways = new Gateways({ kernel: a.kernel, registry, version: pkg.version, log });
+    const gatewayHttp = gatewayListener(gateways);
     const reader: Reader = { kernel: a.kernel, authStatuses: () => a.authStatuses() };
     logins = new Logins({
       kernel: a.kernel,
@@ -181,28 +197,60 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     const writes = new SettingsWrites(reader, { eraCachePath: path.join(home, 'store'), logins });
     // The web pane's one-time links and cookie sessions: in memory, shared by the guard, the /v1/ui routes and the login.
     const ui = new UiAuth({ port: () => port, linkTtlMs: uiLinkTtl() });
+    // The gateways' own tokens (gateway-tokens.json): a malformed file stops the start here, said in the log.
+    const gatewayTokens = new GatewayTokens(at);
+    // A gateway removed by hand (or while the daemon was down) takes its tokens with it: one of the same name later is
+    // another gateway, which no old token may open.
+    const g = gateways;
+    const pruneTokens = async (): Promise<void> => {
+      const defs = await g.definitions();
+      const gone = new Set(gatewayTokens.list().map((x) => x.gateway));
+      for (const name of gone) if (!Object.hasOwn(defs, name)) gatewayTokens.revoke(name);
+    };
+    await pruneTokens();
+    a.kernel.on('settings', 'settings/changed', (e) => {
+      if (e.gateways?.length) void pruneTokens().catch(() => {});
+    });
+    const guard: GuardOptions = { port: () => port, token, ui, gatewayToken: (n, t) => gatewayTokens.verify(n, t) };
     const app = createApp({
       reader,
       writes,
       registry,
       logins,
       ui,
+      gatewayTokens,
+      gatewayClients: (name) => gateways?.clients(name) ?? [],
       version: pkg.version,
       status: { home, port: () => port, startedAt, token },
       log,
     });
     const pane = uiFiles({ ui, log });
+    // `/mcp`: the REST bridge, an MCP server whose one tool calls this API with the caller's own token.
+    const bridgeListener = getRequestListener(createRestBridge({ port: () => port, version: pkg.version }));
     const listener = getRequestListener(app.fetch, {
       // A request @hono/node-server cannot turn into a Request (a malformed URL): the API's error body, never a stack.
       errorHandler: () => Response.json(new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', 'the request cannot be read').body(), { status: 400 }),
     });
     // Host is the guard's to check (a missing one gets the API's 421, not Node's bare 400).
     server = http.createServer({ requireHostHeader: false }, (req, res) => {
-      const no = refusal(req, { port: () => port, token, ui }) ?? tooLarge(req);
+      const mcp = mcpTarget(requestPath(req));
+      // A gateway bounds its own bodies (a tool call's arguments may be larger than any API body).
+      const no = refusal(req, guard) ?? (mcp?.kind === 'gateway' ? null : tooLarge(req));
       if (no) return sendRefusal(req, res, no);
+      if (mcp?.kind === 'bridge') return void bridgeListener(req, res);
+      if (mcp?.kind === 'gateway') return gatewayHttp(req, res, mcp.name);
       // The pane's files and login never reach the API's router (which would normalise `/ui/../v1/…` into a route).
       if (isUiRequest(req)) return pane(req, res);
       void listener(req, res);
+    });
+    // `albedo gateway NAME` (and `--server NAME`): one upgraded request per stdio connection, guarded as any request.
+    server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      socket.on('error', () => socket.destroy());
+      const mcp = mcpTarget(requestPath(req));
+      const no = refusal(req, guard) ?? (mcp?.kind === 'stdio' || mcp?.kind === 'server-stdio' ? null : NOT_UPGRADABLE);
+      if (no) return refuseUpgrade(socket, no);
+      const target = mcp!.kind === 'stdio' ? { gateway: (mcp as { name: string }).name } : { server: (mcp as { server: string }).server };
+      void gatewayUpgrade(gateways!, req, socket, head, target);
     });
     port = await listen(server, o.port);
     writeInfo(at, { port, token, pid: process.pid, version: pkg.version });

@@ -32,6 +32,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from './errors.ts';
 import { CSRF_HEADER, uiError, type UiAuth, type UiSession } from './ui-auth.ts';
+import { mcpTarget } from './mcp-mount.ts';
 
 export const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'] as const;
 
@@ -72,6 +73,8 @@ export interface GuardOptions {
   token: string;
   /** The web pane's cookie sessions; without it only the bearer token is taken. */
   ui?: UiAuth;
+  /** Whether `token` is one of gateway `name`'s tokens (daemon/gateway-tokens.ts): it opens that gateway and nothing else. */
+  gatewayToken?(name: string, token: string): boolean;
 }
 
 function allowedHosts(port: number): Set<string> {
@@ -122,7 +125,10 @@ export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | nu
   }
   if (isHealth(req) || isUiRequest(req)) return null;
   const auth = req.headers.authorization;
-  if (auth === undefined && opts.ui) {
+  // A gateway (/mcp/gateways/{name}) takes the daemon's token or one of its own, never the pane's cookie.
+  const mcp = mcpTarget(requestPath(req));
+  const gateway = mcp && (mcp.kind === 'gateway' || mcp.kind === 'stdio') ? mcp.name : undefined;
+  if (auth === undefined && opts.ui && !mcp) {
     const session = opts.ui.sessionOf(req.headers.cookie);
     if (session) return cookieRefusal(req, session, opts.ui);
   }
@@ -134,8 +140,9 @@ export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | nu
       "this request needs Authorization: Bearer <token>, the token of $ALBEDO_HOME/daemon.json (or the web pane's cookie: albedo open)",
     );
   }
-  if (!tokenMatches(m[1]!, opts.token)) return new ApiError(401, 'ALBEDO_UNAUTHORIZED', "the bearer token is not this daemon's");
-  return null;
+  if (tokenMatches(m[1]!, opts.token)) return null;
+  if (gateway !== undefined && opts.gatewayToken?.(gateway, m[1]!)) return null;
+  return new ApiError(401, 'ALBEDO_UNAUTHORIZED', "the bearer token is not this daemon's");
 }
 
 /**

@@ -213,7 +213,7 @@ export const preconditionHeadersSchema = z.object({
 });
 
 /** PATCH /v1/mcp: a merge patch of the mcp section's retryMs and the extensions' defaults; null restores a default. */
-export const mcpPatchSchema = z.strictObject(sectionsPatchSchema.shape).openapi('McpSettingsPatch', {
+export const mcpPatchSchema = z.strictObject(sectionsPatchSchema.omit({ gateways: true }).shape).openapi('McpSettingsPatch', {
   description:
     'retryMs (ms before the first come-back probe) and the extensions\' defaults (enabled.mcp, enabled["editor-mcp"]); ' +
     'null restores the default',

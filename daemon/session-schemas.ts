@@ -76,6 +76,7 @@ export const sessionSchema = z
     warnings: z.array(z.string()),
     toolsOption: z.enum(TOOLS_MODES).openapi({ description: 'the tools option it was opened with' }),
     deferred: z.boolean().openapi({ description: 'whether the current generation defers its definitions' }),
+    label: z.string().optional().openapi({ description: "the session's owner mark: `gateway:NAME#…` behind a gateway" }),
   })
   .openapi('Session');
 

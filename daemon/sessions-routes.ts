@@ -185,6 +185,7 @@ function dto(s: AlbedoSession) {
     warnings: s.warnings(),
     toolsOption: mode.option,
     deferred: mode.deferred,
+    ...(s.label === undefined ? {} : { label: s.label }),
   };
 }
 

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { stdioServerSchema, httpServerSchema, oauthConfigSchema, serverNameProblem } from './config.ts';
+import { gatewayNameProblem, gatewaySchema, type Gateway } from './gateway.ts';
 
 /** The variable-name and header-name rules of protocol/config.ts, taken from its schemas so the two never drift. */
 const envName = stdioServerSchema.shape.env.unwrap().keyType;
@@ -81,14 +82,22 @@ export const mcpSectionSchema = z.strictObject({
   retryMs: z.number().int().positive().max(86_400_000).default(DEFAULT_RETRY_MS),
 });
 
+/** A gateway's name as a record key: checked (gatewayNameProblem) before zod builds an object with it. */
+const gatewayKey = z.string().superRefine((n, ctx) => {
+  const problem = gatewayNameProblem(n);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 /**
  * A change to the settings outside `mcp.servers` (`settings/apply`, `sections`), as a merge patch: a value sets
  * `mcp.retryMs` or one extension's default in `enabled`, `null` removes the key (its default applies), a key
- * left out is kept. Other keys of both sections, and every other section, are kept as they are.
+ * left out is kept. `gateways`: each named gateway replaced by the definition given (written as given: defaults
+ * stay implicit), or removed by `null`. Other keys of these sections, and every other section, are kept as they are.
  */
 export const sectionsPatchSchema = z.strictObject({
   retryMs: mcpSectionSchema.shape.retryMs.unwrap().nullable().optional(),
   enabled: z.strictObject({ mcp: z.boolean().nullable().optional(), 'editor-mcp': z.boolean().nullable().optional() }).optional(),
+  gateways: z.record(gatewayKey, gatewaySchema.nullable()).optional(),
 });
 export type SectionsPatch = z.input<typeof sectionsPatchSchema>;
 
@@ -103,19 +112,23 @@ export interface ExtensionsEnabled {
   'editor-mcp': boolean;
 }
 
-/** The settings in force: every server entry validated, defaults filled in. `servers` has no prototype. */
+/** The settings in force: every server entry and gateway validated, defaults filled in. `servers` and `gateways` have no prototype. */
 export interface Settings {
   servers: Record<string, SettingsServer>;
   retryMs: number;
   enabled: ExtensionsEnabled;
+  /** The top-level `gateways` section (protocol/gateway.ts), in file order. A server it names need not exist. */
+  gateways: Record<string, Gateway>;
 }
 
 /**
  * One validation error: the server it is about (null: outside `mcp.servers`), the field path inside
- * it, what was expected. Never a value.
+ * it (from the top of the document when `server` is null), what was expected. Never a value.
+ * `gateway`: the gateway it is about (its path is then `["gateways", NAME, …]`).
  */
 export interface SettingsIssue {
   server: string | null;
+  gateway?: string;
   path: Array<string | number>;
   message: string;
 }

@@ -35,6 +35,11 @@ export class Client {
     return this.#info;
   }
 
+  /** The proved daemon of the home, found or started (for a command that talks to it other than by `call`). */
+  daemon(): Promise<DaemonInfo> {
+    return this.#daemon();
+  }
+
   /** The daemon to talk to; one start at most, however many requests wait for it. */
   #daemon(): Promise<DaemonInfo> {
     this.#found ??= this.#find();

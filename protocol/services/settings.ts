@@ -10,6 +10,7 @@
  * `settings/apply`'s result, the events, every error — carries no value.
  */
 import type { ResolvedServer } from '../config.ts';
+import type { Gateway } from '../gateway.ts';
 import type { SerializedError } from '../errors.ts';
 import type {
   ExtensionsEnabled,
@@ -59,6 +60,8 @@ export interface SettingsView {
   servers: Record<string, SettingsServer & { secrets: SecretsSummary }>;
   retryMs: number;
   enabled: ExtensionsEnabled;
+  /** The gateways in force, in file order (no prototype); a server one names may not be configured (not a file error). */
+  gateways: Record<string, Gateway>;
   /** When the file on disk is broken: its issues (the settings above are the last valid ones). */
   invalid: SettingsIssue[] | null;
 }
@@ -123,14 +126,24 @@ export interface SecretsKeep {
  * patch (RFC 7396) of the entry as written; `enable`/`disable` set
  * `enabled` in it (enabling an entry that never said otherwise leaves it as
  * written); `remove` drops the server and everything creds.json holds for
- * it; `sections` changes `mcp.retryMs` and the extensions' defaults by a
- * merge patch (protocol/settings.ts sectionsPatchSchema).
+ * it; `sections` changes `mcp.retryMs`, the extensions' defaults and the
+ * gateways by a merge patch (protocol/settings.ts sectionsPatchSchema).
  */
 export type SettingsPlan =
   | { op: 'put'; name: string; entry: Record<string, unknown>; secrets?: SecretsPatch; keep?: SecretsKeep }
   | { op: 'patch'; name: string; patch: Record<string, unknown>; secrets?: SecretsPatch; keep?: SecretsKeep }
   | { op: 'enable' | 'disable' | 'remove'; name: string }
-  | { op: 'sections'; patch: SectionsPatch };
+  | { op: 'sections'; patch: SectionsPatch; expect?: GatewayExpectation };
+
+/**
+ * What a `sections` plan that changes a gateway was planned on: its definition in force then (null: none). Another
+ * definition in force when the plan is applied refuses it (ALBEDO_EDIT_CONFLICT `data: { gateway }`), nothing written:
+ * the caller's If-Match was checked against what it read, and this keeps the check and the write one transaction.
+ */
+export interface GatewayExpectation {
+  gateway: string;
+  definition: Gateway | null;
+}
 
 export interface ApplyParams {
   plan: SettingsPlan;
@@ -185,6 +198,8 @@ export interface ApplyResult {
   tried: 'connected' | 'needs_sign_in' | null;
   /** The mcp section in force after the save. */
   section: SectionView;
+  /** `sections` only: the gateways in force after the save (a dry run: as before it). */
+  gateways?: Record<string, Gateway>;
 }
 
 /**
@@ -212,6 +227,8 @@ export interface SettingsChangedEvent {
   servers: ServerChange[];
   retryMs: number;
   enabled: ExtensionsEnabled;
+  /** The gateways whose definition changed (added, replaced or removed), by name: look them up in `settings/get`. */
+  gateways: string[];
 }
 
 export interface SettingsEvents {

@@ -16,12 +16,20 @@
  * just before the write.
  */
 import { AlbedoError } from '../../protocol/errors.ts';
-import type { ApplyParams, ApplyResult, SecretsKeep, SectionView, ServerState, SettingsPlan } from '../../protocol/services/settings.ts';
+import type {
+  ApplyParams,
+  ApplyResult,
+  GatewayExpectation,
+  SecretsKeep,
+  SectionView,
+  ServerState,
+  SettingsPlan,
+} from '../../protocol/services/settings.ts';
 import type { SecretsSummary, SettingsServer } from '../../protocol/settings.ts';
 import type { CallOut } from '../../kernel/service.ts';
 import { parseServerEntry } from './file.ts';
 import { credsPlanOf } from './creds-plan.ts';
-import { entryIn, invalidConfig, parseSecretsPatch } from './writes.ts';
+import { entryIn, invalidConfig, parseSecretsPatch, stableJson } from './writes.ts';
 import type { SettingsStore } from './store.ts';
 
 /** What a transaction is given of the worker: its calls out (to `save`), and the call's signal. */
@@ -39,12 +47,13 @@ type ServerPlan = Exclude<SettingsPlan, { op: 'sections' }>;
 
 export function applyPlan(store: SettingsStore, p: ApplyParams, ctx: ApplyContext): Promise<ApplyResult> {
   if (p.plan.op === 'sections') {
-    const patch = p.plan.patch;
+    const { patch, expect } = p.plan;
     return store.turn(async () => {
       withdrawn(ctx.signal);
       if (p.save?.check) await check(ctx, p.save.id, { section: store.section() });
+      if (expect) expected(store, expect);
       await store.writeSections(patch, p.dryRun === true);
-      return { saved: !p.dryRun, tried: null, section: store.section() };
+      return { saved: !p.dryRun, tried: null, section: store.section(), gateways: store.gateways() };
     });
   }
   return applyToServer(store, p.plan, p, ctx);
@@ -172,6 +181,15 @@ function checkKeep(name: string, keep: SecretsKeep, stored: SecretsSummary | und
 /** Asks the caller's `save/check`, which refuses the save by throwing. */
 async function check(ctx: ApplyContext, id: string, what: { server: ServerState | null } | { section: SectionView }): Promise<void> {
   await ctx.call('save', 'save/check', { id, ...what }, { signal: ctx.signal, timeoutMs: CHECK_TIMEOUT_MS });
+}
+
+/** The gateway is still the one the plan was made on (the file was taken in first): else ALBEDO_EDIT_CONFLICT, nothing written. */
+function expected(store: SettingsStore, e: GatewayExpectation): void {
+  const now = store.gateways();
+  const cur = typeof e?.gateway === 'string' && Object.hasOwn(now, e.gateway) ? now[e.gateway] : null;
+  if (stableJson(cur) === stableJson(e?.definition ?? null)) return;
+  const message = `the gateway ${JSON.stringify(e.gateway)} changed in ${store.file} since it was read; nothing was written: read it again`;
+  throw new AlbedoError('ALBEDO_EDIT_CONFLICT', message, { outcome: 'not_run', data: { gateway: e.gateway } });
 }
 
 /** The caller went away: nothing is written. */

@@ -51,3 +51,16 @@ export function diffKnown(before: Map<string, Known>, after: Map<string, Known>)
   for (const name of before.keys()) if (!after.has(name)) changes.push({ name, change: 'removed', enabled: false, fingerprint: null });
   return changes;
 }
+
+/**
+ * The gateways whose definition differs from `before` to `after` (added, replaced or removed), in the order of
+ * `after`, then the removed ones.
+ */
+export function gatewaysChanged(before: Settings['gateways'], after: Settings['gateways']): string[] {
+  const out: string[] = [];
+  for (const [name, def] of Object.entries(after)) {
+    if (!Object.hasOwn(before, name) || stableJson(before[name]) !== stableJson(def)) out.push(name);
+  }
+  for (const name of Object.keys(before)) if (!Object.hasOwn(after, name)) out.push(name);
+  return out;
+}

@@ -19,6 +19,7 @@ import {
   type SettingsIssue,
   type SettingsServer,
 } from '../../protocol/settings.ts';
+import { gatewayNameProblem, gatewaySchema, type Gateway } from '../../protocol/gateway.ts';
 import { jsonCodec, type SettingsCodec } from './codec.ts';
 
 /** The file as read: its exact bytes (null: absent), the parsed document when it is JSON, and the verdict. */
@@ -30,7 +31,8 @@ export interface SettingsRead {
 
 export function emptySettings(): Settings {
   const servers = Object.create(null) as Record<string, SettingsServer>;
-  return { servers, retryMs: mcpSectionSchema.parse({}).retryMs, enabled: { mcp: true, 'editor-mcp': true } };
+  const gateways = Object.create(null) as Record<string, Gateway>;
+  return { servers, retryMs: mcpSectionSchema.parse({}).retryMs, enabled: { mcp: true, 'editor-mcp': true }, gateways };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -65,9 +67,23 @@ export function parseServerEntry(
 }
 
 /**
- * Validates a whole document. Server names are checked before any object is
- * built from them (`__proto__` as a key would otherwise reach a prototype),
- * and the result's `servers` has no prototype.
+ * One gateway validated: its name first (gatewayNameProblem), then its definition. Every issue names the
+ * gateway (`gateway`) and its path from the top of the document (`["gateways", NAME, …]`). A server it names
+ * need not be configured: that is reported where gateways are listed, not here (the server may come later).
+ */
+export function parseGateway(name: string, def: unknown): { ok: true; gateway: Gateway } | { ok: false; issues: SettingsIssue[] } {
+  const at = ['gateways', name];
+  const nameProblem = gatewayNameProblem(name);
+  if (nameProblem) return { ok: false, issues: [{ server: null, gateway: name, path: at, message: nameProblem }] };
+  const r = gatewaySchema.safeParse(def);
+  if (r.success) return { ok: true, gateway: r.data };
+  return { ok: false, issues: issuesOf(r.error, null, at).map((i) => ({ ...i, gateway: name })) };
+}
+
+/**
+ * Validates a whole document. Server and gateway names are checked before any
+ * object is built from them (`__proto__` as a key would otherwise reach a
+ * prototype), and the result's `servers` and `gateways` have no prototype.
  */
 export function parseSettingsDocument(doc: unknown): { ok: true; settings: Settings } | { ok: false; issues: SettingsIssue[] } {
   if (!isObject(doc)) return { ok: false, issues: [{ server: null, path: [], message: 'the file must hold a JSON object' }] };
@@ -89,6 +105,15 @@ export function parseSettingsDocument(doc: unknown): { ok: true; settings: Setti
     const e = enabledSectionSchema.safeParse(doc.enabled);
     if (!e.success) issues.push(...issuesOf(e.error, null, ['enabled']));
     else out.enabled = { mcp: e.data.mcp, 'editor-mcp': e.data['editor-mcp'] };
+  }
+  if (Object.hasOwn(doc, 'gateways')) {
+    const g = doc.gateways;
+    if (!isObject(g)) issues.push({ server: null, path: ['gateways'], message: 'gateways must be an object: { NAME: gateway }' });
+    for (const name of isObject(g) ? Object.keys(g) : []) {
+      const r = parseGateway(name, (g as Record<string, unknown>)[name]);
+      if (r.ok) out.gateways[name] = r.gateway;
+      else issues.push(...r.issues);
+    }
   }
   return issues.length ? { ok: false, issues } : { ok: true, settings: out };
 }

@@ -46,7 +46,7 @@ import { writeFileAtomic } from '../../platform/atomic-file.ts';
 import { SecretsFile, draftSnapshot, storedOf, type CredsSnapshot } from './secrets.ts';
 import { WriteJournal } from './journal.ts';
 import { problemOf, resolutionOf, resolveSettingsServer, type ResolveEnv } from './resolve.ts';
-import { changeOf, diffKnown, knowAll, type Known } from './changes.ts';
+import { changeOf, diffKnown, gatewaysChanged, knowAll, type Known } from './changes.ts';
 import {
   asWriteError,
   documentWith,
@@ -226,7 +226,9 @@ export class SettingsStore {
     const known = knowAll(next, this.#env());
     const changes = diffKnown(this.#known, known);
     const prev = this.#settings;
-    const sectionsChanged = !this.#everValid || prev.retryMs !== next.retryMs || stableJson(prev.enabled) !== stableJson(next.enabled);
+    const gateways = gatewaysChanged(prev.gateways, next.gateways);
+    const sectionsChanged =
+      !this.#everValid || prev.retryMs !== next.retryMs || stableJson(prev.enabled) !== stableJson(next.enabled) || gateways.length > 0;
     this.#settings = next;
     this.#known = known;
     this.#invalid = null;
@@ -239,6 +241,7 @@ export class SettingsStore {
         servers: changes,
         retryMs: next.retryMs,
         enabled: { ...next.enabled },
+        gateways,
       });
     }
     return changes;
@@ -251,7 +254,13 @@ export class SettingsStore {
     for (const [name, entry] of Object.entries(this.#settings.servers))
       servers[name] = { ...entry, secrets: summaryOf(storedOf(creds, name)) };
     const { retryMs, enabled } = this.#settings;
-    return { generation: this.#generation, path: this.file, servers, retryMs, enabled: { ...enabled }, invalid: this.#invalid };
+    const gateways = this.gateways();
+    return { generation: this.#generation, path: this.file, servers, retryMs, enabled: { ...enabled }, gateways, invalid: this.#invalid };
+  }
+
+  /** The gateways in force: a copy, without a prototype. */
+  gateways(): Settings['gateways'] {
+    return Object.assign(Object.create(null) as Settings['gateways'], this.#settings.gateways);
   }
 
   /** The mcp section in force. */
@@ -443,7 +452,7 @@ export class SettingsStore {
   }
 
   /**
-   * Changes `mcp.retryMs` and the extensions' defaults by a merge patch (sectionsPatchSchema), every other key and
+   * Changes `mcp.retryMs`, the extensions' defaults and gateways by a merge patch (sectionsPatchSchema), every other key and
    * section kept; one atomic write of the file (creds.json is not touched), in the caller's turn of the queue. A
    * patch that changes nothing writes nothing; `dryRun` checks it as a write would and writes nothing.
    */
@@ -458,7 +467,10 @@ export class SettingsStore {
       const read = this.#readNow();
       if (!read.result.ok || !read.doc)
         throw invalidConfig(read.result.ok ? [] : read.result.issues, `${this.file} is not valid; fix it first`);
-      const doc = documentWithSections(read.doc, p.data);
+      // A gateway is written as given (defaults stay implicit, as a server's entry does): the patch's own value, validated above.
+      const given = (patch.gateways ?? {}) as Record<string, unknown>;
+      const gateways = p.data.gateways && Object.fromEntries(Object.keys(p.data.gateways).map((n) => [n, given[n]]));
+      const doc = documentWithSections(read.doc, { ...p.data, gateways } as SectionsPatch);
       const next = parseSettingsDocument(doc);
       if (!next.ok) throw invalidConfig(next.issues);
       if (dryRun) return;

@@ -98,14 +98,15 @@ export function settingsWith(settings: Settings, name: string, entry: SettingsSe
 
 /**
  * A copy of the document with the sections patch applied (protocol/settings.ts
- * sectionsPatchSchema): `mcp.retryMs` and `enabled.<extension>` set, or
- * removed by `null`. Everything else — servers, other keys of both
- * sections, other sections — is kept in place, as it is; a section left
- * empty by removals stays, as written.
+ * sectionsPatchSchema): `mcp.retryMs`, `enabled.<extension>` and
+ * `gateways.<name>` set, or removed by `null` (a gateway is replaced whole,
+ * in its place; a new one goes last). Everything else — servers, other keys
+ * of these sections, other sections — is kept in place, as it is; a section
+ * left empty by removals stays, as written.
  */
 export function documentWithSections(doc: Record<string, unknown>, patch: SectionsPatch): Record<string, unknown> {
   const out = copyOf(doc);
-  const set = (section: 'mcp' | 'enabled', key: string, v: unknown): void => {
+  const set = (section: 'mcp' | 'enabled' | 'gateways', key: string, v: unknown): void => {
     if (v === undefined) return;
     const cur = out[section];
     if (v === null) {
@@ -121,6 +122,7 @@ export function documentWithSections(doc: Record<string, unknown>, patch: Sectio
   };
   set('mcp', 'retryMs', patch.retryMs);
   for (const ext of ['mcp', 'editor-mcp'] as const) set('enabled', ext, patch.enabled?.[ext]);
+  for (const [name, def] of Object.entries(patch.gateways ?? {})) set('gateways', name, def);
   return out;
 }
 

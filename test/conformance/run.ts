@@ -34,7 +34,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..', '..');
 const BASELINE = path.join(HERE, 'expected-failures.yaml');
 const CLI = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-const TIMEOUT_MS = Number(process.env.ALBEDO_CONFORMANCE_TIMEOUT_MS ?? 60_000);
+export const TIMEOUT_MS = Number(process.env.ALBEDO_CONFORMANCE_TIMEOUT_MS ?? 60_000);
 /** A CLI process that outlives its client's timeout by this much is hung: it is killed and its scenario fails. */
 const HUNG_MS = TIMEOUT_MS + 60_000;
 const JOBS = Math.max(1, Number(process.env.ALBEDO_CONFORMANCE_JOBS) || os.availableParallelism());
@@ -89,7 +89,7 @@ function baselineEntries(): string[] {
 }
 
 /** checks.json files under the output dir, one per scenario run (auth/x nests a folder). */
-function collect(dir: string): ScenarioResult[] {
+export function collect(dir: string): ScenarioResult[] {
   const out: ScenarioResult[] = [];
   const walk = (d: string, prefix: string): void => {
     for (const name of readdirSync(d)) {
@@ -128,7 +128,7 @@ function withoutNodeOptions(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /** Runs the suite's CLI with `args`; resolves with its exit code (null when killed) and its output, never rejects. */
-function cli(args: string[]): Promise<{ exitCode: number | null; output: string }> {
+export function cli(args: string[]): Promise<{ exitCode: number | null; output: string }> {
   return new Promise((resolve) => {
     // Through `env -u NODE_OPTIONS`: a test runner that hooks spawn (tap's processinfo) puts its
     // instrumentation back into NODE_OPTIONS, and it would load into the CLI and every client it starts.
@@ -166,7 +166,7 @@ function cli(args: string[]): Promise<{ exitCode: number | null; output: string 
 }
 
 /** The `  - name` lines of the block under `header` in the CLI's `list` output, up to its blank line. */
-function listed(output: string, header: RegExp, item: RegExp): string[] {
+export function listed(output: string, header: RegExp, item: RegExp): string[] {
   const lines = output.split('\n');
   const start = lines.findIndex((l) => header.test(l));
   if (start < 0) return [];
@@ -209,7 +209,7 @@ export async function scenariosOf(leg: Leg): Promise<{ scored: string[]; unscore
 }
 
 /** Calls `fn` on every item, at most `size` at a time; results in the items' order. */
-async function pool<T, R>(items: T[], size: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(items: T[], size: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -40,6 +40,7 @@ const BASES: Record<string, Array<Record<string, unknown>>> = {
   'POST /v1/sessions/{id}/activity': [{ kind: 'submit' }],
   'POST /v1/auth/logins/{login}/callback': [{ url: 'http://127.0.0.1:1/callback' }],
   'POST /v1/ui/command-line': [{ line: 'x' }],
+  'PUT /v1/gateways/{name}': [{ servers: { include: ['srv'] }, tools: 'auto' }, { server: 'srv' }],
 };
 
 /** The variant of a union body schema `base` is valid for: the object branch holding all its keys and every required one. */

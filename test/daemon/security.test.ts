@@ -302,6 +302,13 @@ t.test('the guard and the error bodies', async (t) => {
         'POST /v1/ui/command-line',
         'POST /v1/sessions/{id}/search',
         'GET /v1/sessions/{id}/results/{result}',
+        'GET /v1/gateways',
+        'GET /v1/gateways/{name}',
+        'PUT /v1/gateways/{name}',
+        'DELETE /v1/gateways/{name}',
+        'POST /v1/gateways/{name}/tokens',
+        'DELETE /v1/gateways/{name}/tokens',
+        'DELETE /v1/gateways/{name}/tokens/{id}',
       ].sort(),
     );
     t.ok(r.body.components.schemas.ServerPut && r.body.components.schemas.Error, 'the request and error schemas are named components');
