@@ -1,13 +1,14 @@
 /**
  * `albedo status`: the daemon (pid, port, version, home), the configured
  * servers in the columns every list of servers shows (server-rows.ts: NAME
- * · TYPE · STATE · TOOLS · SIGN-IN · PROBLEM), and the open sessions. What
+ * · TYPE · STATE · TOOLS · SIGN-IN · PROBLEM), the open sessions, and the
+ * gateways with who is connected to each now (`GET /v1/gateways`). What
  * `GET /v1/status` answers is included as `daemon.status` (a daemon without
- * that route still gets a status).
+ * that route, or without gateways, still gets a status).
  */
 import type { Command } from 'commander';
 import { Client } from '../client/client.ts';
-import { emit, safe } from '../client/output.ts';
+import { cell, emit, safe, table, terminalWidth } from '../client/output.ts';
 import { transportOf } from '../../web/shared/labels.js';
 import { serversTable } from '../client/server-rows.ts';
 
@@ -24,17 +25,83 @@ interface ServerLine {
   problem: string | null;
 }
 
+/** One client of a gateway, as `--json` shows it (the API's fields). */
+interface ClientLine {
+  id: string;
+  /** Its own name and version, as it declared them; null before it said. */
+  name: string | null;
+  era: string;
+  transport: string;
+  since: string | null;
+  lastSeen: string | null;
+  calls: number;
+}
+
+interface GatewayLine {
+  name: string;
+  kind: string;
+  enabled: boolean;
+  /** The codes of its problems (`server_not_configured`, `server_disabled`). */
+  problems: string[];
+  tokens: number;
+  clients: ClientLine[];
+}
+
+/** A time of the API (ISO text, or ms since the epoch) as ISO text; null when it is neither. */
+function isoOf(v: unknown): string | null {
+  if (typeof v !== 'string' && typeof v !== 'number') return null;
+  const d = new Date(v);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
+
+/** When, to the minute, in UTC (as the screen's tools view says when a catalogue was discovered). */
+const minute = (iso: string | null): string => (iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : '—');
+
+function gatewayLines(all: any[]): GatewayLine[] {
+  return all.map((g) => ({
+    name: String(g.name),
+    kind: String(g.kind),
+    enabled: g.definition?.enabled !== false,
+    problems: (g.problems ?? []).map((p: any) => String(p.code)),
+    tokens: (g.tokens ?? []).length,
+    clients: (g.clients ?? []).map((c: any) => ({
+      id: String(c.id),
+      name: typeof c.name === 'string' ? c.name : null,
+      era: String(c.era),
+      transport: String(c.transport),
+      since: isoOf(c.since),
+      lastSeen: isoOf(c.lastSeen),
+      calls: typeof c.calls === 'number' ? c.calls : 0,
+    })),
+  }));
+}
+
+/** The gateways as a table, one row per connected client (a gateway without any: one row of `—`). */
+function gatewaysTable(gateways: GatewayLine[]): string {
+  const rows: string[][] = [];
+  for (const g of gateways) {
+    const name = g.enabled ? g.name : `${g.name} (off)`;
+    if (!g.clients.length) rows.push([name, g.kind, '—', '—', '—', '—', '—']);
+    for (const c of g.clients) {
+      // The client's own words: one line, bounded, made safe.
+      rows.push([name, g.kind, cell(c.name ?? '(unnamed)', 40), cell(c.era, 20), c.transport, minute(c.since), String(c.calls)]);
+    }
+  }
+  return table(['GATEWAY', 'KIND', 'CLIENT', 'ERA', 'TRANSPORT', 'SINCE', 'CALLS'], rows, terminalWidth());
+}
+
 export function statusCommand(program: Command): void {
   program
     .command('status')
     .description('the daemon, the configured servers and the open sessions (starts the daemon if none runs)')
-    .option('--json', 'print one JSON object: { daemon: { pid, port, version, home, status? }, servers: [...], sessions }')
+    .option('--json', 'print one JSON object: { daemon: { pid, port, version, home, status? }, servers: [...], sessions, gateways? }')
     .action(async (o: { json?: boolean }) => {
       const client = new Client();
-      const [servers, sessions, status] = await Promise.all([
+      const [servers, sessions, status, gws] = await Promise.all([
         client.call('GET', '/v1/mcp/servers'),
         client.call('GET', '/v1/sessions'),
         client.call('GET', '/v1/status', { accept: [404] }),
+        client.call('GET', '/v1/gateways', { accept: [404] }),
       ]);
       const info = client.info!;
       const daemon: Record<string, unknown> = { pid: info.pid, port: info.port, version: info.version, home: client.home };
@@ -50,13 +117,22 @@ export function statusCommand(program: Command): void {
         lastError: s.lastError?.code ?? null,
         problem: typeof s.lastError?.message === 'string' ? s.lastError.message : null,
       }));
-      const out = { daemon, servers: lines, sessions: (sessions.body.sessions as unknown[]).length };
-      emit(!!o.json, out, () =>
-        [
+      // A daemon from before gateways answers 404: its status has no gateways, rather than failing.
+      const gateways = gws.status === 200 ? gatewayLines(gws.body.gateways as any[]) : null;
+      const out = { daemon, servers: lines, sessions: (sessions.body.sessions as unknown[]).length, ...(gateways ? { gateways } : {}) };
+      emit(!!o.json, out, () => {
+        const text = [
           safe(`daemon: pid ${info.pid}, http://127.0.0.1:${info.port}, version ${info.version}, home ${client.home}`),
           `sessions: ${out.sessions} open`,
           all.length ? serversTable(all) : 'servers: none configured (albedo mcp add NAME …)',
-        ].join('\n'),
-      );
+        ];
+        if (gateways) {
+          const n = gateways.reduce((k, g) => k + g.clients.length, 0);
+          text.push('');
+          if (!gateways.length) text.push('gateways: none (albedo gateway add NAME …)');
+          else text.push(`gateways: ${gateways.length}, ${n} ${n === 1 ? 'client' : 'clients'} connected`, gatewaysTable(gateways));
+        }
+        return text.join('\n');
+      });
     });
 }

@@ -47,6 +47,27 @@ export interface ServerTools {
   discoveredAt: string | null;
 }
 
+/** One client of a gateway now (`GET /v1/gateways`): its own name as it declared it, shown escaped. */
+export interface GatewayClient {
+  id: string;
+  name: string | null;
+  era: string;
+  transport: string;
+  /** When it connected: ISO text (or ms since the epoch, from an older daemon). */
+  since: string | number;
+  calls: number;
+}
+
+/** A gateway as `GET /v1/gateways` reports it (the fields the screen reads). */
+export interface Gateway {
+  name: string;
+  definition: { server?: string; servers?: { include?: string[]; exclude?: string[] }; enabled?: boolean; [k: string]: unknown };
+  kind: 'pass-through' | 'composed';
+  problems: Array<{ code: string; message: string }>;
+  tokens: Array<{ id: string; created: number | string }>;
+  clients: GatewayClient[];
+}
+
 /** The answer of a write: `{ saved, created, check, server }`. */
 export interface SaveResult {
   saved: boolean;
@@ -100,6 +121,17 @@ export class ScreenApi {
   async servers(): Promise<{ servers: Server[]; broken: boolean }> {
     const { body } = await this.#client.call('GET', '/v1/mcp/servers');
     return { servers: body.servers, broken: Array.isArray(body.invalid) && body.invalid.length > 0 };
+  }
+
+  /** Every gateway, in file order; `broken` as for servers. Read only: the screen changes no gateway. */
+  async gateways(): Promise<{ gateways: Gateway[]; broken: boolean }> {
+    const { body } = await this.#client.call('GET', '/v1/gateways');
+    return { gateways: body.gateways, broken: Array.isArray(body.invalid) && body.invalid.length > 0 };
+  }
+
+  /** The daemon's port, once a request found it (a gateway's HTTP address is on it). */
+  get port(): number | null {
+    return this.#client.info?.port ?? null;
   }
 
   /** One server and the ETag of what was read (for the edit's `If-Match`). */

@@ -21,6 +21,7 @@ import React, { useCallback, useEffect, useRef, useState } from 'react';
 import { Box, Text, render, useApp, useWindowSize } from 'ink';
 import { problemOf, ScreenApi, type Problem, type Server } from './api.ts';
 import { Form } from './form.ts';
+import { Gateways } from './gateways.ts';
 import type { FormState } from './form-state.ts';
 import { List } from './list.ts';
 import { SignIn } from './sign-in.ts';
@@ -30,7 +31,12 @@ import { h, KeyRouteProvider, useKeyRoute, type Status } from './ui.ts';
 /** The list is read again this often, so a change made elsewhere (a sign-in in a browser, another client) shows. */
 const POLL_MS = 2_000;
 
-type Mode = { kind: 'list' } | { kind: 'form'; form: FormState } | { kind: 'sign-in'; name: string } | { kind: 'tools'; name: string };
+type Mode =
+  | { kind: 'list' }
+  | { kind: 'form'; form: FormState }
+  | { kind: 'sign-in'; name: string }
+  | { kind: 'tools'; name: string }
+  | { kind: 'gateways' };
 
 /** What the screen's owner reaches into the running app with: the client's news in, a quit (on a signal) out. */
 interface Control {
@@ -178,6 +184,7 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
   if (mode.kind === 'tools') {
     return routed(h(Tools, { api, name: mode.name, width, height, onBack: () => setMode({ kind: 'list' }), quit }));
   }
+  if (mode.kind === 'gateways') return routed(h(Gateways, { api, width, height, onBack: () => setMode({ kind: 'list' }), quit }));
   return routed(
     h(List, {
       api,
@@ -200,6 +207,10 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
       openTools: (name) => {
         setStatus(null);
         setMode({ kind: 'tools', name });
+      },
+      openGateways: () => {
+        setStatus(null);
+        setMode({ kind: 'gateways' });
       },
       quit,
     }),

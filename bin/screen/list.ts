@@ -6,7 +6,8 @@
  * empty cell; the selected one's details and what stops it, and the
  * actions on it — `n` new, enter edit, `t` its tools (from the saved
  * catalogue: no session), `d` delete (after a y/n confirmation), `e` switch
- * on (tried first), `x` switch off, ctrl+l sign in, ctrl+u sign out, `q` quit.
+ * on (tried first), `x` switch off, ctrl+l sign in, ctrl+u sign out, `g` the
+ * gateways (gateways.ts), `q` quit.
  */
 import React from 'react';
 import { Box, Text } from 'ink';
@@ -37,6 +38,8 @@ export interface ListProps {
   openSignIn(name: string): void;
   /** Opens the tools view of a server (its saved catalogue). */
   openTools(name: string): void;
+  /** Opens the gateways view (read only). */
+  openGateways(): void;
   quit(): void;
 }
 
@@ -150,6 +153,7 @@ export function List(p: ListProps): React.ReactElement {
       return;
     }
     if (input === 'q') return p.quit();
+    if (input === 'g') return p.openGateways();
     // The screen's own directory is the new server's (shown, editable), as `albedo mcp add` saves; a suggested name is never one taken.
     if (input === 'n') return p.openForm(newForm({ cwd: process.cwd(), taken: servers.map((s) => s.name) }));
     if (key.upArrow || input === 'k') return p.move(-1);
@@ -290,7 +294,7 @@ export function List(p: ListProps): React.ReactElement {
         { dimColor: true, wrap: 'truncate-end' },
         '↑↓/jk select · enter edit · t tools · n new · d delete · e switch on · x switch off',
       ),
-      h(Text, { dimColor: true, wrap: 'truncate-end' }, 'ctrl+l sign in · ctrl+u sign out · q quit'),
+      h(Text, { dimColor: true, wrap: 'truncate-end' }, 'ctrl+l sign in · ctrl+u sign out · g gateways · q quit'),
     ),
   );
 }
