@@ -17,14 +17,14 @@ import { manyOf, writeServers, type SessionBenchContext } from './sessions.ts';
 
 const GROUP = 'daemon';
 
-interface Running {
+export interface Running {
   child: ChildProcess;
   port: number;
   token: string;
   stop(): Promise<void>;
 }
 
-async function startDaemon(home: string): Promise<Running> {
+export async function startDaemon(home: string): Promise<Running> {
   const env = { ...process.env, ALBEDO_HOME: home };
   const child = spawn(NODE, [path.join(ROOT, 'bin', 'albedo.ts'), 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {

@@ -11,7 +11,7 @@
  *
  * `--only GROUP[,GROUP]` runs the named groups only (`stdio`, `http`,
  * `connect`, `startup`, `memory`, `large`, `hop`, `sessions`, `catalogue`,
- * `daemon`, `cli`, `context`, `transfer`, `lmdb`, `saves`), for working on one;
+ * `daemon`, `cli`, `context`, `transfer`, `lmdb`, `saves`, `gateway`), for working on one;
  * without `--out` it writes to a temporary directory, not bench/results.
  * Each group's rows are made in a file of its own (bench/calls.ts,
  * connect.ts, footprint.ts, …); bench/report.ts keeps and writes them.
@@ -32,6 +32,7 @@ import { transferRows } from './transfer.ts';
 import { sessionRows } from './sessions.ts';
 import { catalogueRows } from './catalogue.ts';
 import { daemonRows } from './daemon.ts';
+import { gatewayRows } from './gateway.ts';
 import { cliRows } from './cli.ts';
 import { contextRows } from './context.ts';
 import { hopRows } from './hop.ts';
@@ -144,6 +145,9 @@ try {
 
   // 13. A settings save through the daemon's writes: kernel calls and latency (bench/settings-save.ts)
   await group('saves', () => settingsSaveRows({ quick, rounds: P.rounds, row, log }));
+
+  // 14. The daemon as an MCP server: gateways vs direct calls and vs supergateway, mcp-proxy, mcp-remote (bench/gateway.ts)
+  await group('gateway', () => gatewayRows({ P, quick, home, rawEchoJs, row, log }));
 } finally {
   await albedo.close();
   rmSync(home, { recursive: true, force: true });

@@ -35,6 +35,7 @@ t.test('bench --quick writes latest.json, latest.md and latest.svg with every sc
     'connect and discover',
     'context',
     'daemon',
+    'gateway',
     'kernel hop',
     'large payloads',
     'memory',
