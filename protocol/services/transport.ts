@@ -87,7 +87,7 @@ export interface TransportEvents {
    * characters. At most 100 a second per connection, the rest dropped.
    */
   'connection/progress': { id: string; token: string | number; progress: number; total?: number; message?: string };
-  /** The server's `notifications/message`: `data` pruned to 32 levels, its strings redacted. At most 100 a second. */
+  /** The server's `notifications/message`: `data` cut to 32 levels, 2,000 values, 64 Ki characters (redacted). 100 a second at most. */
   'connection/log': { id: string; level: LoggingLevel; logger?: string; data: unknown };
   /** `notifications/resources/updated` for a resource the connection subscribed to. At most 100 a second. */
   'connection/resource-updated': { id: string; uri: string };

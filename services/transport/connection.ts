@@ -350,7 +350,7 @@ export class Connection {
     const lists = listsChangedBy(n.method);
     if (lists) return this.#keeper.rediscover(lists);
     if (this.#notices.handle(n.method, n.params)) return;
-    if (n.method === LISTEN_ACK) return this.#listens.acknowledged();
+    if (n.method === LISTEN_ACK) return this.#listens.acknowledged(n.params);
     // A server ends a subscriptions/listen stream (on stdio) with notifications/cancelled for its id:
     // the subscription is over, as after its final result, and is not held again.
     if (n.method === 'notifications/cancelled') {
@@ -365,7 +365,6 @@ export class Connection {
       );
       if (note) this.#warn(note);
     }
-    // Other notifications (logging, progress, the listen acknowledgement) need no action here.
   }
 
   #onJunk(what: string, line: string): void {
@@ -421,6 +420,7 @@ export class Connection {
         this.#listenId = live.peer.nextId;
         return live.peer.request(LISTEN_METHOD, this.#params(live, { notifications: f }), { timeoutMs: Infinity, signal });
       },
+      sentId: () => this.#listenId,
       resync: () => this.#keeper.rediscover(listsFor(live.info)),
       warn: (m) => this.#warn(m),
       guard: (fn) =>

@@ -9,7 +9,7 @@
  * 2026-07-28 has no resources/subscribe): a new filter replaces the listen.
  */
 import type { AlbedoError } from '../../protocol/errors.ts';
-import type { ListenFilter } from '../../protocol/rev2026-07-28/index.ts';
+import { META_SUBSCRIPTION_ID, type ListenFilter } from '../../protocol/rev2026-07-28/index.ts';
 import type { ServerCapabilities } from '../../protocol/mcp.ts';
 
 const LISTEN_BACKOFF_MS = 1_000;
@@ -72,6 +72,22 @@ export function holdListen(host: ListenHost, filter: ListenFilter, failures = 0)
 /** What one live link's listens need; `send` is given the signal that ends a listen a new filter replaces. */
 export interface ListenLink extends Omit<ListenHost, 'send'> {
   send(filter: ListenFilter, signal: AbortSignal): Promise<unknown>;
+  /** The JSON-RPC id of the listen `send` sent last (which the server's acknowledgement names). */
+  sentId(): number | undefined;
+}
+
+/** A resources/subscribe (or unsubscribe) waiting for the listen held for it (`id`), or a later one, to be acknowledged. */
+interface Waiter {
+  id: number;
+  uri: string;
+  on: boolean;
+  settle(err?: AlbedoError): void;
+}
+
+/** The listen id an acknowledgement names (`_meta` subscriptionId); undefined when it names none. */
+function ackedId(params: unknown): number | undefined {
+  const id = (params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[META_SUBSCRIPTION_ID];
+  return typeof id === 'number' ? id : undefined;
 }
 
 /** A connection's listen: the list changes its capabilities allow, and the resources subscribed to. */
@@ -79,8 +95,8 @@ export class Listens {
   #uris = new Set<string>();
   /** Ends the listen held now. */
   #abort: AbortController | undefined;
-  /** Resolves a subscribe waiting for the new listen's acknowledgement. */
-  #acked: (() => void) | undefined;
+  /** The subscribes waiting for an acknowledgement, oldest first. */
+  #waiters: Waiter[] = [];
 
   /** Holds the listen for `capabilities` and the subscribed resources on `link`, replacing the one held now (if any). */
   hold(link: ListenLink, capabilities: ServerCapabilities): void {
@@ -90,28 +106,69 @@ export class Listens {
     this.#abort = undefined;
     if (Object.keys(filter).length === 0) return;
     const ctl = (this.#abort = new AbortController());
-    const host: ListenHost = { ...link, current: () => link.current() && !ctl.signal.aborted, send: (f) => link.send(f, ctl.signal) };
-    holdListen(host, filter);
+    const send = (f: ListenFilter): Promise<unknown> => {
+      const sent = link.send(f, ctl.signal);
+      const id = link.sentId();
+      // A listen refused before it was acknowledged fails the subscribes waiting for it (not one a newer filter replaced).
+      sent.catch(
+        link.guard((err: AlbedoError) => {
+          if (!ctl.signal.aborted && id !== undefined) this.#refused(link, capabilities, id, err);
+        }),
+      );
+      return sent;
+    };
+    holdListen({ ...link, current: () => link.current() && !ctl.signal.aborted, send }, filter);
   }
 
-  /** The server acknowledged a listen (`notifications/subscriptions/acknowledged`). */
-  acknowledged(): void {
-    this.#acked?.();
+  /**
+   * The server acknowledged a listen (`notifications/subscriptions/acknowledged`): the subscribes waiting for that
+   * one or an older one are done (an acknowledgement naming no listen, from a server that does not say, ends them all).
+   */
+  acknowledged(params?: unknown): void {
+    const id = ackedId(params);
+    this.#settle((w) => id === undefined || w.id <= id);
   }
 
-  /** Subscribes to `uri` (or, `on` false, unsubscribes): the listen is held again; resolves once it is acknowledged. */
+  #settle(which: (w: Waiter) => boolean, err?: AlbedoError): Waiter[] {
+    const done = this.#waiters.filter(which);
+    if (!done.length) return done;
+    this.#waiters = this.#waiters.filter((w) => !which(w));
+    for (const w of done) w.settle(err);
+    return done;
+  }
+
+  /** The listen `id` broke before its acknowledgement: its subscribes fail, and the listen is held again without them. */
+  #refused(link: ListenLink, capabilities: ServerCapabilities, id: number, err: AlbedoError): void {
+    const failed = this.#settle((w) => w.id <= id, err);
+    if (!failed.length) return;
+    for (const w of failed) if (w.on) this.#uris.delete(w.uri);
+    if (link.current()) this.hold(link, capabilities);
+  }
+
+  /**
+   * Subscribes to `uri` (or, `on` false, unsubscribes): the listen is held again; resolves once it is acknowledged
+   * (or after LISTEN_ACK_WAIT_MS, from a server that never says), rejects when that listen is refused.
+   */
   subscribe(link: ListenLink, capabilities: ServerCapabilities, uri: string, on: boolean): Promise<void> {
     if (on ? this.#uris.has(uri) : !this.#uris.delete(uri)) return Promise.resolve();
     if (on) this.#uris.add(uri);
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, LISTEN_ACK_WAIT_MS);
-      this.#acked = () => {
-        clearTimeout(timer);
-        this.#acked = undefined;
-        resolve();
+    this.hold(link, capabilities);
+    const id = link.sentId();
+    if (!this.#abort || id === undefined) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const w: Waiter = {
+        id,
+        uri,
+        on,
+        settle: (err) => {
+          clearTimeout(timer);
+          if (err) reject(err);
+          else resolve();
+        },
       };
-      this.hold(link, capabilities);
-      if (!this.#abort) this.#acked();
+      const timer = setTimeout(() => this.#settle((x) => x === w), LISTEN_ACK_WAIT_MS);
+      timer.unref?.();
+      this.#waiters.push(w);
     });
   }
 }

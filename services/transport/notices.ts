@@ -9,7 +9,6 @@
  * owner's thread, and a server that floods must not swamp it (the rest are
  * dropped, silently: they are the server's own noise).
  */
-import { pruned } from '../../protocol/bounds.ts';
 import type { Redactor } from '../../protocol/redact.ts';
 import type { LoggingLevel, TransportEvents } from '../../protocol/services/transport.ts';
 
@@ -20,8 +19,16 @@ const WINDOW_MS = 1_000;
 const MAX_MESSAGE = 1_000;
 const MAX_LOGGER = 200;
 const MAX_URI = 8_192;
-/** How deep a log's data may nest before it is cut (protocol/bounds.ts `pruned`). */
+/** How deep a log's data may nest before it is cut. */
 const LOG_DATA_DEPTH = 32;
+/**
+ * A log's data is relayed with at most this many characters of text (keys and strings) and this many
+ * values: a server may send 16 MiB of it a hundred times a second, and each event is copied to the owner.
+ */
+const LOG_DATA_CHARS = 64 * 1024;
+const LOG_DATA_NODES = 2_000;
+/** What stands for the values past the bounds. */
+const CUT = '[cut]';
 
 export const LOGGING_LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
@@ -42,6 +49,55 @@ class Rate {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/**
+ * A log's data within its bounds (see LOG_DATA_CHARS): a copy whose strings, keys included, are redacted
+ * before they are cut (a cut secret leaves nothing at the edge), what lies past the bounds shown as CUT.
+ */
+export function logData(value: unknown, redactor: Redactor): unknown {
+  const left = { chars: LOG_DATA_CHARS, nodes: LOG_DATA_NODES };
+  const text = (s: string): string => {
+    const out = redactor.cut(s, { keep: 'head', max: Math.max(0, left.chars) });
+    left.chars -= out.length;
+    return out;
+  };
+  const walk = (v: unknown, depth: number): unknown => {
+    if (typeof v === 'string') return text(v);
+    if (v === null || typeof v !== 'object') return v;
+    if (depth >= LOG_DATA_DEPTH || --left.nodes < 0 || left.chars <= 0) return CUT;
+    if (Array.isArray(v)) {
+      const out: unknown[] = [];
+      for (const x of v) {
+        if (left.nodes <= 0 || left.chars <= 0) {
+          out.push(CUT);
+          break;
+        }
+        left.nodes--;
+        out.push(walk(x, depth + 1));
+      }
+      return out;
+    }
+    const out: Record<string, unknown> = {};
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      if (left.nodes <= 0 || left.chars <= 0) {
+        Object.defineProperty(out, CUT, { value: CUT, enumerable: true, writable: true, configurable: true });
+        break;
+      }
+      left.nodes--;
+      // The key first (its value may use up the text left); defineProperty: a `__proto__` key stays a key.
+      const key = text(k);
+      Object.defineProperty(out, key, {
+        value: walk((v as Record<string, unknown>)[k], depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  };
+  return walk(value, 0);
+}
 
 export class Notices {
   readonly #id: string;
@@ -107,7 +163,7 @@ export class Notices {
     const event: TransportEvents['connection/log'] = {
       id: this.#id,
       level: p.level as LoggingLevel,
-      data: this.#redactor.data(pruned(p.data, LOG_DATA_DEPTH)),
+      data: logData(p.data, this.#redactor),
     };
     if (p.logger !== undefined) event.logger = this.#redactor.cut(p.logger, { keep: 'head', max: MAX_LOGGER });
     this.#emit('connection/log', event);
