@@ -11,7 +11,7 @@ import { AlbedoError } from '../protocol/errors.ts';
 import type { InputCheck, ModelTool, RouteEntry } from '../protocol/catalogue.ts';
 import type { Activity, ContextCost, ServerStatus, SessionCallOptions, SessionEvent, ToolsMode } from '../protocol/composer.ts';
 import type { SessionRequestOp, SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
-import type { ClientOp } from '../protocol/services/transport.ts';
+import type { Caps, ClientOp } from '../protocol/services/transport.ts';
 import { checkCall, checkRequest, planCall } from '../services/composer/public.ts';
 import { withProgress, type OnProgress } from './progress.ts';
 import type { DirectCalls } from './direct-calls.ts';
@@ -46,6 +46,11 @@ export interface AlbedoCallOptions extends SessionCallOptions {
    * `context`), so the owner knows whose call asks: the daemon's gateway passes the host request it serves.
    */
   context?: unknown;
+  /**
+   * The client capabilities this call declares (elicitation, sampling, roots), narrower than the session's: a
+   * 2026-07-28 server is told them with the request and may ask only for these. The daemon's gateway passes its host's.
+   */
+  capabilities?: Record<string, unknown>;
 }
 
 const noProgress: OnProgress = () => {};
@@ -248,6 +253,10 @@ export class AlbedoSession {
     this.#alive();
     checkCall(name, opts);
     if (opts.onProgress !== undefined && typeof opts.onProgress !== 'function') throw badProgress();
+    const caps = opts.capabilities;
+    if (caps !== undefined && (caps === null || typeof caps !== 'object' || Array.isArray(caps))) {
+      throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'capabilities must be an object', { outcome: 'not_run' });
+    }
     if (name === READ_TOOL) {
       const a = readArgs(args);
       return pageResult(this.readResult(a.id, a.offset));
@@ -266,7 +275,11 @@ export class AlbedoSession {
       return this.call(inner.name, inner.args, opts);
     }
     const status = this.#snap.status;
-    const { route, op } = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args, this.#inputs);
+    const planned = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args, this.#inputs);
+    const { route, op } = planned;
+    if (opts.capabilities !== undefined && op.method !== 'ping' && !op.method.endsWith('/list')) {
+      (op as { capabilities?: Record<string, unknown> }).capabilities = opts.capabilities;
+    }
     // The server's own budget (the user's setting) wins; else the tool's hint, within the hard cap; else the session's.
     const chars =
       this.#budgets.has(route.server) || !(route.kind === 'tool' && route.maxResultChars)
@@ -303,9 +316,15 @@ export class AlbedoSession {
       }
     }
     const wait = timeoutMs + (conn?.startupTimeoutMs ?? 30_000) + SLACK_MS;
-    const params: { id: string; name: string; args: unknown; timeoutMs?: number; progressToken?: string } = { id: this.id, name, args };
+    const params: { id: string; name: string; args: unknown; timeoutMs?: number; progressToken?: string; capabilities?: Caps } = {
+      id: this.id,
+      name,
+      args,
+    };
     if (opts.timeoutMs !== undefined) params.timeoutMs = opts.timeoutMs;
     if (token !== undefined) params.progressToken = token;
+    const caps = (op as { capabilities?: Caps }).capabilities;
+    if (caps !== undefined) params.capabilities = caps;
     return this.#composer(() => this.#kernel.call('composer', 'session/call', params, { timeoutMs: wait, signal: opts.signal }));
   }
 

@@ -73,7 +73,17 @@ export interface ComposerMethods {
   /** Opens a session for `owner` (the embedder's instance); resolves once it can advertise. */
   'session/open': { params: { owner: string; options: SessionOptions }; result: SessionSnapshot };
   /** A call through the composer (the server is not open, or its actor is gone). */
-  'session/call': { params: { id: string; name: string; args?: unknown; timeoutMs?: number; progressToken?: string }; result: unknown };
+  'session/call': {
+    params: {
+      id: string;
+      name: string;
+      args?: unknown;
+      timeoutMs?: number;
+      progressToken?: string;
+      capabilities?: Record<string, unknown>;
+    };
+    result: unknown;
+  };
   /** One of `SessionRequestOp` to a server of the session, through the composer (it waits for the server's dial as a call does). */
   'session/request': { params: { id: string; server: string; op: SessionRequestOp; timeoutMs?: number }; result: unknown };
   'session/activity': { params: { id: string; kind: Activity }; result: Record<string, never> };

@@ -41,11 +41,17 @@ export interface CompletionResult {
  * server to declare their capability (`logging`, `completions`,
  * `resources.subscribe`), else ALBEDO_NOT_FOUND (not run, `data.capability`).
  */
+/**
+ * The client capabilities one request declares, narrower than its connection's (a gateway's host declared only
+ * these): a 2026-07-28 server is told them in the request's envelope, and its input rounds may ask only for these.
+ */
+export type Caps = Record<string, unknown>;
+
 export type ClientOp =
   | { method: 'tools/list' | 'resources/list' | 'resources/templates/list' | 'prompts/list' }
-  | { method: 'tools/call'; name: string; arguments?: Record<string, unknown>; progressToken?: string | number }
-  | { method: 'resources/read'; uri: string; progressToken?: string | number }
-  | { method: 'prompts/get'; name: string; arguments?: Record<string, string>; progressToken?: string | number }
+  | { method: 'tools/call'; name: string; arguments?: Record<string, unknown>; progressToken?: string | number; capabilities?: Caps }
+  | { method: 'resources/read'; uri: string; progressToken?: string | number; capabilities?: Caps }
+  | { method: 'prompts/get'; name: string; arguments?: Record<string, string>; progressToken?: string | number; capabilities?: Caps }
   | { method: 'ping' }
   | { method: 'logging/setLevel'; level: LoggingLevel }
   | {

@@ -197,9 +197,12 @@ export default defineService('composer', {
     },
     async 'session/call'(p, call) {
       const e = await entryOf(p.id);
-      const o: { timeoutMs?: number; signal: AbortSignal; progressToken?: string } = { signal: call.signal };
+      const o: { timeoutMs?: number; signal: AbortSignal; progressToken?: string; capabilities?: Record<string, unknown> } = {
+        signal: call.signal,
+      };
       if (p.timeoutMs !== undefined) o.timeoutMs = p.timeoutMs;
       if (p.progressToken !== undefined) o.progressToken = p.progressToken;
+      if (p.capabilities && typeof p.capabilities === 'object') o.capabilities = p.capabilities;
       try {
         return await e.pub.session.call(p.name, p.args, o);
       } finally {

@@ -267,7 +267,11 @@ export class Session {
    * reached fails as not run (`data.unavailable`), a transport lost mid-call
    * as unknown; nothing is retried.
    */
-  async call(name: string, args?: unknown, opts: SessionCallOptions & { progressToken?: string } = {}): Promise<unknown> {
+  async call(
+    name: string,
+    args?: unknown,
+    opts: SessionCallOptions & { progressToken?: string; capabilities?: Record<string, unknown> } = {},
+  ): Promise<unknown> {
     this.#alive();
     checkCall(name, opts);
     const comp = this.#active;
@@ -284,6 +288,9 @@ export class Session {
     const timeoutMs = opts.timeoutMs ?? slot.entry.callTimeoutMs;
     // The owner chose the token and follows the connection's progress events for it.
     if (typeof opts.progressToken === 'string') (op as { progressToken?: string }).progressToken = opts.progressToken;
+    if (opts.capabilities !== undefined && op.method !== 'ping' && !op.method.endsWith('/list')) {
+      (op as { capabilities?: Record<string, unknown> }).capabilities = opts.capabilities;
+    }
     return slot.upstream!.request(op, { timeoutMs, budgetMs: slot.entry.startupTimeoutMs + timeoutMs, signal: opts.signal });
   }
 

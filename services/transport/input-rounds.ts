@@ -5,6 +5,7 @@
  * id with `inputResponses` and the byte-exact `requestState`, at most
  * MAX_INPUT_ROUNDS rounds, all within one deadline.
  */
+import { META_CLIENT_CAPABILITIES } from '../../protocol/rev2026-07-28/index.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { ErrorCode } from '../../protocol/jsonrpc.ts';
 import { describeZodError } from '../../protocol/config.ts';
@@ -75,7 +76,7 @@ export async function requestWithInput(
       throw wireCodeOf(err) === ErrorCode.MissingRequiredClientCapability ? missingCapabilities(c, method, err as AlbedoError) : err;
     }
     if (resultTypeOf(result) === 'complete') return result;
-    retry = await nextRound(c, method, result, round, deadline, signal, tagOf(params));
+    retry = await nextRound(c, method, result, round, deadline, signal, tagOf(params), declaredBy(c, params));
   }
 }
 
@@ -83,6 +84,13 @@ export async function requestWithInput(
 function tagOf(params: Record<string, unknown> | undefined): string | undefined {
   const meta = params?._meta as { progressToken?: unknown } | undefined;
   return typeof meta?.progressToken === 'string' ? meta.progressToken : undefined;
+}
+
+/** What the request may be asked for: its own capabilities (within the connection's), else the connection's. */
+function declaredBy(c: InputRoundsContext, params: Record<string, unknown> | undefined): Record<string, unknown> {
+  const own = (params?._meta as Record<string, unknown> | undefined)?.[META_CLIENT_CAPABILITIES];
+  if (!own || typeof own !== 'object') return c.capabilities;
+  return Object.fromEntries(Object.entries(own).filter(([k]) => Object.hasOwn(c.capabilities, k)));
 }
 
 /** A server refused the request for client capabilities this client did not declare (-32021). */
@@ -103,6 +111,7 @@ async function nextRound(
   deadline: number,
   signal?: AbortSignal,
   tag?: string,
+  declared: Record<string, unknown> = c.capabilities,
 ): Promise<Record<string, unknown>> {
   const kind = resultTypeOf(result);
   if (kind !== 'input_required') throw invalid(`${method} returned an unknown resultType ${shown(c, kind, 100)}`);
@@ -118,7 +127,7 @@ async function nextRound(
   const parsed = inputRequestsSchema.safeParse(raw);
   if (!parsed.success) throw invalid(`${method} returned malformed inputRequests: ${describeZodError(parsed.error)}`);
   const requests = Object.entries(parsed.data);
-  const undeclared = requests.filter(([, r]) => !(INPUT_METHODS[r.method]! in c.capabilities));
+  const undeclared = requests.filter(([, r]) => !Object.hasOwn(declared, INPUT_METHODS[r.method]!));
   if (undeclared.length) {
     const list =
       undeclared

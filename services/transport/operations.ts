@@ -10,7 +10,7 @@
  */
 import { AlbedoError } from '../../protocol/errors.ts';
 import { ErrorCode } from '../../protocol/jsonrpc.ts';
-import { DISCOVER_METHOD } from '../../protocol/rev2026-07-28/index.ts';
+import { DISCOVER_METHOD, META_CLIENT_CAPABILITIES } from '../../protocol/rev2026-07-28/index.ts';
 import { callToolResultSchema, readResourceResultSchema, getPromptResultSchema } from '../../protocol/mcp.ts';
 import { describeZodError } from '../../protocol/config.ts';
 import { MAX_DEPTH, depthOf } from '../../protocol/bounds.ts';
@@ -55,9 +55,13 @@ export class Asked {
   }
 }
 
-/** A request's params with the caller's progress token in `_meta` (no copy without one: the plain call stays as it was). */
-function withProgress(params: Raw, token: string | number | undefined): Raw {
+/**
+ * A request's params with the caller's progress token and its own client capabilities in `_meta` (nothing added
+ * without them: the plain call stays as it was).
+ */
+function withProgress(params: Raw, token: string | number | undefined, caps?: Raw): Raw {
   if (token !== undefined) params._meta = { progressToken: token };
+  if (caps !== undefined) params._meta = { ...(params._meta as Raw | undefined), [META_CLIENT_CAPABILITIES]: caps };
   return params;
 }
 
@@ -74,7 +78,7 @@ function undeclared(method: string, capability: string): Promise<never> {
 export function operate(t: OpTarget, op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
   switch (op.method) {
     case 'tools/call': {
-      const params = withProgress({ name: op.name, arguments: op.arguments ?? {} }, op.progressToken);
+      const params = withProgress({ name: op.name, arguments: op.arguments ?? {} }, op.progressToken, op.capabilities);
       // Only HTTP can refuse a call for its headers; stdio goes straight to the request.
       return (t.http ? callTool(t, params, timeoutMs, signal) : t.request(op.method, params, timeoutMs, signal)).then(checkToolResult);
     }
@@ -87,10 +91,10 @@ export function operate(t: OpTarget, op: ClientOp, timeoutMs: number, signal?: A
     }
     case 'resources/read':
       return t
-        .request(op.method, withProgress({ uri: op.uri }, op.progressToken), timeoutMs, signal)
+        .request(op.method, withProgress({ uri: op.uri }, op.progressToken, op.capabilities), timeoutMs, signal)
         .then((raw) => checked(readResourceResultSchema, 'resources/read', raw));
     case 'prompts/get': {
-      const params = withProgress({ name: op.name, arguments: op.arguments ?? {} }, op.progressToken);
+      const params = withProgress({ name: op.name, arguments: op.arguments ?? {} }, op.progressToken, op.capabilities);
       return t.request(op.method, params, timeoutMs, signal).then((raw) => checked(getPromptResultSchema, 'prompts/get', raw));
     }
     case 'ping':
