@@ -36,7 +36,7 @@ import { Gateways } from './gateway/gateways.ts';
 import { gatewayListener, gatewayUpgrade, refuseUpgrade } from './gateway-mount.ts';
 import { uiFiles } from './ui-static.ts';
 import { UiAuth, uiLinkTtl } from './ui-auth.ts';
-import { GatewayTokens } from './gateway-tokens.ts';
+import { GatewayTokens, pruneTokens } from './gateway-tokens.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -154,6 +154,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
   let server: http.Server | undefined;
   let port = 0;
   const startedAt = Date.now();
+  // Every upgraded socket (a stdio connection, or one being answered): out of the HTTP server's reach, ended here at a stop.
+  const upgraded = new Set<Duplex>();
   const stop = async (): Promise<void> => {
     // daemon.json goes before the port is given up, so it never names a port another process may take meanwhile.
     removeInfo(at);
@@ -162,6 +164,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     server?.closeIdleConnections();
     logins?.close();
     await gateways?.close();
+    for (const s of upgraded) s.destroy();
     await albedo?.close();
     server?.closeAllConnections();
     await closed;
@@ -199,18 +202,11 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     const ui = new UiAuth({ port: () => port, linkTtlMs: uiLinkTtl() });
     // The gateways' own tokens (gateway-tokens.json): a malformed file stops the start here, said in the log.
     const gatewayTokens = new GatewayTokens(at);
-    // A gateway removed by hand (or while the daemon was down) takes its tokens with it: one of the same name later is
-    // another gateway, which no old token may open.
-    const g = gateways;
-    const pruneTokens = async (): Promise<void> => {
-      const defs = await g.definitions();
-      const gone = new Set(gatewayTokens.list().map((x) => x.gateway));
-      for (const name of gone) if (!Object.hasOwn(defs, name)) gatewayTokens.revoke(name);
-    };
-    await pruneTokens();
-    a.kernel.on('settings', 'settings/changed', (e) => {
-      if (e.gateways?.length) void pruneTokens().catch(() => {});
-    });
+    // A gateway removed by hand (or while the daemon was down) takes its tokens with it; a broken file, none (pruneTokens).
+    // On every change: a file fixed after a broken start may define no gateway, and its event then names none.
+    const prune = async (): Promise<void> => void pruneTokens(gatewayTokens, await settingsView(a.kernel));
+    await prune();
+    a.kernel.on('settings', 'settings/changed', () => void prune().catch(() => {}));
     const guard: GuardOptions = { port: () => port, token, ui, gatewayToken: (n, t) => gatewayTokens.verify(n, t) };
     const app = createApp({
       reader,
@@ -246,6 +242,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     // `albedo gateway NAME` (and `--server NAME`): one upgraded request per stdio connection, guarded as any request.
     server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       socket.on('error', () => socket.destroy());
+      upgraded.add(socket);
+      socket.once('close', () => upgraded.delete(socket));
       const mcp = mcpTarget(requestPath(req));
       const no = refusal(req, guard) ?? (mcp?.kind === 'stdio' || mcp?.kind === 'server-stdio' ? null : NOT_UPGRADABLE);
       if (no) return refuseUpgrade(socket, no);

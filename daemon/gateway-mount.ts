@@ -47,12 +47,17 @@ export function gatewayListener(gateways: Gateways): (req: http.IncomingMessage,
   return (req, res, name) => void listen(req, res, name);
 }
 
-/** Refuses an upgrade with an HTTP answer on the raw socket. */
+/**
+ * Refuses an upgrade with an HTTP answer on the raw socket, then closes it: an upgrade's socket is out of Node's HTTP
+ * server (no timeout, not closed by closeAllConnections), so a client that keeps its half open after our end would hold
+ * it — and the daemon's process, after a stop — for as long as it likes.
+ */
 export function refuseUpgrade(socket: Duplex, e: ApiError): void {
   const body = JSON.stringify(e.body());
   socket.end(
     `HTTP/1.1 ${e.status} ${e.status === 404 ? 'Not Found' : 'Refused'}\r\ncontent-type: application/json\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
   );
 }
 

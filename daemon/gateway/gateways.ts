@@ -206,6 +206,13 @@ export class Gateways {
       throw new AlbedoError('ALBEDO_CLOSED', 'the daemon is stopping', { outcome: 'not_run' });
     }
     this.#live.set(key, live);
+    // Its session closed by someone else (DELETE /v1/sessions/{id}, the composer lost): its clients are ended too, as for
+    // a changed definition, rather than served by a backend that only fails; the next client opens a new session.
+    session.on((e) => {
+      if (e.type !== 'closed' || this.#closed || this.#live.get(key) !== live) return;
+      this.#init.log(`${key}: its session was closed; its clients reconnect`);
+      void this.#drop(live).catch(() => {});
+    });
     return live;
   }
 

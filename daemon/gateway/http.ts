@@ -157,6 +157,7 @@ export class GatewayHttp {
 
   /** Ends every session and stream (the gateway was removed or redefined, or the daemon stops). */
   async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
     this.#off();
     this.#relays.close();

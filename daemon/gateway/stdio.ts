@@ -57,4 +57,11 @@ export function serveSocket(socket: Duplex, backend: GatewayBackend, clients: Cl
   socket.once('close', end);
   socket.once('end', end);
   socket.once('error', end);
+  // The SDK closes its transport on its own (a message over MAX_MESSAGE) without ending the socket: the host would wait
+  // for an answer on a connection nobody reads any more. The connection ends with it, as a stdio server that exits.
+  const closed = transport.onclose;
+  transport.onclose = () => {
+    closed?.();
+    end();
+  };
 }
