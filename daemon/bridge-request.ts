@@ -6,8 +6,9 @@
  * The path is the point: the bridge sends it to the daemon's own origin with
  * the caller's token, so it must not name another host (a scheme, `//host`, a
  * backslash that URL parsers read as a slash), must not climb out of what it
- * says (`..`, `.`, or the same spelled `%2e`, `%2f`, `%5c`, or twice encoded
- * `%252e`), and must not be changed on the way by URL parsing (a space, a
+ * says (`..`, `.`, or the same spelled `%2e` or twice encoded `%252e`; an
+ * encoded slash, backslash or `%` only past the first segment, where a server's
+ * name may hold one), and must not be changed on the way by URL parsing (a space, a
  * non-ASCII character, a control character, a fragment): the URL built from it
  * must be the daemon's origin with exactly the path given. It must not reach
  * the bridge itself (`/mcp`: a call that calls itself) nor the web pane
@@ -52,10 +53,20 @@ export type BridgeParse = { ok: true; request: BridgeRequest } | { ok: false; pr
 /** Paths (first segment, compared decoded and in any case) the bridge never sends to. */
 const REFUSED_ROOTS = new Set(['mcp', 'ui']);
 
-/** What `%XX` must never spell in a path: a dot, a slash, a backslash, a percent sign (double encoding), a control character. */
+/** What `%XX` must never spell in a path: a dot (URL parsing reads `%2e` as `.`, making dot segments), a control character. */
 function badEscape(hex: string): boolean {
   const c = parseInt(hex, 16);
-  return c === 0x2e || c === 0x2f || c === 0x5c || c === 0x25 || c < 0x20 || c === 0x7f;
+  return c === 0x2e || c < 0x20 || c === 0x7f;
+}
+
+/**
+ * What `%XX` must not spell in the first segment either: a slash, a backslash, a `%`. No route's first segment holds
+ * one, and decoded it could hide `/mcp` or `/ui` behind another first segment. Later segments may: a server's name
+ * can hold a slash (an HTTP server's derived name, `h.example.com/mcp`) or a `%`, which a path spells `%2F`, `%25`.
+ */
+function badInFirst(hex: string): boolean {
+  const c = parseInt(hex, 16);
+  return c === 0x2f || c === 0x5c || c === 0x25;
 }
 
 /** Why `p` is not a path the bridge may send to `origin` (the daemon's, e.g. `http://127.0.0.1:4000`), or null. */
@@ -70,11 +81,15 @@ export function pathProblem(p: string, origin: string): string | null {
   const pathname = q < 0 ? p : p.slice(0, q);
   const segments = pathname.split('/');
   if (segments.some((s) => s === '.' || s === '..')) return 'must not hold a "." or ".." segment';
+  const firstEnds = 1 + (segments[1] ?? '').length;
   for (let i = pathname.indexOf('%'); i >= 0; i = pathname.indexOf('%', i + 1)) {
     const hex = pathname.slice(i + 1, i + 3);
     if (!/^[0-9a-fA-F]{2}$/.test(hex)) return 'holds a "%" that is not followed by two hex digits';
-    if (badEscape(hex)) return `must not encode a dot, a slash, a backslash, a "%" or a control character (it holds %${hex})`;
+    if (badEscape(hex)) return `must not encode a dot or a control character (it holds %${hex})`;
+    if (i < firstEnds && badInFirst(hex)) return `must not encode a slash, a backslash or a "%" in its first segment (it holds %${hex})`;
   }
+  // A dot encoded twice (`%252e`) is a dot once the API's router has decoded the path.
+  if (/%252e/i.test(pathname)) return 'must not encode a dot, even twice (it holds %252e)';
   let root: string;
   try {
     root = decodeURIComponent(segments[1] ?? '').toLowerCase();

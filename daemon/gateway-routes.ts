@@ -30,7 +30,7 @@ export type { GatewayClient } from './gateway/clients.ts';
 
 export interface GatewayRoutesOptions {
   kernel: Kernel;
-  tokens: Pick<GatewayTokens, 'mint' | 'revoke' | 'list'>;
+  tokens: Pick<GatewayTokens, 'mint' | 'revoke' | 'list' | 'usable'>;
   /** Who is connected to gateway `name` now; none when absent. */
   clients?: (name: string) => GatewayClient[];
 }
@@ -97,6 +97,7 @@ const tokenParams = nameParam.extend({
 });
 const notFound = err('no such gateway, or token (ALBEDO_NOT_FOUND)');
 const badName = err('not a gateway name (ALBEDO_INVALID_ARGUMENT at ["params", "name"])');
+const tokensBroken = err('gateway-tokens.json on disk is broken (ALBEDO_INVALID_CONFIG): no token made or revoked');
 
 const routes = {
   list: createRoute({
@@ -141,7 +142,13 @@ const routes = {
     tags: ['gateways'],
     summary: 'Remove a gateway and revoke its tokens',
     request: { params: nameParam, headers: preconditionHeadersSchema.pick({ 'if-match': true }) },
-    responses: { 204: { description: 'removed' }, 400: badName, 404: notFound, 409: err('extensions.json on disk is broken'), ...COMMON },
+    responses: {
+      204: { description: 'removed' },
+      400: badName,
+      404: notFound,
+      409: err('extensions.json or gateway-tokens.json on disk is broken (ALBEDO_INVALID_CONFIG); nothing changed'),
+      ...COMMON,
+    },
   }),
   mint: createRoute({
     method: 'post',
@@ -149,7 +156,7 @@ const routes = {
     tags: ['gateways'],
     summary: 'A new token for the gateway: shown in this answer only',
     request: { params: nameParam },
-    responses: { 201: json(mintedSchema, 'the token, shown once'), 400: badName, 404: notFound, ...COMMON },
+    responses: { 201: json(mintedSchema, 'the token, shown once'), 400: badName, 404: notFound, 409: tokensBroken, ...COMMON },
   }),
   revokeOne: createRoute({
     method: 'delete',
@@ -157,7 +164,7 @@ const routes = {
     tags: ['gateways'],
     summary: 'Revoke one token',
     request: { params: tokenParams },
-    responses: { 204: { description: 'revoked' }, 400: badName, 404: notFound, ...COMMON },
+    responses: { 204: { description: 'revoked' }, 400: badName, 404: notFound, 409: tokensBroken, ...COMMON },
   }),
   revokeAll: createRoute({
     method: 'delete',
@@ -165,7 +172,13 @@ const routes = {
     tags: ['gateways'],
     summary: 'Revoke every token of the gateway (also of one no longer in the settings)',
     request: { params: nameParam },
-    responses: { 200: json(z.object({ revoked: z.number() }), 'how many were revoked'), 400: badName, 404: notFound, ...COMMON },
+    responses: {
+      200: json(z.object({ revoked: z.number() }), 'how many were revoked'),
+      400: badName,
+      404: notFound,
+      409: tokensBroken,
+      ...COMMON,
+    },
   }),
 };
 
@@ -192,6 +205,16 @@ function checkName(name: string): void {
 
 function noGateway(name: string): ApiError {
   return new ApiError(404, 'ALBEDO_NOT_FOUND', `no gateway ${JSON.stringify(name)} in the settings`, { path: ['params', 'name'] });
+}
+
+/** A change of the tokens, with gateway-tokens.json broken by hand refused as extensions.json's is: 409, nothing changed. */
+function tokensChange<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (AlbedoError.is(e) && e.code === 'ALBEDO_INVALID_CONFIG') throw new ApiError(409, e.code, e.message, { outcome: 'not_run' });
+    throw e;
+  }
 }
 
 /** A failed `settings/apply` as the API answers it. */
@@ -291,8 +314,10 @@ export function gatewayRoutes(app: OpenAPIHono, o: GatewayRoutesOptions): void {
     const cur = inForce(await settingsView(kernel), name);
     if (!cur) throw noGateway(name);
     checkPreconditions(pre, etagOf(cur));
+    // Its tokens go with it: not removed while they cannot be revoked.
+    tokensChange(() => tokens.usable());
     await apply(name, null, pre, cur);
-    tokens.revoke(name);
+    tokensChange(() => tokens.revoke(name));
     return c.body(null, 204);
   });
 
@@ -302,14 +327,17 @@ export function gatewayRoutes(app: OpenAPIHono, o: GatewayRoutesOptions): void {
     if (!inForce(await settingsView(kernel), name)) throw noGateway(name);
     // The one answer that holds a token: not to be kept by anything in between.
     c.header('Cache-Control', 'no-store');
-    return c.json(tokens.mint(name), 201);
+    return c.json(
+      tokensChange(() => tokens.mint(name)),
+      201,
+    );
   });
 
   route(routes.revokeOne, async (c) => {
     const name = c.req.param('name')!;
     const id = c.req.param('id')!;
     checkName(name);
-    if (tokens.revoke(name, id) === 0) {
+    if (tokensChange(() => tokens.revoke(name, id)) === 0) {
       throw new ApiError(404, 'ALBEDO_NOT_FOUND', `the gateway ${JSON.stringify(name)} has no token ${JSON.stringify(id)}`, {
         path: ['params', 'id'],
       });
@@ -320,7 +348,7 @@ export function gatewayRoutes(app: OpenAPIHono, o: GatewayRoutesOptions): void {
   route(routes.revokeAll, async (c) => {
     const name = c.req.param('name')!;
     checkName(name);
-    const revoked = tokens.revoke(name);
+    const revoked = tokensChange(() => tokens.revoke(name));
     // A gateway removed by hand may have left tokens: they can be revoked. Neither a gateway nor a token: 404.
     if (revoked === 0 && !inForce(await settingsView(kernel), name)) throw noGateway(name);
     return c.json({ revoked }, 200);

@@ -23,6 +23,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../platform/atomic-file.ts';
 import { AlbedoError } from '../protocol/errors.ts';
+import type { SettingsView } from '../protocol/services/settings.ts';
 
 export const TOKENS_FILE = 'gateway-tokens.json';
 export const TOKEN_PREFIX = 'albgw_';
@@ -120,13 +121,21 @@ export class GatewayTokens {
     return this.#broken ? [] : this.#tokens;
   }
 
-  #save(next: Stored[]): void {
+  /**
+   * Throws ALBEDO_INVALID_CONFIG while the file on disk cannot be read as tokens. A change (a mint, a revoke) is refused
+   * then: a revoke that answered "none" would leave the tokens in the file, to open their gateway once it is put back.
+   */
+  usable(): void {
     this.#current();
     if (this.#broken) {
       throw new AlbedoError('ALBEDO_INVALID_CONFIG', `${TOKENS_FILE} in the home was made invalid (${this.#broken}); fix or remove it`, {
         outcome: 'not_run',
       });
     }
+  }
+
+  #save(next: Stored[]): void {
+    this.usable();
     writeFileAtomic(this.file, `${JSON.stringify({ tokens: next }, null, 2)}\n`, { mode: 0o600 });
     this.#tokens = next;
     this.#seen = this.#stamp();
@@ -144,13 +153,23 @@ export class GatewayTokens {
     return { id, token, created };
   }
 
-  /** Revokes `gateway`'s token `id`, or (no id) every token of it; how many went. */
+  /** Revokes `gateway`'s token `id`, or (no id) every token of it; how many went. Throws while the file is broken (usable). */
   revoke(gateway: string, id?: string): number {
+    this.usable();
     const cur = this.#current();
     const next = cur.filter((s) => s.gateway !== gateway || (id !== undefined && s.id !== id));
-    if (next.length !== cur.length) this.#save(next);
+    if (next.length !== cur.length) {
+      this.#save(next);
+      this.onRevoked?.(gateway);
+    }
     return cur.length - next.length;
   }
+
+  /**
+   * Told after a token of `gateway` was revoked: the daemon ends that gateway's open connections (an HTTP stream, a
+   * stdio socket), since the guard checks a token per request and a connection opened with it would outlive it.
+   */
+  onRevoked: ((gateway: string) => void) | undefined;
 
   /** The tokens (of `gateway`, or all), never the token itself nor its digest. */
   list(gateway?: string): TokenInfo[] {
@@ -170,4 +189,17 @@ export class GatewayTokens {
     }
     return ok;
   }
+}
+
+/**
+ * Revokes the tokens of every gateway `view` (the settings in force) does not define: a gateway removed by hand, or
+ * while the daemon was down, takes its tokens with it, since one of the same name later is another gateway. Nothing
+ * while the settings file is broken: its gateways are then unknown (at start, none are in force at all), and taking
+ * that for "every gateway removed" would revoke every token over a typo. Answers the gateways whose tokens went.
+ */
+export function pruneTokens(tokens: Pick<GatewayTokens, 'list' | 'revoke'>, view: Pick<SettingsView, 'gateways' | 'invalid'>): string[] {
+  if (view.invalid) return [];
+  const gone = [...new Set(tokens.list().map((x) => x.gateway))].filter((name) => !Object.hasOwn(view.gateways, name));
+  for (const name of gone) tokens.revoke(name);
+  return gone;
 }

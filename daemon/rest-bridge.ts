@@ -13,6 +13,7 @@
  * nothing.
  */
 import { createMcpHandler, McpServer, type CallToolResult, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { Agent, fetch } from 'undici';
 import { z } from 'zod';
 import { MAX_BODY_BYTES } from './app.ts';
 import { bridgeInputSchema, parseBridgeRequest, type BridgeRequest } from './bridge-request.ts';
@@ -51,6 +52,12 @@ const lenient: StandardSchemaWithJSON<Record<string, unknown>> = {
     jsonSchema: { input: () => ADVERTISED, output: () => ADVERTISED },
   },
 };
+
+/**
+ * The bridge's own connections to the API. Not Node's global dispatcher: under NODE_USE_ENV_PROXY that one sends
+ * requests through HTTP_PROXY, and this request carries the caller's token (the daemon's: every right of the API).
+ */
+const direct = new Agent();
 
 /** The `/mcp` endpoint: answers one MCP HTTP request (a stateless server per request). */
 export function createRestBridge(o: RestBridgeOptions): (req: Request) => Promise<Response> {
@@ -93,9 +100,10 @@ async function forward(origin: string, r: BridgeRequest, auth: string | null, ca
   const headers: Record<string, string> = { accept: 'application/json' };
   if (auth !== null) headers.authorization = auth;
   if (r.body !== undefined) headers['content-type'] = 'application/json';
-  let res: Response;
+  let res: Awaited<ReturnType<typeof fetch>>;
   try {
     res = await fetch(`${origin}${r.path}`, {
+      dispatcher: direct,
       method: r.method,
       headers,
       body: r.body === undefined ? undefined : JSON.stringify(r.body),

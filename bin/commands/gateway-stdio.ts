@@ -42,6 +42,8 @@ function upgrade(port: number, token: string, path: string): Promise<{ socket: S
       port,
       path,
       method: 'GET',
+      // Its own connection: never the global agent, which NODE_USE_ENV_PROXY points at HTTP_PROXY (the token is in it).
+      agent: false,
       headers: { connection: 'Upgrade', upgrade: UPGRADE, authorization: `Bearer ${token}`, host: `127.0.0.1:${port}` },
     });
     req.once('upgrade', (_res, socket, head) => resolve({ socket: socket as Socket, head }));

@@ -29,9 +29,14 @@ interface AddOptions {
   json?: boolean;
 }
 
-/** `a,b` (repeatable) → ['a', 'b']. */
-function names(v: string[] | undefined): string[] | undefined {
-  return v?.flatMap((x) => x.split(',').map((s) => s.trim())).filter((s) => s !== '');
+/**
+ * `a,b` (repeatable) → ['a', 'b']. A list given that names no server (`--include ""`, an unset variable) is refused:
+ * `include: []` would save a gateway that composes nothing, and `exclude: []` one that says nothing.
+ */
+function names(v: string[] | undefined, flag: string): string[] | undefined {
+  const out = v?.flatMap((x) => x.split(',').map((s) => s.trim())).filter((s) => s !== '');
+  if (out && !out.length) throw usage(`${flag} names no server: give it server names (a,b)`);
+  return out;
 }
 
 function integer(v: string | undefined, flag: string): number | undefined {
@@ -43,8 +48,8 @@ function integer(v: string | undefined, flag: string): number | undefined {
 /** The PUT body the options make, as the file will hold it (nothing left out is spelled). */
 export function gatewayBody(o: AddOptions): Record<string, unknown> {
   const body: Record<string, unknown> = {};
-  const include = names(o.include);
-  const exclude = names(o.exclude);
+  const include = names(o.include, '--include');
+  const exclude = names(o.exclude, '--exclude');
   if (o.server !== undefined) body.server = o.server;
   if (include || exclude) body.servers = { ...(include ? { include } : {}), ...(exclude ? { exclude } : {}) };
   if (o.profile !== undefined) body.profile = o.profile;
@@ -63,7 +68,7 @@ function serves(g: any): string {
   if (d.server !== undefined) return `server ${d.server}`;
   const inc: string[] | undefined = d.servers?.include;
   const exc: string[] | undefined = d.servers?.exclude;
-  const what = inc ? inc.join(', ') : 'every enabled server';
+  const what = inc ? inc.join(', ') || 'no server' : 'every enabled server';
   return exc?.length ? `${what} but ${exc.join(', ')}` : what;
 }
 
@@ -162,6 +167,8 @@ export function gatewayCommands(program: Command): void {
     .option('--json', 'print one JSON object: { id, token, created } (or { revoked })')
     .action(async (name: string, o: { revoke?: string; revokeAll?: boolean; json?: boolean }) => {
       if (o.revoke !== undefined && o.revokeAll) throw usage('give --revoke ID or --revoke-all, not both');
+      // An empty id would name the route of every token (…/tokens/): a usage error, not a 404 for "no route".
+      if (o.revoke !== undefined && !o.revoke.trim()) throw usage('--revoke takes a token id (albedo gateway list --json shows them)');
       const client = new Client();
       if (o.revoke !== undefined) {
         await client.call('DELETE', route(name, `/tokens/${seg(o.revoke)}`));

@@ -37,7 +37,7 @@ export function servesOf(g: Gateway): string {
   if (d.server !== undefined) return `the server ${d.server}, under its own names`;
   const inc = d.servers?.include;
   const exc = d.servers?.exclude;
-  const what = inc ? inc.join(', ') : 'every enabled server';
+  const what = inc ? inc.join(', ') || 'no server' : 'every enabled server';
   return `${what}${exc?.length ? ` but ${exc.join(', ')}` : ''}, composed`;
 }
 

@@ -22,6 +22,9 @@ t.test('a well-formed call: every method, a query string, a body on the methods 
     '/v1/health?nonce=0123456789abcdef',
     '/v1/sessions/s1/search?q=%2e%2e%2f', // a query string is not a path: its escapes are the route's to read
     '/v1/mcp/servers/a%20b', // an escape that spells an ordinary character
+    '/v1/mcp/servers/h.example.com%2Fmcp', // past the first segment a name may hold a slash (an HTTP server's derived name)…
+    '/v1/mcp/servers/50%25', // …a "%"…
+    '/v1/mcp/servers/a%5Cb', // …or a backslash
     '/v1/mcp-ish', // only /mcp itself and under it are the bridge's
     '/v1/ui',
     '/' + 'a'.repeat(MAX_PATH_CHARS - 1),
@@ -51,10 +54,11 @@ t.test('paths: only one on the daemon, exactly as given', async (t) => {
     ['/v1/%2e%2e/mcp', 'an encoded ".."'],
     ['/v1/%2E%2e/mcp', 'an encoded ".." in mixed case'],
     ['/v1/.%2e/mcp', 'half encoded ".."'],
-    ['/v1/mcp%2fservers', 'an encoded slash'],
-    ['/v1/mcp%5cservers', 'an encoded backslash'],
+    ['/v1%2fmcp', 'an encoded slash in the first segment'],
+    ['/v1%5cmcp', 'an encoded backslash in the first segment'],
+    ['/%6dcp%2fgateways', 'the bridge behind an encoded slash'],
     ['/v1/%252e%252e/mcp', 'a doubly encoded ".."'],
-    ['/v1/%25', 'an encoded "%"'],
+    ['/v1%25', 'an encoded "%" in the first segment'],
     ['/v1/%zz', 'a "%" without two hex digits'],
     ['/v1/%4', 'a "%" cut short'],
     ['/v1/%00', 'an encoded NUL'],

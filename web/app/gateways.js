@@ -33,7 +33,7 @@ export function minute(v) {
 export function servesOf(g) {
   const d = g.definition ?? {};
   if (d.server !== undefined) return `the server ${asText(d.server)}, under its own names`;
-  const inc = Array.isArray(d.servers?.include) ? d.servers.include.map(asText).join(', ') : 'every enabled server';
+  const inc = Array.isArray(d.servers?.include) ? d.servers.include.map(asText).join(', ') || 'no server' : 'every enabled server';
   const exc = Array.isArray(d.servers?.exclude) && d.servers.exclude.length ? ` but ${d.servers.exclude.map(asText).join(', ')}` : '';
   return `${inc}${exc}, composed into one session`;
 }
