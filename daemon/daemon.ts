@@ -202,6 +202,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     const ui = new UiAuth({ port: () => port, linkTtlMs: uiLinkTtl() });
     // The gateways' own tokens (gateway-tokens.json): a malformed file stops the start here, said in the log.
     const gatewayTokens = new GatewayTokens(at);
+    gatewayTokens.onRevoked = (name) => void gateways?.disconnect(name);
     // A gateway removed by hand (or while the daemon was down) takes its tokens with it; a broken file, none (pruneTokens).
     // On every change: a file fixed after a broken start may define no gateway, and its event then names none.
     const prune = async (): Promise<void> => void pruneTokens(gatewayTokens, await settingsView(a.kernel));

@@ -19,6 +19,8 @@ export interface OpContext {
    * did not declare the capability (or speaks 2026-07-28, which has no server-to-client requests).
    */
   input?(method: string, params: Json, signal: AbortSignal, key?: string): Promise<Json>;
+  /** What the host declared it can be asked (elicitation, sampling, roots): the upstream is told only these. */
+  capabilities?: Json;
   /** The upstream's progress on this request, for the host (when it asked for progress). */
   progress?(p: { progress: number; total?: number; message?: string }): void;
   /** An upstream log message while this request runs, for the host (at or above the level it set). */
@@ -28,8 +30,14 @@ export interface OpContext {
 /** What a session call of the gateway carries: the host request's signal, progress, and its context for input. */
 type ProgressReport = { progress: number; total?: number; message?: string };
 
-export function callOptions(ctx: OpContext): { signal: AbortSignal; onProgress: (p: ProgressReport) => void; context: OpContext } {
-  return { signal: ctx.signal, onProgress: (p) => ctx.progress?.(p), context: ctx };
+export function callOptions(ctx: OpContext): {
+  signal: AbortSignal;
+  onProgress: (p: ProgressReport) => void;
+  context: OpContext;
+  capabilities?: Json;
+} {
+  const o = { signal: ctx.signal, onProgress: (p: ProgressReport) => ctx.progress?.(p), context: ctx };
+  return ctx.capabilities === undefined ? o : { ...o, capabilities: ctx.capabilities };
 }
 
 export interface GatewayBackend {

@@ -277,6 +277,19 @@ export class Gateways {
     }
   }
 
+  /**
+   * Ends every open connection of gateway `name` (a token of it was revoked): its stdio sockets, its 2025 sessions and
+   * 2026-07-28 listen streams. Its session stays; a client whose token still holds connects again.
+   */
+  async disconnect(name: string): Promise<void> {
+    const live = this.#live.get(`gateway:${name}`);
+    if (!live) return;
+    for (const s of live.sockets) s.destroy();
+    const http = live.http;
+    live.http = undefined;
+    await http?.close().catch(() => {});
+  }
+
   /** Who uses gateway `name` now (none when it was never opened). */
   clients(name: string): GatewayClient[] {
     return this.#live.get(`gateway:${name}`)?.clients.list() ?? [];

@@ -79,6 +79,11 @@ function refused(err: unknown): boolean {
 /** A failure as a JSON-RPC error (reads, prompts, and what a call's client got wrong). */
 function protocolError(err: unknown): ProtocolError {
   if (err instanceof ProtocolError) return err;
+  // The upstream needs client capabilities this host did not declare (its -32021): said to the host as the same.
+  const required =
+    AlbedoError.is(err) && err.code === 'ALBEDO_INPUT_REQUIRED' ? (err.data as Json | undefined)?.requiredCapabilities : undefined;
+  if (required && typeof required === 'object')
+    return new MissingRequiredClientCapabilityError({ requiredCapabilities: required } as never);
   const wire = wireCodeOf(err);
   if (wire !== undefined) {
     const d = (err as AlbedoError).data as { message?: string; data?: unknown };
@@ -112,9 +117,23 @@ const INPUT_TIMEOUT_MS = 30 * 60_000;
 const modernHost = (server: Server): boolean => (server.getNegotiatedProtocolVersion() ?? '') >= '2026-07-28';
 
 /** Whether the host declared what `method` needs (on 2026-07-28, in this request's envelope). */
-function declares(server: Server, method: string): boolean {
+function declares(caps: Json, method: string): boolean {
   const cap = Object.hasOwn(INPUT_CAPABILITY, method) ? INPUT_CAPABILITY[method] : undefined;
-  return cap !== undefined && Object.hasOwn(server.getClientCapabilities() ?? {}, cap);
+  return cap !== undefined && Object.hasOwn(caps, cap);
+}
+
+const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+
+/**
+ * What the host can be asked for (elicitation, sampling, roots): on 2026-07-28 this request's envelope says it (the
+ * stdio entry does not fill `getClientCapabilities()` from it), on 2025 the `initialize` did.
+ */
+function hostCapabilities(server: Server, ctx: ServerContext): Json {
+  const envelope = (ctx.mcpReq.envelope as Json | undefined)?.[META_CLIENT_CAPABILITIES];
+  const all = (envelope && typeof envelope === 'object' ? envelope : (server.getClientCapabilities() ?? {})) as Json;
+  const out: Json = {};
+  for (const cap of Object.values(INPUT_CAPABILITY)) if (Object.hasOwn(all, cap)) out[cap] = all[cap];
+  return out;
 }
 
 /** What one host request is told while the upstream works: its progress (when it gave a token) and log messages. */
@@ -135,12 +154,14 @@ function relayOut(ctx: ServerContext, level: () => string | undefined): Pick<OpC
 
 /** A 2025-era request's context for the backend: its signal, and the host to ask for input on the request's own stream. */
 function opContext(server: Server, ctx: ServerContext, level: () => string | undefined): OpContext {
+  const capabilities = hostCapabilities(server, ctx);
   return {
     ...relayOut(ctx, level),
     signal: ctx.mcpReq.signal,
+    capabilities,
     async input(method, params, signal) {
       const cap = Object.hasOwn(INPUT_CAPABILITY, method) ? INPUT_CAPABILITY[method] : undefined;
-      if (!cap || modernHost(server) || !declares(server, method)) {
+      if (!cap || modernHost(server) || !declares(capabilities, method)) {
         throw new AlbedoError('ALBEDO_INPUT_REQUIRED', `the host did not declare ${cap ?? method}`, { outcome: 'not_run' });
       }
       const send = ctx.mcpReq.send as (r: { method: string; params: Json }, o: object) => Promise<unknown>;
@@ -169,7 +190,8 @@ async function serve(
     relay.answer((ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>);
   } else {
     const preset = (ctx.mcpReq.inputResponses ?? {}) as Record<string, unknown>;
-    relay = relays.start(run, (method) => declares(server, method), preset);
+    const caps = hostCapabilities(server, ctx);
+    relay = relays.start(run, caps, (method) => declares(caps, method), preset);
   }
   const step = await relay.next(ctx.mcpReq.signal, relayOut(ctx, hooks.level));
   if (step.done) return step.result;
@@ -240,7 +262,10 @@ export function gatewayServer(backend: GatewayBackend, hooks: ServeHooks = {}, s
       const args = (p.arguments ?? {}) as Json;
       return (await serve(server, ctx, h, (c) => backend.callTool(p.name, args, c))) as never;
     } catch (err) {
-      if (err instanceof ProtocolError || refused(err) || wireCodeOf(err) !== undefined || !AlbedoError.is(err)) throw protocolError(err);
+      const missing = AlbedoError.is(err) && err.code === 'ALBEDO_INPUT_REQUIRED' && (err.data as Json | undefined)?.requiredCapabilities;
+      if (err instanceof ProtocolError || missing || refused(err) || wireCodeOf(err) !== undefined || !AlbedoError.is(err)) {
+        throw protocolError(err);
+      }
       return toolError(err) as never;
     } finally {
       hooks.called?.();

@@ -49,6 +49,7 @@ export class Relay {
 
   constructor(
     run: (ctx: OpContext) => Promise<Json>,
+    capabilities: Json,
     declared: (method: string) => boolean,
     hooks: { round(r: Relay): void; end(r: Relay): void },
     preset: Record<string, unknown> = {},
@@ -57,6 +58,7 @@ export class Relay {
     this.#onRound = hooks.round;
     const ctx: OpContext = {
       signal: this.#abort.signal,
+      capabilities,
       progress: (p) => this.#out.progress?.(p),
       log: (m) => this.#out.log?.(m),
       input: (method, params, signal, asked) => {
@@ -172,9 +174,15 @@ export class Relays {
   #by = new Map<Relay, string>();
 
   /** `preset`: the inputResponses a host sent with its first request (answers it gave before being asked). */
-  start(run: (ctx: OpContext) => Promise<Json>, declared: (method: string) => boolean, preset?: Record<string, unknown>): Relay {
+  start(
+    run: (ctx: OpContext) => Promise<Json>,
+    capabilities: Json,
+    declared: (method: string) => boolean,
+    preset?: Record<string, unknown>,
+  ): Relay {
     const relay: Relay = new Relay(
       run,
+      capabilities,
       declared,
       {
         // Each round's state names the relay; the last round's no longer does.

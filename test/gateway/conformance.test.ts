@@ -3,8 +3,7 @@
 // of a real daemon, served at /mcp/gateways/conf (HTTP, both eras) with a gateway
 // token (through auth-proxy.ts: the suite sends no Authorization header), and the
 // same backend over HTTP directly. The gateway must pass every scenario the
-// backend passes, but for the ones listed in GAPS with the reason; the checks that
-// are the gateway's own (DNS rebinding, header validation, session lifecycle,
+// backend passes; the checks that are the gateway's own (DNS rebinding, header validation, session lifecycle,
 // stateless) run against the gateway itself.
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
@@ -15,14 +14,6 @@ import { regressions, runServerSuite, table } from '../conformance/server.ts';
 import { startAuthProxy } from '../conformance/auth-proxy.ts';
 
 t.setTimeout(20 * 60_000);
-
-/**
- * What the gateway does not pass yet, each with why. Albedo declares the client capabilities of a gateway's
- * connection once (every one a host may answer); a 2026-07-28 host declares its own per request, and the upstream
- * is not told them, so it may ask what this host cannot answer: the host then gets -32021 (missing capability)
- * instead of a question narrowed to what it declared.
- */
-const GAPS = new Set(['input-required-result-capability-check@2026-07-28']);
 
 /** The checks that are the gateway's own, not the backend's: each must pass on the gateway. */
 const OWN = [
@@ -52,11 +43,7 @@ t.test('the conformance server suite through a pass-through gateway: what the ba
   t.comment(`through the gateway:\n${table(viaGateway)}`);
   t.same(backend.failures, [], 'the backend passes every scenario it runs');
   const lost = regressions(backend, viaGateway);
-  t.same(
-    lost.filter((r) => !GAPS.has(r)),
-    [],
-    'the gateway passes every scenario the backend passes (but the listed gaps)',
-  );
+  t.same(lost, [], 'the gateway passes every scenario the backend passes');
   const ran = new Set(viaGateway.legs.flatMap((l) => l.scenarios.map((s) => s.scenario)));
   for (const own of OWN) t.ok(ran.has(own), `${own} ran against the gateway`);
   t.same(
@@ -64,6 +51,5 @@ t.test('the conformance server suite through a pass-through gateway: what the ba
     [],
     "the gateway's own checks pass",
   );
-  for (const gap of GAPS) if (!lost.includes(gap)) t.fail(`${gap} passes now: take it off the list of gaps`);
   t.notOk(d.lines.join('\n').includes(minted.body.token), 'the token is in no log line');
 });
