@@ -37,13 +37,17 @@ async function openAndKill(home: string, owner: string, extra: string[] = []): P
   return JSON.parse(line) as Child;
 }
 
-/** The keys of the session records table, read straight from LMDB. */
-function recordKeys(home: string): string[] {
+/**
+ * The keys of the session records table, read straight from LMDB. The environment is closed before the next read
+ * opens one: a poll that opened the same path while the last close was still under way aborted the process (SIGABRT,
+ * seen in a fresh-clone run).
+ */
+async function recordKeys(home: string): Promise<string[]> {
   const env = open({ path: path.join(home, 'store'), maxDbs: 16, readOnly: true });
   try {
     return [...env.openDB({ name: 'mcp_sessions' }).getKeys()].map(String);
   } finally {
-    void env.close();
+    await env.close();
   }
 }
 
@@ -73,7 +77,7 @@ t.test("a killed instance's session comes back under the same stable owner", asy
   t.equal(text(await s.call(toolOf(s, 'sdk', 'echo'), { text: 'again' })), 'again', 'its server was dialled again');
   await s.close();
   t.notOk(
-    recordKeys(h.dir).some((k) => k.startsWith('daemon-test\n') && !k.endsWith('~ledger')),
+    (await recordKeys(h.dir)).some((k) => k.startsWith('daemon-test\n') && !k.endsWith('~ledger')),
     'closing it removed its record',
   );
 });
@@ -85,13 +89,14 @@ t.test('a killed instance with the default owner: its records are pruned, never 
   await openAndKill(h.dir, '');
   t.same(await waitNoLeftovers(tag), []);
   t.ok(
-    recordKeys(h.dir).some((k) => k.startsWith('pid:')),
+    (await recordKeys(h.dir)).some((k) => k.startsWith('pid:')),
     'the killed process left its record',
   );
 
   const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
   t.same(await albedo.sessions.restored(), [], 'another owner restores nothing');
-  await until(() => !recordKeys(h.dir).some((k) => !k.startsWith(`pid:${process.pid}:`)), 30_000, "the dead owner's rows to be pruned");
+  const others = async (): Promise<boolean> => (await recordKeys(h.dir)).some((k) => !k.startsWith(`pid:${process.pid}:`));
+  await until(async () => !(await others()), 30_000, "the dead owner's rows to be pruned");
   t.pass("the dead owner's records and ledger were pruned");
 });
 
