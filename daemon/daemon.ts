@@ -252,6 +252,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       void gatewayUpgrade(gateways!, req, socket, head, target);
     });
     port = await listen(server, o.port);
+    // The gateways' sessions open in the background: a first client is then answered at once.
+    void gateways.warm().catch(() => {});
     writeInfo(at, { port, token, pid: process.pid, version: pkg.version });
     log(`listening on http://127.0.0.1:${port} (pid ${process.pid}, home ${home})`);
     // A fresh one-time link to the web pane, for the person who started the daemon (`albedo open` makes more): only on

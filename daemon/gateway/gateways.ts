@@ -115,6 +115,25 @@ export class Gateways {
     return `${gatewayLabel(name)}#${digestOf(g)}`;
   }
 
+  /**
+   * Opens every enabled gateway's session now, in the background (the daemon's start): a gateway is a long-lived
+   * composition, so its first client is answered from a session already open — its saved catalogues at once — instead
+   * of waiting for it to open. One that cannot open is said in the log and tried again by its first client.
+   */
+  async warm(): Promise<void> {
+    const defs = await this.definitions();
+    await Promise.all(
+      Object.entries(defs)
+        .filter(([, g]) => g.enabled)
+        .map(([name]) =>
+          this.backend({ gateway: name }).catch((err: unknown) => {
+            const code = AlbedoError.is(err) ? err.code : 'ALBEDO_INTERNAL';
+            this.#init.log(`gateway ${name}: its session could not be opened at start (${code}); its first client tries again`);
+          }),
+        ),
+    );
+  }
+
   /** The backend of `target`, its session opened (or found) first; null: no such gateway (or it is switched off). */
   async backend(target: GatewayTarget): Promise<Live | null> {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'the daemon is stopping', { outcome: 'not_run' });
