@@ -71,7 +71,15 @@ export function statusOf(code: AlbedoErrorCode): number {
     case 'ALBEDO_NOT_FOUND':
       return 404;
     case 'ALBEDO_EDIT_CONFLICT':
+    case 'ALBEDO_OVERLAY_FAILED':
+    case 'ALBEDO_OVERLAY_RELOAD_PENDING':
+    case 'ALBEDO_OVERLAY_REATTACH_REQUIRED':
+    case 'ALBEDO_ATTACHMENT_HELD':
+    case 'ALBEDO_ATTACHMENT_LOST':
       return 409;
+    case 'ALBEDO_OVERLAY_RELOAD_FAILED':
+    case 'ALBEDO_OVERLAY_UNCERTAIN':
+      return 503;
     case 'ALBEDO_CLOSED':
     case 'ALBEDO_SERVICE_LOST':
     case 'ALBEDO_SERVICE_FAILED':

@@ -42,6 +42,21 @@ export const ErrorCodes = [
   'ALBEDO_OVERLOADED',
   /** A settings write found the server's entry changed on disk since the write was planned (a hand edit): nothing was written. */
   'ALBEDO_EDIT_CONFLICT',
+  /** An editor's MCP servers (an ACP session's overlay) could not be published: invalid, duplicate, colliding, unsupported or
+   * failing to start or list; the previous overlay is unchanged. `data.server` names the server, `data.reason` says why. */
+  'ALBEDO_OVERLAY_FAILED',
+  /** The overlay was installed but the session's reload failed: the replacement stays installed, the session waits for a reload. */
+  'ALBEDO_OVERLAY_RELOAD_FAILED',
+  /** An overlay publication went unanswered (the composer was lost or timed out): it may still complete. */
+  'ALBEDO_OVERLAY_UNCERTAIN',
+  /** A session's overlay publication waits for its reload: its tool calls are refused before they run. */
+  'ALBEDO_OVERLAY_RELOAD_PENDING',
+  /** A non-empty editor overlay was lost (the daemon or its composer restarted): calls wait for the editor to resume. */
+  'ALBEDO_OVERLAY_REATTACH_REQUIRED',
+  /** Another attachment holds the session (its lease is live): refused. */
+  'ALBEDO_ATTACHMENT_HELD',
+  /** The attachment is gone (its lease expired, another took it, the daemon restarted): the editor must resume. */
+  'ALBEDO_ATTACHMENT_LOST',
 ] as const;
 export type AlbedoErrorCode = (typeof ErrorCodes)[number];
 export type Outcome = 'not_run' | 'unknown';
