@@ -6,18 +6,18 @@
 // store's own proper-lockfile protocol) from the test, so the daemon has
 // renamed extensions.json and waits for the lock when it dies. Then kills
 // at whatever moment a stream of saves has reached, each checked for a
-// consistent pair; and the journal a kill after both renames leaves (the
-// files as such a kill leaves them) is recognised as completed.
+// consistent pair (the journal a kill after both renames leaves:
+// crash-save-journal.test.ts).
 import t from 'tap';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { newTag, tempHome, until } from '../helpers.ts';
-import { JOURNAL_FILE, secretsDigest } from '../../services/settings/journal.ts';
+import { JOURNAL_FILE } from '../../services/settings/journal.ts';
 import { srv, startDaemon } from './harness.ts';
 
-t.setTimeout(170_000);
+// Five rounds of kills and restarts take two minutes beside a loaded suite.
+t.setTimeout(300_000);
 
 const files = (home: string): [Buffer | null, Buffer | null] => [
   existsSync(path.join(home, 'extensions.json')) ? readFileSync(path.join(home, 'extensions.json')) : null,
@@ -83,29 +83,4 @@ t.test('killed at whatever point a stream of saves reached: each restart finds a
     t.notOk(existsSync(path.join(home, JOURNAL_FILE)), `round ${round}: no journal left`);
     await next.stop();
   }
-});
-
-t.test('a journal left after both renames (a kill just before it was removed): the write stands', async (t) => {
-  const tag = newTag();
-  const home = tempHome(t);
-  const first = await startDaemon(t, home, { tag });
-  t.equal((await first.call('PUT', srv('svc'), { body: version('old', 'old-secret-3x') })).status, 201);
-  const old = readFileSync(path.join(home, 'extensions.json'));
-  t.equal((await first.call('PUT', srv('svc'), { body: version('new', 'new-secret-4x') })).status, 200);
-  t.equal(await first.stop('SIGKILL'), 'SIGKILL');
-  const after = files(home);
-  const stored = JSON.parse(after[1]!.toString()).mcp.svc.secrets;
-  // What the writer had journaled for that write; its pid is the dead daemon's.
-  const journal = {
-    pid: first.info.pid,
-    server: 'svc',
-    before: old.toString('base64'),
-    after: createHash('sha256').update(after[0]!).digest('hex'),
-    creds: { removed: false, secrets: secretsDigest(stored), signedOut: false },
-  };
-  writeFileSync(path.join(home, JOURNAL_FILE), JSON.stringify(journal));
-  const next = await startDaemon(t, home, { tag });
-  t.same(files(home), after, 'creds.json shows the write done: both files stay the new pair');
-  t.notOk(existsSync(path.join(home, JOURNAL_FILE)), 'the journal is gone');
-  t.same((await next.call('GET', srv('svc'))).body.config.args, ['new']);
 });
