@@ -9,11 +9,23 @@
 import type { Kernel } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
 import type { InputCheck, ModelTool, RouteEntry } from '../protocol/catalogue.ts';
-import type { Activity, ContextCost, ServerStatus, SessionCallOptions, SessionEvent, ToolsMode } from '../protocol/composer.ts';
+import type {
+  Activity,
+  ContextCost,
+  ExtensionsChange,
+  OverlayResult,
+  OverlayServer,
+  OverlayStatus,
+  ServerStatus,
+  SessionCallOptions,
+  SessionEvent,
+  SessionExtensions,
+  ToolsMode,
+} from '../protocol/composer.ts';
 import type { SessionRequestOp, SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
 import type { Caps, ClientOp } from '../protocol/services/transport.ts';
 import { checkCall, checkRequest, planCall } from '../services/composer/public.ts';
-import { withProgress, type OnProgress } from './progress.ts';
+import { withProgress } from './progress.ts';
 import type { DirectCalls } from './direct-calls.ts';
 import {
   CALL_TOOL,
@@ -29,6 +41,9 @@ import {
 } from './deferred.ts';
 import { budgetResult, charsOf, pageResult, type ResultPage, type ResultStore } from './results.ts';
 import { MAX_RESULT_HINT_CHARS } from '../protocol/composer.ts';
+import { actorGone, badProgress, extensionsChange, newer, noProgress, type AlbedoCallOptions } from './session-support.ts';
+
+export type { AlbedoCallOptions } from './session-support.ts';
 import { definitionsTokens } from '../services/catalogue/public.ts';
 
 /** Slack over a call's own budget, so the composer's (or the transport's) own timeout answers first. */
@@ -37,34 +52,6 @@ const SLACK_MS = 5_000;
 export const OPEN_TIMEOUT_MS = 10 * 60_000;
 
 type Listener = (event: SessionEvent) => void;
-
-/** A session call's options: `onProgress` is told the server's progress on it (the API chooses the progress token). */
-export interface AlbedoCallOptions extends SessionCallOptions {
-  onProgress?: OnProgress;
-  /**
-   * Handed back with each input request the call's server makes while it runs (AlbedoOptions.sessionInput's
-   * `context`), so the owner knows whose call asks: the daemon's gateway passes the host request it serves.
-   */
-  context?: unknown;
-  /**
-   * The client capabilities this call declares (elicitation, sampling, roots), narrower than the session's: a
-   * 2026-07-28 server is told them with the request and may ask only for these. The daemon's gateway passes its host's.
-   */
-  capabilities?: Record<string, unknown>;
-}
-
-const noProgress: OnProgress = () => {};
-
-/** The transport's "no such actor" (not run), as opposed to a server lacking a capability (`data.capability`), which is final. */
-const actorGone = (err: unknown): boolean =>
-  AlbedoError.is(err) &&
-  err.code === 'ALBEDO_NOT_FOUND' &&
-  err.outcome === 'not_run' &&
-  (err.data as { capability?: unknown } | undefined)?.capability === undefined;
-
-const badProgress = (): AlbedoError => new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'onProgress must be a function', { outcome: 'not_run' });
-
-const newer = (a: [number, number], b: [number, number]): boolean => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
 
 /**
  * One agent session as the embedding API hands it out. Everything the model
@@ -429,6 +416,52 @@ export class AlbedoSession {
   async reload(): Promise<void> {
     this.#alive();
     await this.#composer(() => this.#kernel.call('composer', 'session/reload', { id: this.id }, { timeoutMs: OPEN_TIMEOUT_MS }));
+  }
+
+  /** The session's overlay (`setOverlay`): names, digest, state (`lost`: a restart lost it) and whether it is shown (editor-mcp). */
+  get overlay(): OverlayStatus | undefined {
+    const o = this.#snap.overlay;
+    return o ? { ...o, servers: [...o.servers] } : undefined;
+  }
+
+  /**
+   * Publishes the session's overlay (the composer's `session/overlay`: stdio servers run in `cwd`, started and
+   * discovered before anything changes; `[]` removes it; the same again is `changed: false`). ALBEDO_OVERLAY_FAILED
+   * (nothing changed), ALBEDO_OVERLAY_RELOAD_FAILED (installed, `reload_pending`), ALBEDO_OVERLAY_UNCERTAIN (the
+   * composer was lost or did not answer in time: it may still complete).
+   */
+  async setOverlay(cwd: string, servers: OverlayServer[], opts: { timeoutMs?: number } = {}): Promise<OverlayResult> {
+    this.#alive();
+    const call = (): Promise<OverlayResult> =>
+      this.#kernel.call('composer', 'session/overlay', { id: this.id, cwd, servers }, { timeoutMs: opts.timeoutMs ?? OPEN_TIMEOUT_MS });
+    return this.#composer(call).catch((err: AlbedoError) => {
+      // Lost under the publication, or not answered in time: it may have been installed (or still be).
+      if (err.code !== 'ALBEDO_SERVICE_LOST' && (err.code !== 'ALBEDO_DEADLINE' || err.outcome === 'not_run')) throw err;
+      const message = `the overlay publication went unanswered (${err.code}); it may still complete`;
+      throw new AlbedoError('ALBEDO_OVERLAY_UNCERTAIN', message, { outcome: 'unknown', data: { code: err.code } });
+    });
+  }
+
+  /**
+   * The session's extensions: for `mcp` and `editor-mcp`, its own choice (`chosen`, null: the settings decide) and
+   * whether the extension is in force now (`effective`; `editor-mcp` only while `mcp` is).
+   */
+  get extensions(): SessionExtensions {
+    const e = this.#snap.extensions;
+    return { mcp: { ...e.mcp }, 'editor-mcp': { ...e['editor-mcp'] } };
+  }
+
+  /**
+   * Changes the session's own choice of extensions: true or false chooses, null goes back to the settings' default,
+   * an absent key is unchanged. Recorded (a restored session keeps it) and applied by a reload, as `reload()`: with
+   * `mcp` off the session's connections close and its tools go; with `editor-mcp` off its overlay's. A failed reload
+   * keeps the previous choice and composition and rejects with the reload's error; bad input is ALBEDO_INVALID_ARGUMENT.
+   */
+  async setExtensions(change: ExtensionsChange): Promise<SessionExtensions> {
+    this.#alive();
+    const extensions = extensionsChange(change);
+    const call = () => this.#kernel.call('composer', 'session/extensions', { id: this.id, extensions }, { timeoutMs: OPEN_TIMEOUT_MS });
+    return (await this.#composer(call)).extensions;
   }
 
   /** Subscribes to the session's events from now on; returns the unsubscribe function. */

@@ -24,7 +24,19 @@ export type { AlbedoCallOptions } from './session.ts';
 export type { Progress, OnProgress } from './progress.ts';
 export type { SessionRequestOp } from '../protocol/services/composer.ts';
 export type { CompletionRef, CompletionResult, LoggingLevel } from '../protocol/services/transport.ts';
-export type { Activity, ServerStatus, SessionCallOptions, SessionEvent, SessionOptions } from '../protocol/composer.ts';
+export type {
+  Activity,
+  ExtensionState,
+  ExtensionsChange,
+  OverlayResult,
+  OverlayServer,
+  OverlayStatus,
+  ServerStatus,
+  SessionCallOptions,
+  SessionEvent,
+  SessionExtensions,
+  SessionOptions,
+} from '../protocol/composer.ts';
 export type { ModelTool } from '../protocol/catalogue.ts';
 export type { FoundTool } from './deferred.ts';
 export type { ResultPage } from './results.ts';

@@ -25,9 +25,13 @@ export const openBodySchema = z
       .optional()
       .openapi({ description: 'portable (default), openai, openai-strict, anthropic, gemini or bedrock', example: 'anthropic' }),
     extensions: z
-      .strictObject({ mcp: z.boolean().optional() })
+      .strictObject({ mcp: z.boolean().optional(), 'editor-mcp': z.boolean().optional() })
       .optional()
-      .openapi({ description: 'mcp: false opens a session without MCP (no tools, no connections)' }),
+      .openapi({
+        description:
+          "mcp: false opens a session without MCP (no tools, no connections); 'editor-mcp': false hides its overlay (an editor's " +
+          "servers); absent: the settings' default (enabled in extensions.json)",
+      }),
     tools: z
       .enum(TOOLS_MODES)
       .optional()
@@ -66,6 +70,32 @@ export const serverStatusSchema = z
   })
   .openapi('SessionServer');
 
+const extensionStateSchema = z
+  .object({
+    chosen: z.boolean().nullable().openapi({ description: "the session's own choice; null: none, the settings decide" }),
+    effective: z.boolean().openapi({ description: 'whether the extension is in force now' }),
+  })
+  .openapi('SessionExtension');
+
+export const sessionExtensionsSchema = z
+  .object({
+    mcp: extensionStateSchema,
+    'editor-mcp': extensionStateSchema.openapi({ description: "the session's overlay shown; in force only while mcp is" }),
+  })
+  .openapi('SessionExtensions');
+
+/** A change of a session's own choice: a boolean chooses, null goes back to the settings' default, absent leaves it. */
+export const patchBodySchema = z
+  .strictObject({
+    extensions: z
+      .strictObject({
+        mcp: z.boolean().nullable().optional().openapi({ description: 'false: no MCP for the session (its connections close)' }),
+        'editor-mcp': z.boolean().nullable().optional().openapi({ description: "false: its overlay's servers close and their tools go" }),
+      })
+      .openapi({ description: "true or false chooses; null: the settings' default again; absent: unchanged" }),
+  })
+  .openapi('SessionPatch');
+
 export const sessionSchema = z
   .object({
     id: z.string(),
@@ -77,6 +107,7 @@ export const sessionSchema = z
     toolsOption: z.enum(TOOLS_MODES).openapi({ description: 'the tools option it was opened with' }),
     deferred: z.boolean().openapi({ description: 'whether the current generation defers its definitions' }),
     label: z.string().optional().openapi({ description: "the session's owner mark: `gateway:NAME#…` behind a gateway" }),
+    extensions: sessionExtensionsSchema,
   })
   .openapi('Session');
 

@@ -2,13 +2,14 @@
  * The sessions routes (`/v1/sessions`), over `albedo.sessions` through the
  * daemon's registry: open, list, show, close; the tools and the context of
  * the current generation; calls (a tool's `isError` is a result; an error
- * says its `outcome`); activity; reload; and the events as Server-Sent
- * Events with `Last-Event-ID` replay.
+ * says its `outcome`); activity; reload; a change of the session's own choice
+ * of extensions (PATCH); and the events as Server-Sent Events with
+ * `Last-Event-ID` replay.
  */
 import { createRoute, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { AlbedoSession } from '../api/sessions.ts';
+import type { AlbedoSession, ExtensionsChange } from '../api/sessions.ts';
 import { AlbedoError, type AlbedoErrorCode } from '../protocol/errors.ts';
 import { ApiError, toApiError, type FieldPath } from './errors.ts';
 import { errorSchema } from './schemas.ts';
@@ -21,6 +22,7 @@ import {
   generationSchema,
   idParamSchema,
   openBodySchema,
+  patchBodySchema,
   searchBodySchema,
   resultPageSchema,
   resultParamSchema,
@@ -75,6 +77,22 @@ const getRoute = createRoute({
   summary: 'A session: its servers and their states, warnings, generation',
   request: id,
   responses: { 200: json(sessionSchema, 'the session'), ...COMMON },
+});
+const patchRoute = createRoute({
+  method: 'patch',
+  path: '/v1/sessions/{id}',
+  tags: ['sessions'],
+  summary: "Change the session's own choice of extensions (mcp, editor-mcp): recorded, applied by a reload",
+  request: { ...id, body: body(patchBodySchema) },
+  responses: {
+    200: json(sessionSchema, 'swapped in: the session as GET answers it, its extensions changed'),
+    400: err(
+      'invalid input, `path` naming the field (ALBEDO_INVALID_ARGUMENT); or the reload failed on the settings (ALBEDO_INVALID_CONFIG): ' +
+        'the previous choice and composition stay',
+    ),
+    409: err("a server's catalogue is over the bounds (ALBEDO_CATALOGUE_TOO_LARGE): the previous choice and composition stay"),
+    ...COMMON,
+  },
 });
 const deleteRoute = createRoute({
   method: 'delete',
@@ -186,6 +204,7 @@ function dto(s: AlbedoSession) {
     toolsOption: mode.option,
     deferred: mode.deferred,
     ...(s.label === undefined ? {} : { label: s.label }),
+    extensions: s.extensions,
   };
 }
 
@@ -251,6 +270,11 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
   });
   route(listRoute, (c) => c.json({ sessions: registry.list().map((e) => dto(e.session)) }, 200));
   route(getRoute, (c) => c.json(dto(registry.get(param(c)).session), 200));
+  route(patchRoute, async (c) => {
+    const s = registry.get(param(c)).session;
+    await s.setExtensions(((await c.req.json()) as { extensions: ExtensionsChange }).extensions);
+    return c.json(dto(s), 200);
+  });
   route(deleteRoute, async (c) => {
     await registry.get(param(c)).session.close();
     return c.body(null, 204);

@@ -3,6 +3,7 @@
  * what a session may choose for itself, the states a user can see per
  * server, and the events a session publishes. Types and zod schemas only.
  */
+import path from 'node:path';
 import { z } from 'zod';
 
 /** Server states a user can see (docs/design.md, "Server states"). HTTP readiness is what was last observed, never assumed. */
@@ -33,8 +34,12 @@ export const sessionOptionsSchema = z.strictObject({
     .optional(),
   /** The provider profile the tool schemas are normalised for (`portable` when absent). */
   profile: z.string().min(1).max(64).optional(),
-  /** `mcp: false` turns the MCP extension off for this session: no tools, no connections. Absent: the settings' default. */
-  extensions: z.strictObject({ mcp: z.boolean().optional() }).optional(),
+  /**
+   * `mcp: false` turns the MCP extension off for this session: no tools, no connections. `editor-mcp: false` hides the
+   * session's overlay (the editor's servers, `session/overlay`): published overlays are still validated and discovered,
+   * then closed. Absent: the settings' default (`enabled` in extensions.json, both on unless it says otherwise).
+   */
+  extensions: z.strictObject({ mcp: z.boolean().optional(), 'editor-mcp': z.boolean().optional() }).optional(),
   /**
    * Which definitions the model is given: `all` (default), `deferred` (a
    * fixed set — mcp_search_tools, mcp_call_tool, the `alwaysLoad` tools —
@@ -68,6 +73,28 @@ export const sessionOptionsSchema = z.strictObject({
   label: z.string().min(1).max(200).optional(),
 });
 export type SessionOptions = z.input<typeof sessionOptionsSchema>;
+
+/**
+ * A change of an open session's own choice of extensions (`session/extensions`): a boolean chooses, null goes back to
+ * the settings' default, an absent key leaves that choice as it is.
+ */
+export const extensionsChangeSchema = z.strictObject({
+  mcp: z.boolean().nullable().optional(),
+  'editor-mcp': z.boolean().nullable().optional(),
+});
+export type ExtensionsChange = z.input<typeof extensionsChangeSchema>;
+
+/** One extension of a session: its own choice (null: none, the settings decide) and whether it is in force now. */
+export interface ExtensionState {
+  chosen: boolean | null;
+  effective: boolean;
+}
+
+/** A session's extensions as its snapshot shows them. `editor-mcp` is in force only while `mcp` is (no MCP, no overlay). */
+export interface SessionExtensions {
+  mcp: ExtensionState;
+  'editor-mcp': ExtensionState;
+}
 
 /** Session activity that may trigger come-back probes; `turn_end` is also when deferred refreshes apply. */
 export type Activity = 'submit' | 'turn_end';
@@ -132,3 +159,53 @@ export interface SessionCallOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
 }
+
+/** The most servers one overlay may hold, and the most arguments or environment variables one of them may have. */
+export const MAX_OVERLAY_SERVERS = 1_000;
+export const MAX_OVERLAY_ITEMS = 1_000;
+
+const noNul = (what: string) => z.string().refine((v) => !v.includes('\0'), { message: `${what} must not contain a NUL byte` });
+
+/**
+ * One server of a session's overlay (an editor's MCP server, as an ACP client gives it): run directly, no shell and no
+ * PATH lookup (`command` is absolute), in the publication's working directory, with the launcher's reduced environment
+ * plus `env`. The env values are secrets: kept in the composer's memory only, never in a record, a log, an error or an event.
+ */
+export const overlayServerSchema = z.strictObject({
+  /**
+   * A configured server's name rules (protocol/settings.ts settingsNameProblem) are checked by the composer: that module
+   * reaches this one through protocol/gateway.ts, so importing it here would make a cycle.
+   */
+  name: z.string().max(1_000),
+  command: noNul('command').refine((c) => path.isAbsolute(c), { message: 'command must be an absolute path' }),
+  args: z.array(noNul('an argument')).max(MAX_OVERLAY_ITEMS),
+  env: z
+    .array(z.strictObject({ name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), value: noNul('a value') }))
+    .max(MAX_OVERLAY_ITEMS),
+});
+export type OverlayServer = z.output<typeof overlayServerSchema>;
+
+/**
+ * A session's overlay as its snapshot shows it. `servers`: the names installed (or, `lost`, the names the record
+ * said); `digest`: an HMAC of the installed configuration under a key random per composer incarnation (null: none);
+ * `state`: `ready`, `reload_pending` (installed, but the session's reload failed: a later reload applies it) or `lost`
+ * (the record says a non-empty overlay was installed, the composer that held it is gone: publish it again);
+ * `editorMcp`: whether the session shows it (SessionOptions.extensions['editor-mcp'], else the settings' default).
+ */
+export interface OverlayStatus {
+  servers: string[];
+  digest: string | null;
+  state: 'ready' | 'reload_pending' | 'lost';
+  editorMcp: boolean;
+}
+
+/** What a successful `session/overlay` answers. `changed: false`: the same overlay was installed already (no new process). */
+export interface OverlayResult {
+  servers: string[];
+  digest: string;
+  changed: boolean;
+  state: 'ready';
+}
+
+/** Why an overlay publication was refused (ALBEDO_OVERLAY_FAILED `data.reason`). */
+export type OverlayFailure = 'duplicate' | 'collision' | 'unsupported' | 'invalid' | 'failed';

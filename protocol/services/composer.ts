@@ -9,7 +9,19 @@
  * drain the calls it sent directly before a connection closes.
  */
 import type { InputCheck, ModelTool, RouteEntry } from '../catalogue.ts';
-import type { Activity, ContextCost, ServerStatus, SessionEvent, SessionOptions, ToolsMode } from '../composer.ts';
+import type {
+  Activity,
+  ContextCost,
+  ExtensionsChange,
+  OverlayResult,
+  OverlayServer,
+  OverlayStatus,
+  ServerStatus,
+  SessionEvent,
+  SessionExtensions,
+  SessionOptions,
+  ToolsMode,
+} from '../composer.ts';
 import type { ClientOp } from './transport.ts';
 
 /** The operations `session/request` (and `AlbedoSession.request`) send to one server of a session. */
@@ -67,6 +79,10 @@ export interface SessionSnapshot {
   view?: SessionView;
   /** In a full snapshot: the loaded names its owner recorded (`session/loaded`), so a restored session's list does not shrink. */
   loaded?: string[];
+  /** The session's overlay (the editor's servers, `session/overlay`): names and state, never a command, argument or value. */
+  overlay?: OverlayStatus;
+  /** The session's own choice of each extension and whether it is in force (`session/extensions` changes the choice). */
+  extensions: SessionExtensions;
 }
 
 export interface ComposerMethods {
@@ -88,6 +104,21 @@ export interface ComposerMethods {
   'session/request': { params: { id: string; server: string; op: SessionRequestOp; timeoutMs?: number }; result: unknown };
   'session/activity': { params: { id: string; kind: Activity }; result: Record<string, never> };
   'session/reload': { params: { id: string }; result: Record<string, never> };
+  /**
+   * Publishes the session's overlay: `servers` (stdio, run in `cwd`) replace the installed ones. Refused with
+   * ALBEDO_OVERLAY_FAILED (`data: { server?, index?, reason, code? }`: invalid, a duplicate name, a name a configured
+   * server has, a server that fails to start or list), the previous overlay unchanged; every new or changed server is
+   * started and discovered before anything changes. Then installed (memory only) and the session reloaded with it;
+   * a failed reload is ALBEDO_OVERLAY_RELOAD_FAILED (installed, state `reload_pending` until a reload succeeds). The same
+   * overlay again: `changed: false` (a pending reload is tried again). `[]` removes it.
+   */
+  'session/overlay': { params: { id: string; cwd: string; servers: OverlayServer[] }; result: OverlayResult };
+  /**
+   * Changes the session's own choice of extensions (a boolean chooses, null: the settings' default, absent: unchanged),
+   * recorded (a restored session keeps it) and applied by a reload (prepare-then-swap). Bad params: ALBEDO_INVALID_ARGUMENT;
+   * a failed reload keeps the previous choice and composition and rejects with the reload's error.
+   */
+  'session/extensions': { params: { id: string; extensions: ExtensionsChange }; result: { extensions: SessionExtensions } };
   'session/close': { params: { id: string }; result: Record<string, never> };
   /** The owner's loaded list of a deferred session grew: recorded, so a restored session keeps it. */
   'session/loaded': { params: { id: string; names: string[] }; result: Record<string, never> };

@@ -12,6 +12,7 @@ import type { ComposerPorts, TransportEvent } from './ports.ts';
 import { SchemaCache } from '../catalogue/schema-cache.ts';
 import { Session, type SessionResume } from './session.ts';
 import type { Upstream } from './upstream.ts';
+import { overlayKey } from './overlay.ts';
 
 export class Composer {
   #ports: ComposerPorts;
@@ -21,6 +22,8 @@ export class Composer {
   #closed = false;
   /** The normaliser's answers, shared by the sessions: a schema is normalised once per profile. */
   #schemas: SchemaCache;
+  /** Random per composer (so per incarnation of its worker): the overlays' digests are HMACs under it. */
+  #overlayKey = overlayKey();
 
   constructor(ports: ComposerPorts) {
     this.#ports = ports;
@@ -74,6 +77,7 @@ export class Composer {
       this.#ports,
       {
         schemas: this.#schemas,
+        overlayKey: this.#overlayKey,
         register: (up) => this.#byId.set(up.id, up),
         unregister: (up) => {
           if (this.#byId.get(up.id) === up) this.#byId.delete(up.id);
@@ -85,6 +89,7 @@ export class Composer {
         choice: { include: o.servers?.include, exclude: o.servers?.exclude },
         profile,
         mcp: o.extensions?.mcp,
+        editorMcp: o.extensions?.['editor-mcp'],
         options: o,
         resume: restore?.resume,
       },

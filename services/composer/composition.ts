@@ -178,6 +178,10 @@ export class Composition {
   context = '';
   /** What the current generation costs the context (estimated tokens). */
   cost: ContextCost = { definitions: 0, context: 0, servers: [] };
+  /** Whether it shows the session's overlay (the editor-mcp extension, as the session or the settings chose). */
+  editorMcp = true;
+  /** Whether the mcp extension is on in it (the session's choice, else the settings'): off, it has no server at all. */
+  mcp = true;
   #byName: Map<string, ServerSlot>;
 
   constructor(init: CompositionInit) {

@@ -1,7 +1,7 @@
 /**
  * The settings port over the settings service through a kernel on this
  * thread: `settings/resolve-all` for the session's choice, its answer mapped
- * onto the composer's ResolvedServers; its errors (ALBEDO_INVALID_CONFIG
+ * onto the composer's ResolvedServers (`settings/get` for every configured name); its errors (ALBEDO_INVALID_CONFIG
  * with `data.issues` naming each server, ALBEDO_NOT_FOUND for an `include`
  * naming no configured server) pass through unchanged. `subscribe` follows
  * the service's events, so the owner can reload sessions when the settings
@@ -40,7 +40,7 @@ export function resolvedServers(r: ResolveAllResult): ResolvedServers {
     callTimeoutMs: s.server.callTimeoutMs,
     ...(s.warnings?.length ? { warnings: s.warnings.map((w) => w.message) } : {}),
   }));
-  return { servers, retryMs: r.retryMs, disabled: r.disabled, mcpEnabled: r.enabled.mcp };
+  return { servers, retryMs: r.retryMs, disabled: r.disabled, mcpEnabled: r.enabled.mcp, editorMcpEnabled: r.enabled['editor-mcp'] };
 }
 
 /** A session's choice as `settings/resolve-all` params. */
@@ -57,6 +57,9 @@ export function kernelSettings(kernel: Kernel): KernelSettings {
       return resolvedServers(
         await kernel.call('settings', 'settings/resolve-all', choiceParams(choice), { timeoutMs: RESOLVE_TIMEOUT_MS }),
       );
+    },
+    async names() {
+      return Object.keys((await kernel.call('settings', 'settings/get', {}, { timeoutMs: RESOLVE_TIMEOUT_MS })).servers);
     },
     subscribe(listener) {
       const offs = [

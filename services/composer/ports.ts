@@ -29,6 +29,8 @@ export interface ComposerServer {
   callTimeoutMs: number;
   /** What its entry exposes of $ALBEDO_HOME (a working directory or argument there): the session's warnings. */
   warnings?: string[];
+  /** A server of the session's overlay (the editor's): its catalogue is never saved nor looked up, it is not in the settings. */
+  overlay?: boolean;
 }
 
 /** The session's own choice of servers, passed to the settings port (which resolves only what is chosen). */
@@ -46,6 +48,8 @@ export interface ResolvedServers {
   disabled?: string[];
   /** The `mcp` extension's default when the session does not choose (absent: on). */
   mcpEnabled?: boolean;
+  /** The `editor-mcp` extension's default (the session's overlay shown) when the session does not choose (absent: on). */
+  editorMcpEnabled?: boolean;
 }
 
 export interface SettingsPort {
@@ -56,6 +60,11 @@ export interface SettingsPort {
    * naming no configured server throws ALBEDO_NOT_FOUND.
    */
   servers(choice: ServerChoice): Promise<ResolvedServers>;
+  /**
+   * Every configured server's name, enabled or not, whatever a session chose (an overlay server may take none of
+   * them). Absent: the names `servers({})` answers, with the switched-off ones.
+   */
+  names?(): Promise<string[]>;
 }
 
 /** The saved catalogues (services/catalogue/store.ts `CatalogueStore`, or the catalogue service behind an adapter). */

@@ -13,6 +13,7 @@ import { label } from '../catalogue/definitions-text.ts';
 import type { SavedCatalogue } from '../catalogue/store.ts';
 import { ComeBack } from './come-back.ts';
 import { Composition, ServerSlot, type PrepareWarning, type SlotHost } from './composition.ts';
+import type { Overlay } from './overlay.ts';
 import type { ComposerPorts, ComposerServer, ResolvedServers, ServerChoice } from './ports.ts';
 import { Upstream } from './upstream.ts';
 
@@ -23,6 +24,12 @@ export interface PrepareContext {
   profile: string;
   /** The session's own choice for the `mcp` extension (undefined: the settings' default). */
   mcp: boolean | undefined;
+  /** The session's own choice for the `editor-mcp` extension, its overlay shown (undefined: the settings' default). */
+  editorMcp?: boolean;
+  /** The session's overlay: its installed servers join the composition (catalogues never looked up nor saved). */
+  overlay?: Overlay;
+  /** The overlay slots' host: no catalogue saves. */
+  overlayHost?: SlotHost;
   /** The client capabilities its servers are told (SessionOptions.capabilities; undefined: the owner's). */
   capabilities?: Record<string, unknown>;
   newId: () => string;
@@ -35,9 +42,27 @@ export interface PrepareContext {
   resume?: ReadonlyMap<string, { id: string; fingerprint: string }>;
 }
 
-/** The composition of a session with MCP off, or with nothing configured. */
-export const emptyComposition = (ctx: PrepareContext, retryMs = 0): Composition =>
-  new Composition({ slots: [], retryMs, profile: ctx.profile, preparedAt: ctx.ports.clock.now(), warnings: [] });
+/** The composition of a session with MCP off (by its own choice or the settings'). */
+export function emptyComposition(ctx: PrepareContext, retryMs = 0, editorMcp?: boolean): Composition {
+  const c = new Composition({ slots: [], retryMs, profile: ctx.profile, preparedAt: ctx.ports.clock.now(), warnings: [] });
+  c.editorMcp = ctx.editorMcp ?? editorMcp ?? true;
+  c.mcp = false;
+  return c;
+}
+
+/**
+ * The overlay's servers this composition shows: none with the editor-mcp extension off; one whose name a configured
+ * server took since it was published is left out (the configured one wins), with a warning.
+ */
+function overlayEntries(ctx: PrepareContext, taken: Set<string>, editorMcp: boolean, warnings: PrepareWarning[]): ComposerServer[] {
+  if (!editorMcp || !ctx.overlay) return [];
+  return ctx.overlay.entries().filter((e) => {
+    if (!taken.has(e.name)) return true;
+    const message = `the overlay server ${label(e.name)} is left out: a configured server now has its name`;
+    warnings.push({ server: e.name, message, code: 'ALBEDO_OVERLAY_FAILED' });
+    return false;
+  });
+}
 
 /** The entries the session's choice selects: include (each name must be configured) minus exclude. */
 export function select(resolved: ResolvedServers, choice: ServerChoice): { servers: ComposerServer[]; disabled: string[] } {
@@ -107,29 +132,34 @@ async function savedFor(ctx: PrepareContext, entry: ComposerServer, warnings: Pr
 export async function prepare(ctx: PrepareContext, previous: Composition | null): Promise<Composition> {
   if (ctx.mcp === false) return emptyComposition(ctx);
   const resolved = await ctx.ports.settings.servers(ctx.choice);
-  if (resolved.mcpEnabled === false && ctx.mcp !== true) return emptyComposition(ctx, resolved.retryMs);
-  const { servers, disabled } = select(resolved, ctx.choice);
+  if (resolved.mcpEnabled === false && ctx.mcp !== true) return emptyComposition(ctx, resolved.retryMs, resolved.editorMcpEnabled);
+  const chosen = select(resolved, ctx.choice);
+  const { disabled } = chosen;
+  const editorMcp = ctx.editorMcp ?? resolved.editorMcpEnabled ?? true;
   const live = previous === null;
   // What an entry exposes of $ALBEDO_HOME (its working directory or an argument there) is said in every session over it.
-  const warnings: PrepareWarning[] = servers.flatMap((e) =>
+  const warnings: PrepareWarning[] = chosen.servers.flatMap((e) =>
     (e.warnings ?? []).map((m) => ({ server: e.name, message: `server ${label(e.name)}: ${m}` })),
   );
+  const taken = new Set([...resolved.servers.map((e) => e.name), ...(resolved.disabled ?? [])]);
+  const servers = [...chosen.servers, ...overlayEntries(ctx, taken, editorMcp, warnings)];
   const created: Upstream[] = [];
   const slots: ServerSlot[] = [];
   const dials: ServerSlot[] = [];
   try {
-    const adopted = servers.map((entry) => reusable(previous, entry));
-    // All saved rows at once: a catalogue service answers them in one round trip.
-    const rows = await Promise.all(servers.map((entry, i) => (adopted[i] ? undefined : savedFor(ctx, entry, warnings))));
+    // An overlay server a publication just started is taken over as a kept connection is: it is not started twice.
+    const adopted = servers.map((entry) => reusable(previous, entry) ?? (entry.overlay ? ctx.overlay?.pendingFor(entry) : undefined));
+    // All saved rows at once: a catalogue service answers them in one round trip. An overlay's are never saved.
+    const rows = await Promise.all(servers.map((entry, i) => (adopted[i] || entry.overlay ? undefined : savedFor(ctx, entry, warnings))));
     for (const [i, entry] of servers.entries()) {
-      const slot = new ServerSlot(entry, ctx.host, resolved.retryMs, live);
+      const slot = new ServerSlot(entry, entry.overlay ? (ctx.overlayHost ?? ctx.host) : ctx.host, resolved.retryMs, live);
       slots.push(slot);
       const old = adopted[i];
       if (old) {
         slot.adopt = old;
         continue;
       }
-      const was = previous === null ? ctx.resume?.get(entry.name) : undefined;
+      const was = previous === null && !entry.overlay ? ctx.resume?.get(entry.name) : undefined;
       const resumable = was !== undefined && was.fingerprint === entry.fingerprint;
       const up = new Upstream(resumable ? was.id : ctx.newId(), entry, ctx.ports.transport, slot, {
         resumable,
@@ -180,7 +210,9 @@ export async function prepare(ctx: PrepareContext, previous: Composition | null)
       // Left out now (or by a background dial that asked for a sign-in): the first probe is retryMs after preparation.
       if ((s.state === 'left_out' || s.state === 'needs_sign_in') && !s.comeBack) s.comeBack = new ComeBack(resolved.retryMs, preparedAt);
     }
-    return new Composition({ slots, retryMs: resolved.retryMs, profile: ctx.profile, preparedAt, warnings });
+    const comp = new Composition({ slots, retryMs: resolved.retryMs, profile: ctx.profile, preparedAt, warnings });
+    comp.editorMcp = editorMcp;
+    return comp;
   } catch (err) {
     await Promise.all(
       created.map(async (up) => {

@@ -24,7 +24,7 @@ export class SessionPublisher {
   #host: PublishHost;
   /** The generation the last published snapshot carried a view of. */
   #sentGeneration = 0;
-  /** What the last record held (generation, view digest, connection ids): a record is written only when it changes. */
+  /** What the last record held (generation, view digest, connections, extensions…): a record is written only when it changes. */
   #recorded = '';
   #writing: Promise<void> = Promise.resolve();
   #scheduled = false;
@@ -54,6 +54,8 @@ export class SessionPublisher {
       status: s.status(),
       warnings: s.warnings(),
       connections: connectionsOf(comp),
+      overlay: s.overlayStatus(),
+      extensions: s.extensions(),
     };
     if (s.init.options?.label !== undefined) out.label = s.init.options.label;
     if (full && this.loaded.length) out.loaded = [...this.loaded];
@@ -79,7 +81,15 @@ export class SessionPublisher {
       slot.upstream && slot.upstream.state !== 'closed' ? [[slot.name, { id: slot.upstream.id, fingerprint: slot.entry.fingerprint }]] : [],
     );
     const digest = this.#viewDigest();
-    const key = JSON.stringify([s.generation, digest, connections, this.loaded.length]);
+    const overlay = s.overlayRecord();
+    const key = JSON.stringify([
+      s.generation,
+      digest,
+      connections,
+      this.loaded.length,
+      overlay ?? null,
+      s.init.options?.extensions ?? null,
+    ]);
     if (key === this.#recorded) return this.#writing;
     this.#recorded = key;
     const rec: SessionRecord = {
@@ -92,6 +102,7 @@ export class SessionPublisher {
       connections,
       savedAt: Date.now(),
       ...(this.loaded.length ? { loaded: [...this.loaded] } : {}),
+      ...(overlay ? { overlay } : {}),
     };
     this.#writing = this.#writing
       .then(() => (this.#closed ? undefined : this.#host.records.put(rec)))

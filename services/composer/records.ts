@@ -27,6 +27,8 @@ export interface SessionRecord {
   connections: Array<[string, { id: string; fingerprint: string }]>;
   /** A deferred session's loaded names (the owner's list, which must not shrink across a restart). */
   loaded?: string[];
+  /** Its overlay's names and digest (an HMAC under a key its composer held in memory only); never a command or a value. */
+  overlay?: { servers: string[]; digest: string };
   savedAt: number;
 }
 
@@ -50,6 +52,7 @@ const rowSchema = z.object({
   shown: z.array(z.object({ server: z.string(), catalogue: z.string().nullable(), shown: z.string() })),
   connections: z.array(z.tuple([z.string(), z.object({ id: z.string().min(1), fingerprint: z.string() })])),
   loaded: z.array(z.string()).max(MAX_LOADED).optional(),
+  overlay: z.strictObject({ servers: z.array(z.string()).max(1_000), digest: z.string().max(200) }).optional(),
   savedAt: z.number(),
 });
 

@@ -87,7 +87,13 @@ async function entryOf(id: unknown): Promise<Entry> {
 
 /** Restores one recorded session; one that cannot be restored is closed (its connections too) and its record dropped. */
 async function restore(rec: SessionRecord): Promise<Entry | undefined> {
-  const resume = { generation: rec.generation, digest: rec.digest, shown: rec.shown, connections: new Map(rec.connections) };
+  const resume = {
+    generation: rec.generation,
+    digest: rec.digest,
+    shown: rec.shown,
+    connections: new Map(rec.connections),
+    ...(rec.overlay ? { overlay: rec.overlay } : {}),
+  };
   let session: Session | undefined;
   const early: SessionEvent[] = [];
   try {
@@ -229,6 +235,26 @@ export default defineService('composer', {
       await e.pub.session.reload();
       e.pub.schedule();
       return {};
+    },
+    async 'session/overlay'(p) {
+      const e = await entryOf(p.id);
+      try {
+        return await e.pub.session.setOverlay(p.cwd, p.servers);
+      } finally {
+        // The owner sees the overlay's state with the answer, and a restart after it finds the record saying so.
+        e.pub.flush();
+        await e.pub.written();
+      }
+    },
+    async 'session/extensions'(p) {
+      const e = await entryOf(p.id);
+      try {
+        return { extensions: await e.pub.session.setExtensions(p.extensions) };
+      } finally {
+        // The owner sees the new choice with the answer, and a restart after it finds the record keeping it.
+        e.pub.flush();
+        await e.pub.written();
+      }
     },
     async 'session/close'(p) {
       const e = await entryOf(p.id).catch(() => undefined);

@@ -12,53 +12,31 @@ import type { ModelTool } from '../../protocol/catalogue.ts';
 import {
   activitySchema,
   type Activity,
+  type OverlayResult,
+  type OverlayStatus,
   type ServerStatus,
   type SessionCallOptions,
   type SessionEvent,
-  type SessionOptions,
+  type SessionExtensions,
 } from '../../protocol/composer.ts';
 import { definitionSchemas, type ServerCatalogue } from '../catalogue/definitions.ts';
 import { label } from '../catalogue/definitions-text.ts';
-import type { SchemaCache } from '../catalogue/schema-cache.ts';
 import { capabilitiesChangedText } from './context.ts';
 import { changesSince, shownOf, type Composition, type Shown, type SlotHost } from './composition.ts';
 import { prepare, type PrepareContext } from './prepare.ts';
-import { changesSinceRecord, viewDigest, type ShownRecord } from './snapshot.ts';
+import { changesSinceRecord, viewDigest } from './snapshot.ts';
 import { checkCall, checkRequest, planCall } from './plan-call.ts';
 import type { SessionRequestOp } from '../../protocol/services/composer.ts';
-import type { ComposerPorts, ServerChoice } from './ports.ts';
+import type { ComposerPorts } from './ports.ts';
 import type { Upstream } from './upstream.ts';
+import { Overlay, publish, swapped, type OverlayRecord } from './overlay.ts';
+import { probeRound } from './probe.ts';
+import { extensionsOf, withExtensions, type SessionHooks, type SessionInit, type SessionResume } from './session-init.ts';
 
 /** How many async passes a rebuild makes over schemas that change under it before it builds with what it has. */
 const WARM_ROUNDS = 5;
 
-/** What a session needs from its composer: the registry its transport events are dispatched through, and the shared schema answers. */
-export interface SessionHooks {
-  readonly schemas: SchemaCache;
-  register(up: Upstream): void;
-  unregister(up: Upstream): void;
-  closed(session: Session): void;
-}
-
-export interface SessionInit {
-  id: string;
-  choice: ServerChoice;
-  profile: string;
-  mcp: boolean | undefined;
-  /** The options it was opened with, as given (a session record keeps them). */
-  options?: SessionOptions;
-  /** A session restored by a restarted composer, from its record. */
-  resume?: SessionResume;
-}
-
-/** What a session record keeps to restore a session: its generation, what it showed, the connections it held. */
-export interface SessionResume {
-  generation: number;
-  /** viewDigest of that generation: when the restored one shows the same, the generation stays and the model is told nothing. */
-  digest: string;
-  shown: ShownRecord[];
-  connections: ReadonlyMap<string, { id: string; fingerprint: string }>;
-}
+export type { SessionHooks, SessionInit, SessionResume } from './session-init.ts';
 
 type Listener = (event: SessionEvent) => void;
 
@@ -76,6 +54,9 @@ export class Session {
   #closed = false;
   #closing: Promise<void> | undefined;
   #host: SlotHost;
+  /** The overlay's slots' host: as #host, but an overlay's catalogue is never saved. */
+  #overlayHost: SlotHost;
+  #overlay: Overlay;
 
   /** Use Composer.open: a session is handed out prepared. */
   constructor(ports: ComposerPorts, hooks: SessionHooks, init: SessionInit, listener?: Listener) {
@@ -108,6 +89,8 @@ export class Session {
         );
       },
     };
+    this.#overlayHost = { ...this.#host, save: () => (atOnce ? this.#soon() : undefined) };
+    this.#overlay = new Overlay(hooks.overlayKey, init.resume?.overlay);
   }
 
   #soonScheduled = false;
@@ -122,14 +105,17 @@ export class Session {
     });
   }
 
-  #ctx(): PrepareContext {
+  #ctx(init = this.#init): PrepareContext {
     return {
       ports: this.#ports,
       host: this.#host,
-      choice: this.#init.choice,
-      profile: this.#init.profile,
-      mcp: this.#init.mcp,
-      capabilities: this.#init.options?.capabilities,
+      choice: init.choice,
+      profile: init.profile,
+      mcp: init.mcp,
+      editorMcp: init.editorMcp,
+      overlay: this.#overlay,
+      overlayHost: this.#overlayHost,
+      capabilities: init.options?.capabilities,
       newId: this.#ports.newId ?? (() => crypto.randomUUID()),
       register: (up) => {
         this.#upstreams.add(up);
@@ -149,7 +135,7 @@ export class Session {
     return this.#active;
   }
 
-  /** The session's choice, profile and extension switch, as opened (a session record keeps them). */
+  /** The session's choice, profile and extensions (as opened, or as setExtensions last changed them; its record keeps them). */
   get init(): Readonly<SessionInit> {
     return this.#init;
   }
@@ -358,39 +344,8 @@ export class Session {
     const due = comp.slots.filter((s) => (s.state === 'left_out' || s.state === 'needs_sign_in') && !s.probing && s.comeBack?.due(now));
     if (!due.length) return;
     for (const s of due) s.probing = true;
-    this.#track(this.#probeRound(comp, due, now));
-  }
-
-  /** One round of come-back probes: the servers are resolved again (a sign-in changes a fingerprint), then dialled in parallel. */
-  async #probeRound(comp: Composition, due: Composition['slots'], now: number): Promise<void> {
-    let fresh: Awaited<ReturnType<ComposerPorts['settings']['servers']>> | undefined;
-    try {
-      fresh = await this.#ports.settings.servers(this.#init.choice);
-    } catch (err) {
-      this.#emit({ type: 'warning', message: `come-back probes skipped: the servers could not be resolved (${(err as Error).message})` });
-    }
-    await Promise.all(
-      due.map(async (s) => {
-        const entry = fresh?.servers.find((e) => e.name === s.name);
-        let ok = false;
-        if (entry && s.upstream && !this.#closed) {
-          s.entry = entry;
-          s.upstream.entry = entry;
-          ok = await s.upstream.dial().then(
-            () => true,
-            () => false,
-          );
-        }
-        s.probing = false;
-        if (!ok) s.comeBack?.failed(now);
-        if (comp !== this.#active || this.#closed) return;
-        this.#emit(
-          ok
-            ? { type: 'probed', server: s.name, ok, at: now }
-            : { type: 'probed', server: s.name, ok, at: now, nextProbeAt: s.comeBack?.dueAt },
-        );
-      }),
-    );
+    const host = { settings: this.#ports.settings, choice: this.#init.choice, active: () => this.#active, closed: () => this.#closed };
+    this.#track(probeRound({ ...host, emit: (e) => this.#emit(e) }, comp, due, now));
   }
 
   /**
@@ -406,10 +361,11 @@ export class Session {
     return run;
   }
 
-  async #reloadOnce(): Promise<void> {
+  /** One reload; with `init` (setExtensions), prepared with it, and it becomes the session's at the swap. */
+  async #reloadOnce(init = this.#init): Promise<void> {
     this.#alive();
     const old = this.#active;
-    const next = await prepare(this.#ctx(), old);
+    const next = await prepare(this.#ctx(init), old);
     try {
       let m;
       for (let i = 0; (m = this.#unprepared(next.targetEntries(true))) && i < WARM_ROUNDS; i++) await this.#warm(m);
@@ -442,10 +398,12 @@ export class Session {
       s.adopt = undefined;
     }
     next.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint);
+    this.#init = init;
     this.#active = next;
     const seen = next.context !== old.context || JSON.stringify(next.definitions.tools) !== JSON.stringify(old.definitions.tools);
     if (seen) this.#refreshed(shownOf(old), next);
     this.#announce(next);
+    this.#track(swapped(this.#overlay, next, (up) => this.#ctx().unregister(up)));
     const kept = new Set(next.upstreams());
     for (const up of old.upstreams()) {
       if (kept.has(up)) continue;
@@ -457,6 +415,41 @@ export class Session {
       );
     }
   }
+
+  /**
+   * Publishes the session's overlay (overlay.ts `publish`), in the reload queue: no reload crosses a publication, and
+   * the publication's own reload takes over the connections it started.
+   */
+  setOverlay(cwd: unknown, servers: unknown): Promise<OverlayResult> {
+    const { settings, transport } = this.#ports;
+    const o = { ...this.#ctx(), settings, transport, host: this.#overlayHost, reload: () => this.#reloadOnce() };
+    const run = this.#queue.then(() => (this.#alive(), publish(this.#overlay, { ...o, active: this.#active }, cwd, servers)));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Changes the session's own choice of extensions (session-init.ts `withExtensions`) and applies it by a reload in the
+   * queue: the new choice becomes the session's only at the swap, so a failed reload leaves both the choice and the
+   * composition as they were, and rejects with the reload's error.
+   */
+  setExtensions(change: unknown): Promise<SessionExtensions> {
+    this.#alive();
+    withExtensions(this.#init, change);
+    const run = this.#queue.then(async () => {
+      await this.#reloadOnce(withExtensions(this.#init, change));
+      return this.extensions();
+    });
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** The session's own choice of each extension and whether it is in force in the active composition. */
+  extensions = (): SessionExtensions => extensionsOf(this.#init, this.#active);
+
+  /** The overlay as a snapshot shows it, and what the session's record keeps of it (names and digest; undefined: none). */
+  overlayStatus = (): OverlayStatus => this.#overlay.status(this.#active.editorMcp);
+  overlayRecord = (): OverlayRecord | undefined => this.#overlay.record();
 
   /** Settles once no background work (dials, probes, saves, retiring connections) is left. For tests and orderly shutdown. */
   async idle(): Promise<void> {

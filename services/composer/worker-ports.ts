@@ -33,6 +33,9 @@ export function workerSettings(ctx: ServiceContext<'composer'>): SettingsPort {
     async servers(choice) {
       return resolvedServers(await ctx.call('settings', 'settings/resolve-all', choiceParams(choice), { timeoutMs: LOCAL_TIMEOUT_MS }));
     },
+    async names() {
+      return Object.keys((await ctx.call('settings', 'settings/get', {}, { timeoutMs: LOCAL_TIMEOUT_MS })).servers);
+    },
   };
 }
 

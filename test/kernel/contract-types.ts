@@ -112,6 +112,8 @@ export function cases(kernel: Kernel): void {
     'session/request': () => null,
     'session/activity': () => ({}),
     'session/reload': () => ({}),
+    'session/overlay': () => new Promise<never>(() => {}),
+    'session/extensions': () => new Promise<never>(() => {}),
     'session/close': () => ({}),
     'session/loaded': () => ({}),
     'session/snapshot': () => new Promise<never>(() => {}),
