@@ -15,6 +15,8 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { depthOf, MAX_DEPTH } from '../protocol/bounds.ts';
 import { AlbedoError } from '../protocol/errors.ts';
+import { acpRoutes } from './acp-routes.ts';
+import type { AcpSessions } from './acp/sessions.ts';
 import { authRoutes } from './auth-routes.ts';
 import { catalogueRoutes } from './catalogue-routes.ts';
 import { ApiError, toApiError, validationError, type Location } from './errors.ts';
@@ -83,6 +85,8 @@ export interface AppOptions {
   gatewayTokens?: GatewayTokens;
   /** Who is connected to gateway `name` now (GET /v1/gateways); none when absent. */
   gatewayClients?: (name: string) => GatewayClient[];
+  /** The ACP sessions (acp/sessions.ts): without them, no /v1/acp routes. */
+  acp?: AcpSessions;
 }
 
 export function createApp(o: AppOptions): OpenAPIHono {
@@ -91,7 +95,7 @@ export function createApp(o: AppOptions): OpenAPIHono {
       if (result.success) return;
       const where = LOCATIONS[result.target] ?? 'body';
       // A PUT body is one of two variants: name the field of the variant it means (type, else url → http), not the union's first.
-      if (where === 'body' && c.req.method === 'PUT') {
+      if (where === 'body' && c.req.method === 'PUT' && !c.req.path.startsWith('/v1/acp/')) {
         try {
           parseBody(await c.req.json());
         } catch (err) {
@@ -133,6 +137,7 @@ export function createApp(o: AppOptions): OpenAPIHono {
   catalogueRoutes(app, o.reader.kernel);
   sessionsRoutes(app, o.registry);
   authRoutes(app, o.logins);
+  if (o.acp) acpRoutes(app, o.acp);
   if (o.gatewayTokens) gatewayRoutes(app, { kernel: o.reader.kernel, tokens: o.gatewayTokens, clients: o.gatewayClients });
   uiRoutes(app, o.ui ?? new UiAuth({ port: o.status.port }));
   statusRoutes(app, {

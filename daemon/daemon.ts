@@ -33,7 +33,9 @@ import { settingsView, type Reader } from './servers.ts';
 import { SettingsWrites } from './writes.ts';
 import { SessionRegistry } from './session-registry.ts';
 import { Gateways } from './gateway/gateways.ts';
-import { gatewayListener, gatewayUpgrade, refuseUpgrade } from './gateway-mount.ts';
+import { gatewayListener, gatewayUpgrade, refuseUpgrade, sessionListener } from './gateway-mount.ts';
+import { AcpSessions } from './acp/sessions.ts';
+import { leaseTimes } from './acp/attachments.ts';
 import { uiFiles } from './ui-static.ts';
 import { UiAuth, uiLinkTtl } from './ui-auth.ts';
 import { GatewayTokens, pruneTokens } from './gateway-tokens.ts';
@@ -69,7 +71,11 @@ function noBrowser(): never {
 }
 
 /** An upgrade anywhere but a gateway's stdio path. */
-const NOT_UPGRADABLE = new ApiError(404, 'ALBEDO_NOT_FOUND', 'only /mcp/gateways/{name}/stdio and /mcp/servers/{name}/stdio upgrade');
+const NOT_UPGRADABLE = new ApiError(
+  404,
+  'ALBEDO_NOT_FOUND',
+  'only /mcp/gateways/{name}/stdio, /mcp/servers/{name}/stdio and /mcp/sessions/{id}/stdio upgrade',
+);
 
 /** Exit statuses of `albedo daemon`. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, running: 3 } as const;
@@ -187,9 +193,14 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     const registry = new SessionRegistry(albedo.sessions);
     const restored = await registry.restore();
     if (restored) log(`restored ${restored} session${restored === 1 ? '' : 's'} a previous daemon left open`);
+    // ACP sessions a previous daemon left come back detached, their editor's servers lost until an adapter attaches.
+    const acp = new AcpSessions({ registry, at, home, port: () => port, lease: leaseTimes(), log });
+    const acpRestored = acp.restore();
+    if (acpRestored) log(`${acpRestored} of them ACP session${acpRestored === 1 ? '' : 's'}, detached`);
     const token = newToken();
-    gateways = new Gateways({ kernel: a.kernel, registry, version: pkg.version, log });
+    gateways = new Gateways({ kernel: a.kernel, registry, version: pkg.version, log, acp });
     const gatewayHttp = gatewayListener(gateways);
+    const sessionHttp = sessionListener(gateways);
     const reader: Reader = { kernel: a.kernel, authStatuses: () => a.authStatuses() };
     logins = new Logins({
       kernel: a.kernel,
@@ -208,7 +219,13 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     const prune = async (): Promise<void> => void pruneTokens(gatewayTokens, await settingsView(a.kernel));
     await prune();
     a.kernel.on('settings', 'settings/changed', () => void prune().catch(() => {}));
-    const guard: GuardOptions = { port: () => port, token, ui, gatewayToken: (n, t) => gatewayTokens.verify(n, t) };
+    const guard: GuardOptions = {
+      port: () => port,
+      token,
+      ui,
+      gatewayToken: (n, t) => gatewayTokens.verify(n, t),
+      sessionToken: (id, t) => acp.attachments.gatewayMatches(id, t),
+    };
     const app = createApp({
       reader,
       writes,
@@ -217,6 +234,7 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       ui,
       gatewayTokens,
       gatewayClients: (name) => gateways?.clients(name) ?? [],
+      acp,
       version: pkg.version,
       status: { home, port: () => port, startedAt, token },
       log,
@@ -232,10 +250,11 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     server = http.createServer({ requireHostHeader: false }, (req, res) => {
       const mcp = mcpTarget(requestPath(req));
       // A gateway bounds its own bodies (a tool call's arguments may be larger than any API body).
-      const no = refusal(req, guard) ?? (mcp?.kind === 'gateway' ? null : tooLarge(req));
+      const no = refusal(req, guard) ?? (mcp?.kind === 'gateway' || mcp?.kind === 'session' ? null : tooLarge(req));
       if (no) return sendRefusal(req, res, no);
       if (mcp?.kind === 'bridge') return void bridgeListener(req, res);
       if (mcp?.kind === 'gateway') return gatewayHttp(req, res, mcp.name);
+      if (mcp?.kind === 'session') return sessionHttp(req, res, mcp.id);
       // The pane's files and login never reach the API's router (which would normalise `/ui/../v1/…` into a route).
       if (isUiRequest(req)) return pane(req, res);
       void listener(req, res);
@@ -246,9 +265,15 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
       upgraded.add(socket);
       socket.once('close', () => upgraded.delete(socket));
       const mcp = mcpTarget(requestPath(req));
-      const no = refusal(req, guard) ?? (mcp?.kind === 'stdio' || mcp?.kind === 'server-stdio' ? null : NOT_UPGRADABLE);
+      const kind = mcp?.kind;
+      const no = refusal(req, guard) ?? (kind === 'stdio' || kind === 'server-stdio' || kind === 'session-stdio' ? null : NOT_UPGRADABLE);
       if (no) return refuseUpgrade(socket, no);
-      const target = mcp!.kind === 'stdio' ? { gateway: (mcp as { name: string }).name } : { server: (mcp as { server: string }).server };
+      const target =
+        mcp!.kind === 'stdio'
+          ? { gateway: mcp!.name }
+          : mcp!.kind === 'session-stdio'
+            ? { session: mcp!.id }
+            : { server: (mcp as { server: string }).server };
       void gatewayUpgrade(gateways!, req, socket, head, target);
     });
     port = await listen(server, o.port);

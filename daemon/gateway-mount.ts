@@ -3,7 +3,8 @@
  * `/mcp/gateways/{name}` (guarded before: Host, Origin, the daemon's or the
  * gateway's token) goes to its GatewayHttp; an upgrade to
  * `/mcp/gateways/{name}/stdio` or `/mcp/servers/{server}/stdio` (the
- * daemon's token only) becomes a stdio connection (stdio.ts).
+ * daemon's token only) becomes a stdio connection (stdio.ts). An ACP
+ * session's gateway (`/mcp/sessions/{id}`, `…/stdio`) is served the same way.
  */
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -11,9 +12,11 @@ import { getRequestListener } from '@hono/node-server';
 import { AlbedoError } from '../protocol/errors.ts';
 import { ApiError } from './errors.ts';
 import type { GatewayTarget, Gateways } from './gateway/gateways.ts';
+import type { GatewayHttp } from './gateway/http.ts';
 import { serveSocket, STDIO_UPGRADE } from './gateway/stdio.ts';
 
-const notFound = (what: string): ApiError => new ApiError(404, 'ALBEDO_NOT_FOUND', `no ${what} of that name is configured`);
+const notFound = (what: string): ApiError =>
+  new ApiError(404, 'ALBEDO_NOT_FOUND', what === 'ACP session' ? 'no ACP session has this id' : `no ${what} of that name is configured`);
 
 function failure(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
@@ -25,11 +28,23 @@ function failure(err: unknown): ApiError {
 
 /** The handler of `/mcp/gateways/{name}` requests. */
 export function gatewayListener(gateways: Gateways): (req: http.IncomingMessage, res: http.ServerResponse, name: string) => void {
+  return listenerOf((name) => gateways.http(name), 'gateway');
+}
+
+/** The handler of `/mcp/sessions/{id}` requests (an ACP session's gateway). */
+export function sessionListener(gateways: Gateways): (req: http.IncomingMessage, res: http.ServerResponse, id: string) => void {
+  return listenerOf((id) => gateways.sessionHttp(id), 'ACP session');
+}
+
+function listenerOf(
+  open: (name: string) => Promise<GatewayHttp | null>,
+  what: string,
+): (req: http.IncomingMessage, res: http.ServerResponse, name: string) => void {
   const byName = new Map<string, (req: http.IncomingMessage, res: http.ServerResponse) => void>();
   const listen = async (req: http.IncomingMessage, res: http.ServerResponse, name: string): Promise<void> => {
     try {
-      const gw = await gateways.http(name);
-      if (!gw) throw notFound('gateway');
+      const gw = await open(name);
+      if (!gw) throw notFound(what);
       let l = byName.get(name);
       if (!l || (l as { gw?: unknown }).gw !== gw) {
         l = Object.assign(
@@ -69,7 +84,7 @@ export async function gatewayUpgrade(gateways: Gateways, req: http.IncomingMessa
   let live;
   try {
     live = await gateways.backend(target);
-    if (!live) throw notFound('gateway' in target ? 'gateway' : 'server');
+    if (!live) throw notFound('gateway' in target ? 'gateway' : 'server' in target ? 'server' : 'ACP session');
   } catch (err) {
     return refuseUpgrade(socket, failure(err));
   }

@@ -18,6 +18,8 @@
  *    itself, never the API's router, so no spelling under /ui reaches a
  *    route). The path is compared as sent, before any normalisation, so
  *    `/v1/health/../mcp/servers` or an encoded spelling still needs the token.
+ *    A gateway's own token (`/mcp/gateways/{name}`) or an ACP session's gateway token (`/mcp/sessions/{id}`, HTTP
+ *    only) opens that path and no other.
  * 4. Instead of a bearer token, the web pane's cookie (ui-auth.ts) — only
  *    when no `Authorization` is sent (an invalid bearer is a 401 whatever
  *    cookie comes with it) — with its session's CSRF token in
@@ -75,6 +77,8 @@ export interface GuardOptions {
   ui?: UiAuth;
   /** Whether `token` is one of gateway `name`'s tokens (daemon/gateway-tokens.ts): it opens that gateway and nothing else. */
   gatewayToken?(name: string, token: string): boolean;
+  /** Whether `token` is one of ACP session `id`'s gateway tokens: it opens `/mcp/sessions/{id}` (HTTP) and nothing else. */
+  sessionToken?(id: string, token: string): boolean;
 }
 
 function allowedHosts(port: number): Set<string> {
@@ -142,6 +146,7 @@ export function refusal(req: IncomingMessage, opts: GuardOptions): ApiError | nu
   }
   if (tokenMatches(m[1]!, opts.token)) return null;
   if (gateway !== undefined && opts.gatewayToken?.(gateway, m[1]!)) return null;
+  if (mcp?.kind === 'session' && opts.sessionToken?.(mcp.id, m[1]!)) return null;
   return new ApiError(401, 'ALBEDO_UNAUTHORIZED', "the bearer token is not this daemon's");
 }
 

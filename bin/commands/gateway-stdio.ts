@@ -1,8 +1,9 @@
 /**
- * `albedo gateway NAME` and `albedo gateway --server NAME`: a stdio MCP
+ * `albedo gateway NAME`, `--server NAME` and `--session ID`: a stdio MCP
  * server for hosts that spawn a command (Claude Desktop, Claude Code,
  * Cursor…). It finds or starts the daemon as every command does, upgrades
- * one request to `/mcp/gateways/NAME/stdio` (or `/mcp/servers/NAME/stdio`)
+ * one request to `/mcp/gateways/NAME/stdio` (or `/mcp/servers/NAME/stdio`,
+ * `/mcp/sessions/ID/stdio`)
  * and then only copies bytes: stdin to the daemon, the daemon to stdout. It
  * never parses MCP and never loads the kernel, so a host that restarts it
  * pays a process start and one loopback connection; the session behind the
@@ -25,12 +26,15 @@ export interface GatewayStdioOptions {
   name?: string;
   /** Or one configured server passed through under its own names. */
   server?: string;
+  /** Or an ACP session's gateway (what `albedo acp` gives its agent). */
+  session?: string;
 }
 
 const UPGRADE = 'albedo-mcp-stdio';
 
 function pathOf(o: GatewayStdioOptions): string {
   if (o.server !== undefined) return `/mcp/servers/${encodeURIComponent(o.server)}/stdio`;
+  if (o.session !== undefined) return `/mcp/sessions/${encodeURIComponent(o.session)}/stdio`;
   return `/mcp/gateways/${encodeURIComponent(o.name ?? '')}/stdio`;
 }
 

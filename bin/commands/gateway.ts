@@ -83,11 +83,12 @@ export function gatewayCommands(program: Command): void {
       'gateways: named compositions the daemon serves as one MCP server (add, list, remove, token); ' +
         'albedo gateway NAME runs one as a stdio MCP server',
     )
-    .usage('[NAME | --server NAME] | <command> [options]')
+    .usage('[NAME | --server NAME | --session ID] | <command> [options]')
     .addHelpText(
       'after',
       '\nalbedo gateway NAME: serve gateway NAME on stdin/stdout, for an MCP client to run' +
-        '\nalbedo gateway --server NAME: serve the one configured server NAME the same way, under its own names',
+        '\nalbedo gateway --server NAME: serve the one configured server NAME the same way, under its own names' +
+        "\nalbedo gateway --session ID: serve ACP session ID's gateway (what albedo acp gives its agent)",
     );
 
   gateway
@@ -205,12 +206,15 @@ export function gatewayCommands(program: Command): void {
     });
 }
 
-/** `NAME`, `--server NAME` or `--server=NAME` (null: no words); anything else is bad usage. */
-export function bareTarget(words: string[]): { name: string } | { server: string } | null {
+/** `NAME`, `--server NAME`, `--session ID` (or `--server=NAME`, `--session=ID`) (null: no words); anything else is bad usage. */
+export function bareTarget(words: string[]): { name: string } | { server: string } | { session: string } | null {
   if (words.length === 0) return null;
   const [a, b, ...rest] = words;
   if (a === '--server' && b !== undefined && !rest.length) return { server: b };
   if (a!.startsWith('--server=') && b === undefined && a!.length > 9) return { server: a!.slice(9) };
+  if (a === '--session' && b !== undefined && b !== '' && !rest.length) return { session: b };
+  if (a!.startsWith('--session=') && b === undefined && a!.length > 10) return { session: a!.slice(10) };
+  if (a === '--session') throw usage('--session needs an ACP session id (albedo gateway --session ID)');
   if (!a!.startsWith('-') && b === undefined) return { name: a! };
   if (a === '--server' && b === undefined) throw usage('--server needs a value (albedo gateway --server NAME)');
   throw usage(`albedo gateway takes a gateway NAME or --server NAME, not ${JSON.stringify(words.join(' '))} (albedo gateway --help)`);

@@ -23,10 +23,19 @@ export class ComposedBackend implements GatewayBackend {
   #calls = new InFlight();
   #shown: string;
 
-  constructor(session: AlbedoSession, o: { name: string; version: string }) {
+  #activityOn: boolean;
+  #gate: (() => void) | undefined;
+
+  /**
+   * `activity: false`: calls mark no activity (an ACP session's gateway: its adapter marks the agent's turns); `gate`: run
+   * before each call, its throw refusing the call before anything is sent (an overlay not in force).
+   */
+  constructor(session: AlbedoSession, o: { name: string; version: string; activity?: boolean; gate?: () => void }) {
     this.#session = session;
     this.#name = o.name;
     this.#version = o.version;
+    this.#activityOn = o.activity ?? true;
+    this.#gate = o.gate;
     this.#shown = this.#names();
     session.on((e) => {
       if (e.type !== 'refreshed') return;
@@ -74,6 +83,7 @@ export class ComposedBackend implements GatewayBackend {
   }
 
   async callTool(name: string, args: Json, ctx: OpContext): Promise<Json> {
+    this.#gate?.();
     this.#inFlight++;
     this.#activity('submit');
     try {
@@ -161,7 +171,7 @@ export class ComposedBackend implements GatewayBackend {
   }
 
   #activity(kind: 'submit' | 'turn_end'): void {
-    if (this.#session.closed) return;
+    if (this.#session.closed || !this.#activityOn) return;
     // Probes and refreshes are the session's own business: a failure here costs the client nothing.
     this.#session.activity(kind).catch(() => {});
   }

@@ -35,7 +35,19 @@ const PASS_THROUGH_BUDGET = 1_000_000;
  */
 const ASK_HOST = { elicitation: {}, sampling: {}, roots: {} };
 
-export type GatewayTarget = { gateway: string } | { server: string };
+/** `session`: an ACP session's gateway, served over that (existing) session rather than one opened here. */
+export type GatewayTarget = { gateway: string } | { server: string } | { session: string };
+
+const keyOf = (t: GatewayTarget): string =>
+  'gateway' in t ? `gateway:${t.gateway}` : 'server' in t ? `server:${t.server}` : `session:${t.session}`;
+
+/** The ACP sessions (daemon/acp/sessions.ts), as their gateways use them. */
+export interface SessionGateways {
+  /** ACP session `id`'s session, if there is one. */
+  find(id: string): { session: AlbedoSession } | undefined;
+  /** Throws (not run) while the session's overlay is not in force. */
+  gate(id: string): void;
+}
 
 interface Live {
   key: string;
@@ -60,6 +72,8 @@ export interface GatewaysInit {
   registry: SessionHost;
   version: string;
   log(line: string): void;
+  /** ACP sessions, served at `/mcp/sessions/{id}`. */
+  acp?: SessionGateways;
 }
 
 const stable = (v: unknown): string =>
@@ -137,7 +151,7 @@ export class Gateways {
   /** The backend of `target`, its session opened (or found) first; null: no such gateway (or it is switched off). */
   async backend(target: GatewayTarget): Promise<Live | null> {
     if (this.#closed) throw new AlbedoError('ALBEDO_CLOSED', 'the daemon is stopping', { outcome: 'not_run' });
-    const key = 'gateway' in target ? `gateway:${target.gateway}` : `server:${target.server}`;
+    const key = keyOf(target);
     const live = this.#live.get(key);
     if (live && !live.backend.closed) return live;
     let opening = this.#opening.get(key);
@@ -162,7 +176,46 @@ export class Gateways {
     return live.http;
   }
 
+  /** The HTTP face of ACP session `id`'s gateway; null: no such ACP session. */
+  async sessionHttp(id: string): Promise<GatewayHttp | null> {
+    const live = await this.backend({ session: id });
+    if (!live) return null;
+    live.http ??= new GatewayHttp(live.backend, live.clients, live.subscribers);
+    return live.http;
+  }
+
+  /** An ACP session's gateway: a backend over its session, which stays the ACP side's (never closed from here). */
+  #openSession(key: string, id: string): Live {
+    const acp = this.#init.acp;
+    const found = acp?.find(id);
+    if (!acp || !found) throw new AlbedoError('ALBEDO_NOT_FOUND', 'no such ACP session', { outcome: 'not_run' });
+    const session = found.session;
+    const backend = new ComposedBackend(session, {
+      name: 'session',
+      version: this.#init.version,
+      activity: false,
+      gate: () => acp.gate(id),
+    });
+    const live: Live = {
+      key,
+      label: key,
+      backend,
+      clients: new ClientTable(),
+      http: undefined,
+      sockets: new Set(),
+      subscribers: new Subscribers(),
+    };
+    void backend.setLogLevel('info').catch(() => {});
+    this.#live.set(key, live);
+    session.on((e) => {
+      if (e.type !== 'closed' || this.#live.get(key) !== live) return;
+      void this.#drop(live).catch(() => {});
+    });
+    return live;
+  }
+
   async #open(key: string, target: GatewayTarget): Promise<Live> {
+    if ('session' in target) return this.#openSession(key, target.session);
     let label: string;
     let options: SessionOptions;
     let server: string | undefined;
@@ -237,7 +290,7 @@ export class Gateways {
 
   /** A stdio connection of `target`'s gateway: ended when the gateway is dropped or the daemon stops. */
   track(target: GatewayTarget, socket: Duplex): void {
-    const live = this.#live.get('gateway' in target ? `gateway:${target.gateway}` : `server:${target.server}`);
+    const live = this.#live.get(keyOf(target));
     if (!live) return void socket.destroy();
     live.sockets.add(socket);
     socket.once('close', () => live.sockets.delete(socket));
@@ -247,6 +300,7 @@ export class Gateways {
     if (this.#live.get(live.key) === live) this.#live.delete(live.key);
     for (const s of live.sockets) s.destroy();
     await live.http?.close().catch(() => {});
+    if (live.key.startsWith('session:')) return;
     const s = (live.backend as ComposedBackend | PassThroughBackend).session;
     await s.close().catch(() => {});
   }

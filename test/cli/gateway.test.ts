@@ -105,8 +105,8 @@ t.test('albedo gateway: add, list, token, remove', async (t) => {
   t.test('the bare form: no name is bad usage, and so is anything but NAME or --server NAME', async (t) => {
     const none = await run();
     t.equal(none.code, 2);
-    t.match(none.stderr, /albedo gateway \[NAME \| --server NAME\]/);
-    for (const words of [['fs', '--server', 'filesystem'], ['--server'], ['--bogus'], ['a', 'b']]) {
+    t.match(none.stderr, /albedo gateway \[NAME \| --server NAME \| --session ID\]/);
+    for (const words of [['fs', '--server', 'filesystem'], ['--server'], ['--bogus'], ['a', 'b'], ['--session'], ['--session', 'a', 'b']]) {
       const r = await run(...words);
       t.same([r.code, errorCode(r.stderr)], [2, 'ALBEDO_INVALID_ARGUMENT'], words.join(' '));
     }

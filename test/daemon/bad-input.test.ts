@@ -38,9 +38,14 @@ const BASES: Record<string, Array<Record<string, unknown>>> = {
   'POST /v1/sessions/{id}/calls': [{ name: 'x/y' }],
   'POST /v1/sessions/{id}/search': [{ query: 'x' }],
   'POST /v1/sessions/{id}/activity': [{ kind: 'submit' }],
+  'PATCH /v1/sessions/{id}': [{ extensions: {} }],
   'POST /v1/auth/logins/{login}/callback': [{ url: 'http://127.0.0.1:1/callback' }],
   'POST /v1/ui/command-line': [{ line: 'x' }],
   'PUT /v1/gateways/{name}': [{ servers: { include: ['srv'] }, tools: 'auto' }, { server: 'srv' }],
+  'POST /v1/acp/sessions': [{ cwd: '/', mcpServers: [], agent: { command: 'x', args: [] } }],
+  'POST /v1/acp/attach': [{ acpSessionId: 'a', cwd: '/', mcpServers: [], agent: { command: 'x', args: [] } }],
+  'PATCH /v1/acp/sessions/{id}': [{ acpSessionId: 'a' }],
+  'PUT /v1/acp/sessions/{id}/overlay': [{ mcpServers: [] }],
 };
 
 /** The variant of a union body schema `base` is valid for: the object branch holding all its keys and every required one. */
