@@ -70,6 +70,7 @@ const GROUPS: Record<string, () => Promise<(parent: Command) => void>> = {
   call: async () => (await import('./commands/tools.ts')).sessionCommands,
   open: async () => (await import('./commands/open.ts')).openCommand,
   gateway: async () => (await import('./commands/gateway.ts')).gatewayCommands,
+  acp: async () => (await import('./commands/acp.ts')).acpCommand,
 };
 
 const program = new Command('albedo')
