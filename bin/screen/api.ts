@@ -68,6 +68,41 @@ export interface Gateway {
   clients: GatewayClient[];
 }
 
+/** The extensions' defaults for every session (`GET /v1/mcp`, `enabled`). */
+export interface ExtensionDefaults {
+  mcp: boolean;
+  'editor-mcp': boolean;
+}
+
+/** One extension of a session: its own choice (null: the default decides) and whether it is in force. */
+export interface SessionExtension {
+  chosen: boolean | null;
+  effective: boolean;
+}
+
+/** A session as `GET /v1/sessions` lists it (the fields the screen reads). */
+export interface SessionInfo {
+  id: string;
+  profile: string;
+  label?: string;
+  tools: number;
+  extensions?: { mcp: SessionExtension; 'editor-mcp': SessionExtension };
+}
+
+/** An ACP session (`GET /v1/acp/sessions`): names, commands and states only, never an env value or a token. */
+export interface AcpSession {
+  id: string;
+  acpSessionId?: string;
+  cwd: string;
+  agent: { command: string; args: string[] };
+  attached: boolean;
+  state: string;
+  editorMcp: boolean;
+  overlay: { servers: Array<{ name: string; state: string }> };
+}
+
+export type ExtensionName = 'mcp' | 'editor-mcp';
+
 /** The answer of a write: `{ saved, created, check, server }`. */
 export interface SaveResult {
   saved: boolean;
@@ -127,6 +162,34 @@ export class ScreenApi {
   async gateways(): Promise<{ gateways: Gateway[]; broken: boolean }> {
     const { body } = await this.#client.call('GET', '/v1/gateways');
     return { gateways: body.gateways, broken: Array.isArray(body.invalid) && body.invalid.length > 0 };
+  }
+
+  /** The extensions' defaults for every session, and whether extensions.json is broken (the defaults shown the last valid). */
+  async extensionDefaults(): Promise<{ enabled: ExtensionDefaults; broken: boolean }> {
+    const { body } = await this.#client.call('GET', '/v1/mcp');
+    return { enabled: body.enabled, broken: Array.isArray(body.invalid) && body.invalid.length > 0 };
+  }
+
+  /** Sets an extension's default for every session; null: back to the built-in default (on). */
+  async setDefault(name: ExtensionName, on: boolean | null): Promise<ExtensionDefaults> {
+    const { body } = await this.#client.call('PATCH', '/v1/mcp', { body: { enabled: { [name]: on } }, headers: MERGE });
+    return body.enabled;
+  }
+
+  /** The daemon's sessions. */
+  async sessions(): Promise<SessionInfo[]> {
+    return (await this.#client.call('GET', '/v1/sessions')).body.sessions;
+  }
+
+  /** Sets a session's own choice of an extension; null: the default decides again. Answers the session. */
+  async setSessionExtension(id: string, name: ExtensionName, on: boolean | null): Promise<SessionInfo> {
+    return (await this.#client.call<SessionInfo>('PATCH', `/v1/sessions/${seg(id)}`, { body: { extensions: { [name]: on } } })).body;
+  }
+
+  /** The ACP sessions; null from a daemon without them (404). */
+  async acpSessions(): Promise<AcpSession[] | null> {
+    const r = await this.#client.call('GET', '/v1/acp/sessions', { accept: [404] });
+    return r.status === 404 ? null : r.body.sessions;
   }
 
   /** The daemon's port, once a request found it (a gateway's HTTP address is on it). */

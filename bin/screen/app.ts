@@ -21,6 +21,8 @@ import React, { useCallback, useEffect, useRef, useState } from 'react';
 import { Box, Text, render, useApp, useWindowSize } from 'ink';
 import { problemOf, ScreenApi, type Problem, type Server } from './api.ts';
 import { Form } from './form.ts';
+import { Acp } from './acp.ts';
+import { Extensions } from './extensions.ts';
 import { Gateways } from './gateways.ts';
 import type { FormState } from './form-state.ts';
 import { List } from './list.ts';
@@ -36,7 +38,9 @@ type Mode =
   | { kind: 'form'; form: FormState }
   | { kind: 'sign-in'; name: string }
   | { kind: 'tools'; name: string }
-  | { kind: 'gateways' };
+  | { kind: 'gateways' }
+  | { kind: 'acp' }
+  | { kind: 'extensions' };
 
 /** What the screen's owner reaches into the running app with: the client's news in, a quit (on a signal) out. */
 interface Control {
@@ -185,6 +189,8 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
     return routed(h(Tools, { api, name: mode.name, width, height, onBack: () => setMode({ kind: 'list' }), quit }));
   }
   if (mode.kind === 'gateways') return routed(h(Gateways, { api, width, height, onBack: () => setMode({ kind: 'list' }), quit }));
+  if (mode.kind === 'acp') return routed(h(Acp, { api, width, height, onBack: () => setMode({ kind: 'list' }), quit }));
+  if (mode.kind === 'extensions') return routed(h(Extensions, { api, width, height, onBack: () => setMode({ kind: 'list' }), quit }));
   return routed(
     h(List, {
       api,
@@ -211,6 +217,14 @@ function App({ api, control }: { api: ScreenApi; control: Control }): React.Reac
       openGateways: () => {
         setStatus(null);
         setMode({ kind: 'gateways' });
+      },
+      openAcp: () => {
+        setStatus(null);
+        setMode({ kind: 'acp' });
+      },
+      openExtensions: () => {
+        setStatus(null);
+        setMode({ kind: 'extensions' });
       },
       quit,
     }),

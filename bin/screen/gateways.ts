@@ -8,11 +8,12 @@
  * revoked, with `albedo gateway` or in the web pane — a token shown on this
  * screen would stay in the terminal's scrollback. esc goes back.
  */
-import React, { useCallback, useEffect, useRef, useState } from 'react';
+import React, { useCallback } from 'react';
 import { Box, Text } from 'ink';
 import { EMPTY } from '../../web/shared/labels.js';
 import { cell, safe } from '../client/output.ts';
-import { problemOf, type Gateway, type GatewayClient, type Problem, type ScreenApi } from './api.ts';
+import type { Gateway, GatewayClient, ScreenApi } from './api.ts';
+import { col, last, usePolled } from './cells.ts';
 import { COLOR, h, Spinner, StatusLine, useKeys, useLatest, type Tone } from './ui.ts';
 
 export interface GatewaysProps {
@@ -23,7 +24,6 @@ export interface GatewaysProps {
   quit(): void;
 }
 
-const POLL_MS = 2_000;
 const KIND_W = 12;
 const TOKENS_W = 6;
 const CLIENTS_W = 7;
@@ -49,33 +49,9 @@ export function minute(v: unknown): string {
 }
 
 export function Gateways(p: GatewaysProps): React.ReactElement {
-  const [data, setData] = useState<{ gateways: Gateway[]; broken: boolean } | null>(null);
-  const [problem, setProblem] = useState<Problem | null>(null);
   const [selected, setSelected, selectedNow] = useLatest(0);
-  const reading = useRef(false);
-
-  const read = useCallback(() => {
-    if (reading.current) return;
-    reading.current = true;
-    p.api
-      .gateways()
-      .then(
-        (d) => {
-          setData(d);
-          setProblem(null);
-        },
-        (err: unknown) => setProblem(problemOf(err)),
-      )
-      .finally(() => {
-        reading.current = false;
-      });
-  }, [p.api]);
-  useEffect(() => {
-    read();
-    // Clients come and go: read again, as the list of servers is.
-    const t = setInterval(read, POLL_MS);
-    return () => clearInterval(t);
-  }, [read]);
+  // Clients come and go: read again while open, as the list of servers is.
+  const { data, problem } = usePolled(useCallback(() => p.api.gateways(), [p.api]));
 
   const gateways = data?.gateways ?? [];
   useKeys((input, key) => {
@@ -90,14 +66,6 @@ export function Gateways(p: GatewaysProps): React.ReactElement {
   const inner = Math.max(30, p.width - 2);
   const at = Math.min(selected, Math.max(0, gateways.length - 1));
   const g: Gateway | undefined = gateways[at];
-  const col = (w: number, text: string, tone?: Tone, bold?: boolean): React.ReactElement =>
-    h(
-      Box,
-      { width: w, marginRight: 1, flexShrink: 0 },
-      h(Text, { wrap: 'truncate-end', color: tone ? COLOR[tone] : undefined, bold }, text),
-    );
-  const last = (text: string, tone?: Tone): React.ReactElement =>
-    h(Box, { flexGrow: 1, flexShrink: 1, minWidth: 0 }, h(Text, { wrap: 'truncate-end', color: tone ? COLOR[tone] : undefined }, text));
 
   // Title, margins, two headers, the selected one's two lines, scroll lines, the footer: the rest is shared by the
   // gateways and the selected one's clients, so the view never outgrows the terminal (Ink redraws that badly).

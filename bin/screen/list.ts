@@ -7,7 +7,8 @@
  * actions on it — `n` new, enter edit, `t` its tools (from the saved
  * catalogue: no session), `d` delete (after a y/n confirmation), `e` switch
  * on (tried first), `x` switch off, ctrl+l sign in, ctrl+u sign out, `g` the
- * gateways (gateways.ts), `q` quit.
+ * gateways (gateways.ts), `a` the ACP sessions (acp.ts), `X` the extensions
+ * (extensions.ts), `q` quit.
  */
 import React from 'react';
 import { Box, Text } from 'ink';
@@ -15,9 +16,10 @@ import { authLabel, EMPTY, NO_AUTH, savedStateLabel, transportOf } from '../../w
 import { cell, safe } from '../client/output.ts';
 import { problemOf as problemCell } from '../client/server-rows.ts';
 import { problemOf, type Problem, type ScreenApi, type Server } from './api.ts';
+import { col, last } from './cells.ts';
 import { editForm, newForm, type FormState } from './form-state.ts';
 import { firstLine, hasMore } from './tool-text.ts';
-import { COLOR, ctrl, h, Lines, resultStatus, Spinner, StatusLine, useKeys, useLatest, wrapLines, type Status, type Tone } from './ui.ts';
+import { COLOR, ctrl, h, Lines, resultStatus, Spinner, StatusLine, useKeys, useLatest, wrapLines, type Status } from './ui.ts';
 
 export interface ListProps {
   api: ScreenApi;
@@ -40,6 +42,10 @@ export interface ListProps {
   openTools(name: string): void;
   /** Opens the gateways view (read only). */
   openGateways(): void;
+  /** Opens the ACP sessions view (read only). */
+  openAcp(): void;
+  /** Opens the extensions view (every session's defaults, or one session's). */
+  openExtensions(): void;
   quit(): void;
 }
 
@@ -154,6 +160,8 @@ export function List(p: ListProps): React.ReactElement {
     }
     if (input === 'q') return p.quit();
     if (input === 'g') return p.openGateways();
+    if (input === 'a') return p.openAcp();
+    if (input === 'X') return p.openExtensions();
     // The screen's own directory is the new server's (shown, editable), as `albedo mcp add` saves; a suggested name is never one taken.
     if (input === 'n') return p.openForm(newForm({ cwd: process.cwd(), taken: servers.map((s) => s.name) }));
     if (key.upArrow || input === 'k') return p.move(-1);
@@ -212,15 +220,6 @@ export function List(p: ListProps): React.ReactElement {
   const room = Math.max(3, p.height - 18);
   const first = Math.min(Math.max(0, p.selected - room + 1), Math.max(0, servers.length - room));
   const shown = servers.slice(first, first + room);
-  const col = (w: number, text: string, tone?: Tone, bold?: boolean): React.ReactElement =>
-    // Fixed width, never shrunk: the last column (flexGrow) is cut instead when the row is too long.
-    h(
-      Box,
-      { width: w, marginRight: 1, flexShrink: 0 },
-      h(Text, { wrap: 'truncate-end', color: tone ? COLOR[tone] : undefined, bold }, text),
-    );
-  const last = (text: string, tone?: Tone): React.ReactElement =>
-    h(Box, { flexGrow: 1, flexShrink: 1, minWidth: 0 }, h(Text, { wrap: 'truncate-end', color: tone ? COLOR[tone] : undefined }, text));
 
   const rows = shown.map((s, i) => {
     const sel = first + i === p.selected;
@@ -294,7 +293,7 @@ export function List(p: ListProps): React.ReactElement {
         { dimColor: true, wrap: 'truncate-end' },
         '↑↓/jk select · enter edit · t tools · n new · d delete · e switch on · x switch off',
       ),
-      h(Text, { dimColor: true, wrap: 'truncate-end' }, 'ctrl+l sign in · ctrl+u sign out · g gateways · q quit'),
+      h(Text, { dimColor: true, wrap: 'truncate-end' }, 'ctrl+l sign in · ctrl+u sign out · g gateways · a ACP · X extensions · q quit'),
     ),
   );
 }
