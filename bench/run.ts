@@ -11,7 +11,7 @@
  *
  * `--only GROUP[,GROUP]` runs the named groups only (`stdio`, `http`,
  * `connect`, `startup`, `memory`, `large`, `hop`, `sessions`, `catalogue`,
- * `daemon`, `cli`, `context`, `transfer`, `lmdb`, `saves`, `gateway`), for working on one;
+ * `daemon`, `cli`, `context`, `transfer`, `lmdb`, `saves`, `gateway`, `acp`), for working on one;
  * without `--out` it writes to a temporary directory, not bench/results.
  * Each group's rows are made in a file of its own (bench/calls.ts,
  * connect.ts, footprint.ts, …); bench/report.ts keeps and writes them.
@@ -33,6 +33,7 @@ import { sessionRows } from './sessions.ts';
 import { catalogueRows } from './catalogue.ts';
 import { daemonRows } from './daemon.ts';
 import { gatewayRows } from './gateway.ts';
+import { acpRows } from './acp.ts';
 import { cliRows } from './cli.ts';
 import { contextRows } from './context.ts';
 import { hopRows } from './hop.ts';
@@ -148,6 +149,9 @@ try {
 
   // 14. The daemon as an MCP server: gateways vs direct calls and vs supergateway, mcp-proxy, mcp-remote (bench/gateway.ts)
   await group('gateway', () => gatewayRows({ P, quick, home, rawEchoJs, row, log }));
+
+  // 15. `albedo acp`: the agent's tool call through the adapter's gateway, and session/new to its first tools/list (bench/acp.ts)
+  await group('acp', () => acpRows({ quick, rounds: P.rounds, home, rawEchoJs, row, log }));
 } finally {
   await albedo.close();
   rmSync(home, { recursive: true, force: true });

@@ -30,6 +30,7 @@ t.test('bench --quick writes latest.json, latest.md and latest.svg with every sc
   t.same([...groups].sort(), [
     'HTTP calls',
     'LMDB values',
+    'acp',
     'catalogue',
     'cli',
     'connect and discover',
