@@ -2,8 +2,8 @@
 // The web settings pane (issue 12 item 2): one page, served by the daemon at
 // /ui/, talking only to the daemon's API by the cookie the one-time login
 // link set. Views by hash route: #/servers, #/new, #/servers/NAME (edit),
-// #/tools/NAME (a server's saved tools), #/sign-ins, #/sessions, #/sessions/ID, #/gateways. Without a live cookie
-// session the page says how to get one, and nothing else.
+// #/tools/NAME (a server's saved tools), #/sign-ins, #/sessions, #/sessions/ID, #/gateways, #/extensions.
+// Without a live cookie session the page says how to get one, and nothing else.
 
 import { logout, startSession, whenLoggedOut, api, problemOf } from './api.js';
 import { html, render, useEffect, useState } from './vendor.js';
@@ -13,9 +13,10 @@ import { SignInsView, useSignIns } from './sign-ins.js';
 import { SessionsView, SessionView } from './sessions.js';
 import { ToolsView } from './tools.js';
 import { GatewaysView } from './gateways.js';
+import { ExtensionsView } from './extensions.js';
 import { Alert, Busy } from './ui.js';
 
-/** @typedef {'servers' | 'new' | 'edit' | 'tools' | 'sign-ins' | 'sessions' | 'session' | 'gateways'} View */
+/** @typedef {'servers' | 'new' | 'edit' | 'tools' | 'sign-ins' | 'sessions' | 'session' | 'gateways' | 'extensions'} View */
 /** @typedef {{ view: View, arg: string | null }} Route */
 /** @typedef {{ text: string, tone: string, signIn?: string, view: Route['view'] }} Status */
 
@@ -35,6 +36,7 @@ export function routeOf(hash) {
   if (view === 'tools' && decoded(arg)) return { view: 'tools', arg: decoded(arg) };
   if (view === 'sign-ins') return { view: 'sign-ins', arg: null };
   if (view === 'gateways') return { view: 'gateways', arg: null };
+  if (view === 'extensions') return { view: 'extensions', arg: null };
   if (view === 'sessions') return decoded(arg) ? { view: 'session', arg: decoded(arg) } : { view: 'sessions', arg: null };
   return { view: 'servers', arg: null };
 }
@@ -54,6 +56,7 @@ const TABS = /** @type {const} */ ([
   ['sign-ins', '#/sign-ins', 'MCP sign-ins'],
   ['sessions', '#/sessions', 'Sessions'],
   ['gateways', '#/gateways', 'Gateways'],
+  ['extensions', '#/extensions', 'Extensions'],
 ]);
 
 /** @param {Route} route */
@@ -109,6 +112,7 @@ function Pane({ onLogout }) {
   } else if (route.view === 'tools' && route.arg) view = html`<${ToolsView} key=${route.arg} name=${route.arg} />`;
   else if (route.view === 'sign-ins') view = html`<${SignInsView} servers=${servers} signIns=${signIns} />`;
   else if (route.view === 'gateways') view = html`<${GatewaysView} say=${say} />`;
+  else if (route.view === 'extensions') view = html`<${ExtensionsView} say=${say} />`;
   else if (route.view === 'sessions') view = html`<${SessionsView} go=${go} say=${say} />`;
   else if (route.view === 'session' && route.arg) view = html`<${SessionView} key=${route.arg} id=${route.arg} go=${go} say=${say} />`;
   else

@@ -11,6 +11,8 @@ import { html, useEffect, useRef, useState } from './vendor.js';
 import { liveStateLabel } from '../shared/labels.js';
 import { Alert, Badge, Busy, Hidden, asText, useFocusOnShow } from './ui.js';
 import { Tool } from './tools.js';
+import { isAcp } from '../shared/acp.js';
+import { ACP_POLL_MS, AcpFacts, AcpMark, acpSessions, useAcpSession } from './acp.js';
 
 /** The provider profiles the daemon shapes tool schemas for (services/catalogue/schema/profiles.ts). */
 export const PROFILES = ['portable', 'anthropic', 'openai', 'openai-strict', 'gemini', 'bedrock'];
@@ -41,13 +43,22 @@ export function SessionsView({ go, say }) {
   const [profile, setProfile] = useState('portable');
   const [problem, setProblem] = useState(/** @type {{ code: string, message: string } | null} */ (null));
   const [opening, setOpening] = useState(false);
+  // The ACP sessions by id; null from a daemon without them (then nothing more is shown).
+  const [acp, setAcp] = useState(/** @type {Map<string, any> | null} */ (null));
   const load = () =>
-    api('GET', '/v1/sessions').then(
-      (r) => setSessions(r.body.sessions),
+    Promise.all([api('GET', '/v1/sessions'), acpSessions()]).then(
+      ([r, a]) => {
+        setSessions(r.body.sessions);
+        setAcp(a);
+        setProblem((p) => (p?.code === 'ALBEDO_UNREACHABLE' ? null : p));
+      },
       (err) => setProblem(problemOf(err)),
     );
   useEffect(() => {
     load();
+    // Adapters attach and let go, and sessions open and close elsewhere: read again while the view is open.
+    const t = setInterval(load, ACP_POLL_MS);
+    return () => clearInterval(t);
   }, []);
 
   /** @param {Event} e */
@@ -105,9 +116,11 @@ export function SessionsView({ go, say }) {
                   html`<li class="card" key=${s.id} data-session=${s.id}>
                     <h2 class="card-title">
                       <a href=${`#/sessions/${encodeURIComponent(s.id)}`}>Session ${s.id.slice(0, 8)}<${Hidden} text=${s.id.slice(8)} /></a>
+                      ${isAcp(s) ? html` <${AcpMark} />` : null}
                     </h2>
                     <p>Profile <code>${s.profile}</code>, generation ${s.generation}, ${s.tools === 1 ? '1 tool' : `${s.tools} tools`}</p>
                     <${LiveServers} servers=${s.servers} />
+                    ${acp?.get(s.id) ? html`<${AcpFacts} a=${acp.get(s.id)} />` : null}
                     <div class="actions">
                       <button type="button" onClick=${() => close(s.id)}>Close<${Hidden} text=${` session ${s.id.slice(0, 8)}`} /></button>
                     </div>
@@ -127,6 +140,7 @@ export function SessionView({ id, go, say }) {
   const [problem, setProblem] = useState(/** @type {{ code: string, message: string } | null} */ (null));
   const [events, setEvents] = useState(/** @type {Array<{ id: string, name: string, data: string }>} */ ([]));
   const [closed, setClosed] = useState(false);
+  const acp = useAcpSession(id, !closed && !!view && isAcp(view.session));
 
   const load = async () => {
     try {
@@ -167,7 +181,9 @@ export function SessionView({ id, go, say }) {
 
   const s = view?.session;
   return html`<section aria-labelledby="session-title">
-    <h1 id="session-title" ref=${heading} tabindex="-1">Session ${id.slice(0, 8)}<${Hidden} text=${id.slice(8)} /></h1>
+    <h1 id="session-title" ref=${heading} tabindex="-1">
+      Session ${id.slice(0, 8)}<${Hidden} text=${id.slice(8)} />${view && isAcp(view.session) ? html` <${AcpMark} />` : null}
+    </h1>
     <p><a href="#/sessions">All sessions</a></p>
     <${Alert} problem=${problem} />
     ${closed ? html`<p class="notice" role="status">This session was closed.</p>` : null}
@@ -178,6 +194,13 @@ export function SessionView({ id, go, say }) {
           : html`<${Busy} text="Loading…" />`
         : html` <p>Profile <code>${s.profile}</code>, generation ${s.generation}, ${s.tools === 1 ? '1 tool' : `${s.tools} tools`}.</p>
             ${closed ? null : html`<div class="actions"><button type="button" onClick=${close}>Close this session</button></div>`}
+            ${
+              acp.acp
+                ? html`<h2>ACP session</h2>
+                    <${AcpFacts} a=${acp.acp} />`
+                : null
+            }
+            <${Alert} problem=${acp.problem} />
             <h2>Servers</h2>
             <${LiveServers} servers=${s.servers} />
             ${
