@@ -117,7 +117,9 @@ async function newDaemon(home: string, old: string): Promise<DaemonInfo | null> 
  */
 async function nextDaemon(home: string, was: DaemonInfo, mayStart: boolean): Promise<DaemonInfo | 'same' | null> {
   const now = readInfo(home);
-  if (now && now.token === was.token && daemonAlive(home, now.pid)) return 'same';
+  // Alive and answering: it ended the connection itself. (A killed daemon closes its sockets a moment before /proc
+  // shows it dead: its answer, not its pid, says whether it is there.)
+  if (now && now.token === was.token && daemonAlive(home, now.pid) && (await prove(now)) === 'ours') return 'same';
   const stopped = !now;
   const until = Date.now() + (stopped || mayStart ? waitMs() : Math.max(waitMs(), KILLED_WAIT_MAX_MS));
   while (Date.now() < until) {
