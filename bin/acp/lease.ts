@@ -6,7 +6,10 @@
  * answered by publishing them again. A token the daemon no longer knows
  * (ALBEDO_ATTACHMENT_LOST: the daemon restarted, or another adapter took the
  * expired lease) earns one re-attachment; if that fails too the session is
- * lost and its prompts are refused.
+ * lost and its prompts are refused. So is a session that is gone (closed by
+ * another client: ALBEDO_NOT_FOUND): the agent's gateway names it, so a new
+ * session in its place would serve nobody; the editor's load or resume makes
+ * one and gives the agent its gateway.
  */
 import { CliError } from '../client/errors.ts';
 import type { AttachBody, Attachment, DaemonLink } from './daemon-link.ts';
@@ -50,22 +53,33 @@ export class LeaseKeeper {
       if (r.state === 'reattach_required') await this.#link.republish(this, this.#body.cwd, this.#body.mcpServers);
     } catch (err) {
       if (this.#stopped) return;
-      if (err instanceof CliError && (err.code === 'ALBEDO_ATTACHMENT_LOST' || err.code === 'ALBEDO_NOT_FOUND')) await this.#reattach();
+      if (err instanceof CliError && err.code === 'ALBEDO_ATTACHMENT_LOST') await this.#reattach();
+      else if (err instanceof CliError && err.code === 'ALBEDO_NOT_FOUND') this.#lose(err.code);
       else this.#say(`albedo: acp: renewing the lease of session ${this.id} failed (${codeOf(err)}); trying again`);
     }
     this.#schedule();
   }
 
   async #reattach(): Promise<void> {
+    let a: Attachment;
     try {
-      const a = await this.#link.attach(this.acpSessionId, this.#body);
-      this.id = a.id;
-      this.token = a.token;
-      this.#renewMs = a.renewMs;
+      a = await this.#link.attach(this.acpSessionId, this.#body);
     } catch (err) {
-      this.lost = true;
-      this.#say(`albedo: acp: session ${this.acpSessionId} lost its attachment and could not re-attach (${codeOf(err)})`);
+      return this.#lose(codeOf(err));
     }
+    if (a.created) {
+      // None was bound any more (closed meanwhile): the one just made is not the agent's gateway's.
+      await this.#link.close(a.id).catch(() => {});
+      return this.#lose('ALBEDO_NOT_FOUND');
+    }
+    this.id = a.id;
+    this.token = a.token;
+    this.#renewMs = a.renewMs;
+  }
+
+  #lose(code: string): void {
+    this.lost = true;
+    this.#say(`albedo: acp: session ${this.acpSessionId} lost its attachment and could not re-attach (${code})`);
   }
 
   /** Stops renewing; `release` also gives the attachment back (best effort: the lease expires anyway). */

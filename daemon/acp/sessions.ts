@@ -317,6 +317,8 @@ export class AcpSessions {
           this.attachments.free(r.id, token);
           throw overlayError(err, servers, ['body', 'mcpServers']);
         }
+        // The lease runs from when the token is handed out, not from before a publication that may outlast it.
+        this.attachments.renew(r.id, token);
         r.cwd = b.cwd;
         r.agent = { command: b.agent.command, args: b.agent.args };
         this.#save();
