@@ -135,7 +135,8 @@ export function createApp(o: AppOptions): OpenAPIHono {
 
   settingsRoutes(app, { reader: o.reader, writes: o.writes });
   catalogueRoutes(app, o.reader.kernel);
-  sessionsRoutes(app, o.registry);
+  const acp = o.acp;
+  sessionsRoutes(app, o.registry, acp ? (id) => acp.gate(id) : undefined);
   authRoutes(app, o.logins);
   if (o.acp) acpRoutes(app, o.acp);
   if (o.gatewayTokens) gatewayRoutes(app, { kernel: o.reader.kernel, tokens: o.gatewayTokens, clients: o.gatewayClients });

@@ -147,7 +147,10 @@ const callRoute = createRoute({
       "invalid input (ALBEDO_INVALID_ARGUMENT, not run): arguments that do not match the tool's input schema are " +
         'refused before the call is sent, `path` and `data` naming the argument',
     ),
-    409: err('the server needs the user to sign in (ALBEDO_NEEDS_SIGN_IN, not run)'),
+    409: err(
+      'the server needs the user to sign in (ALBEDO_NEEDS_SIGN_IN, not run); an ACP session whose editor servers are not ' +
+        'in force (ALBEDO_OVERLAY_RELOAD_PENDING, ALBEDO_OVERLAY_REATTACH_REQUIRED, not run)',
+    ),
     502: err('the server failed the request or cannot be reached: the code says how, `outcome` whether it may have run'),
     504: err('the request timed out (ALBEDO_TIMEOUT: not_run while waiting for the server to start, unknown at the server)'),
     ...COMMON,
@@ -237,6 +240,8 @@ function callError(e: unknown): ApiError {
     ALBEDO_INVALID_ARGUMENT: 400,
     ALBEDO_NOT_FOUND: 404,
     ALBEDO_NEEDS_SIGN_IN: 409,
+    ALBEDO_OVERLAY_RELOAD_PENDING: 409,
+    ALBEDO_OVERLAY_REATTACH_REQUIRED: 409,
     ALBEDO_TIMEOUT: 504,
     ALBEDO_DEADLINE: 504,
     ALBEDO_SERVICE_LOST: 503,
@@ -258,7 +263,11 @@ function callError(e: unknown): ApiError {
   return new ApiError(status, e.code, e.message, { outcome: e.outcome });
 }
 
-export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): void {
+/**
+ * `gate`: run before a session's call (an ACP session's: refused while its overlay is not in force, as through its
+ * gateway; every other session passes).
+ */
+export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry, gate?: (id: string) => void): void {
   const route = <R extends RouteConfig>(r: R, handler: (c: Context) => Promise<Response> | Response): void => {
     app.openapi(r, handler as never);
   };
@@ -329,6 +338,7 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry): voi
     // A client that goes away cancels the call (its outcome is then unknown to nobody).
     const opts = b.timeoutMs === undefined ? { signal: c.req.raw.signal } : { timeoutMs: b.timeoutMs, signal: c.req.raw.signal };
     try {
+      gate?.(s.id);
       return c.json({ result: await s.call(b.name, b.arguments, opts) }, 200);
     } catch (e) {
       throw callError(e);

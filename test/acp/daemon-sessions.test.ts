@@ -283,6 +283,8 @@ t.test('a restarted daemon: the session detached, its calls refused until an att
   const refused = (await c.callTool({ name: confAdd, arguments: { a: 1, b: 1 } })) as any;
   t.equal(refused.isError, true, 'refused');
   t.equal(refused._meta?.['albedo/error']?.code, 'ALBEDO_OVERLAY_REATTACH_REQUIRED', 'not run: the overlay must come back first');
+  const viaApi = await d2.call('POST', `/v1/sessions/${a.id}/calls`, { body: { name: confAdd, arguments: { a: 1, b: 1 } } });
+  t.match(viaApi, { status: 409, body: { error: { code: 'ALBEDO_OVERLAY_REATTACH_REQUIRED' } } }, 'through the API as well');
 
   const again = await d2.call('POST', '/v1/acp/attach', {
     body: { acpSessionId: 'agent-9', cwd, mcpServers: [editorServer(tag)], agent: AGENT },
