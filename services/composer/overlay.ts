@@ -167,6 +167,29 @@ export function validate(cwd: unknown, servers: unknown): { cwd: string; servers
   return p;
 }
 
+/** At most this many editor servers start at once: each is a process, a launcher and a share of a transport worker. */
+const DIAL_AT_ONCE = 8;
+
+/** Every entry dialled, DIAL_AT_ONCE at a time; after a failure no more are started (they are left without outcome). */
+async function dialAll(ctx: OverlayContext, entries: ComposerServer[]): Promise<Array<{ slot?: ServerSlot; err?: AlbedoError }>> {
+  const out: Array<{ slot?: ServerSlot; err?: AlbedoError }> = entries.map(() => ({}));
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (next < entries.length && !failed) {
+      const i = next++;
+      try {
+        out[i] = { slot: await dial(ctx, entries[i]!) };
+      } catch (err) {
+        failed = true;
+        out[i] = { err: err as AlbedoError };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(DIAL_AT_ONCE, entries.length) }, worker));
+  return out;
+}
+
 /** What a publication needs from its session (which runs it in its queue, between reloads). */
 export interface OverlayContext {
   active: Composition;
@@ -262,14 +285,7 @@ export async function publish(ov: Overlay, ctx: OverlayContext, cwdIn: unknown, 
   const env = ctx.daemonEnv ?? process.env;
   const entries = servers.map((s) => ov.entryOf(cwd, s, env));
   const fresh = entries.filter((e) => !running(ov, ctx, e));
-  const outcomes = await Promise.all(
-    fresh.map((e) =>
-      dial(ctx, e).then(
-        (slot) => ({ slot, err: undefined }),
-        (err: unknown) => ({ slot: undefined, err: err as AlbedoError }),
-      ),
-    ),
-  );
+  const outcomes = await dialAll(ctx, fresh);
   const bad = outcomes.findIndex((o) => o.err);
   if (bad >= 0) {
     await Promise.all(outcomes.map((o) => (o.slot ? drop(ctx, o.slot) : undefined)));
