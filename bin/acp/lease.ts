@@ -25,6 +25,8 @@ export class LeaseKeeper {
   #say: (line: string) => void;
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** The renewal under way (a re-attachment may be in it): a stop waits for it, then gives back what it holds. */
+  #running: Promise<void> | null = null;
   /** The attachment could not be re-established: prompts are refused with ALBEDO_ATTACHMENT_LOST. */
   lost = false;
 
@@ -46,7 +48,15 @@ export class LeaseKeeper {
   }
 
   /** One renewal (and what its answer asks for); the next is scheduled after it. Exposed for tests. */
-  async renew(): Promise<void> {
+  renew(): Promise<void> {
+    const run = this.#renew().finally(() => {
+      if (this.#running === run) this.#running = null;
+    });
+    this.#running = run;
+    return run;
+  }
+
+  async #renew(): Promise<void> {
     try {
       const r = await this.#link.renew(this);
       if (r.renewMs > 0) this.#renewMs = r.renewMs;
@@ -86,6 +96,9 @@ export class LeaseKeeper {
   async stop(release: boolean): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    // A re-attachment in flight would otherwise hold the session after this stop (an editor's load right after a
+    // daemon restart was refused ALBEDO_ATTACHMENT_HELD by this adapter's own renewal).
+    await this.#running?.catch(() => {});
     if (release && !this.lost) await this.#link.release(this).catch(() => {});
   }
 }

@@ -13,7 +13,7 @@ import { codeOf, daemonFor, editorOn, editorServer, info, works } from './adapte
 t.setTimeout(240_000);
 
 t.test('the adapter SIGKILLed: its lease runs out, a second editor’s adapter loads the session and its calls work', async (t) => {
-  const { d, tag, home } = await daemonFor(t, 1000);
+  const { d, tag, home } = await daemonFor(t, 4000);
   const pidfile = path.join(home, 'agent.pids');
   const { e, sessionId } = await editorOn(t, home, tag, undefined, { ACP_AGENT_PIDFILE: pidfile });
   await works(t, e, sessionId, 'first adapter');
@@ -42,12 +42,14 @@ t.test('two adapters racing for one session: exactly one holds it, the other is 
   for (const x of [b, c]) t.teardown(() => void x.child.kill('SIGKILL'));
   await Promise.all([initialize(b), initialize(c)]);
   const load = (x: Editor) =>
-    codeOf(x.agent.request(acp.methods.agent.session.load, { sessionId, cwd: home, mcpServers: [editorServer(tag)] }));
+    codeOf(x.agent.request(acp.methods.agent.session.load, { sessionId, cwd: path.dirname(home), mcpServers: [editorServer(tag)] }));
   const codes = await Promise.all([load(b), load(c)]);
   t.same([...codes].sort(), ['ALBEDO_ATTACHMENT_HELD', null], 'one attached, one refused');
   const [winner, loser] = codes[0] === null ? [b, c] : [c, b];
   await works(t, winner, sessionId, 'the holder');
-  const resume = codeOf(loser.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: home, mcpServers: [editorServer(tag)] }));
+  const resume = codeOf(
+    loser.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: path.dirname(home), mcpServers: [editorServer(tag)] }),
+  );
   t.equal(await resume, 'ALBEDO_ATTACHMENT_HELD', 'refused again while the holder lives (resume too)');
 
   winner.child.stdin!.end();
@@ -67,7 +69,9 @@ t.test('lease renewal: an adapter idle for four lease periods still holds its se
   const other = startEditor(home);
   t.teardown(() => void other.child.kill('SIGKILL'));
   await initialize(other);
-  const code = await codeOf(other.agent.request(acp.methods.agent.session.load, { sessionId, cwd: home, mcpServers: [editorServer(tag)] }));
+  const code = await codeOf(
+    other.agent.request(acp.methods.agent.session.load, { sessionId, cwd: path.dirname(home), mcpServers: [editorServer(tag)] }),
+  );
   t.equal(code, 'ALBEDO_ATTACHMENT_HELD', 'another adapter is refused: the lease is live');
   await works(t, e, sessionId, 'the idle adapter');
 });
@@ -90,7 +94,7 @@ t.test('the session closed by another client: the adapter does not bring it back
   );
   t.same((await d.call('GET', '/v1/acp/sessions')).body.sessions, [], 'no ACP session made again behind the editor’s back');
   t.equal(code, 'ALBEDO_ATTACHMENT_LOST', 'prompts refused: the editor must load the session again');
-  await e.agent.request(acp.methods.agent.session.load, { sessionId, cwd: home, mcpServers: [editorServer(tag)] });
+  await e.agent.request(acp.methods.agent.session.load, { sessionId, cwd: path.dirname(home), mcpServers: [editorServer(tag)] });
   const [again] = (await d.call('GET', '/v1/acp/sessions')).body.sessions;
   t.match(again, { acpSessionId: sessionId, attached: true, state: 'ready' }, 'loaded: a new Albedo session for it');
   t.not(again.id, id);
@@ -111,9 +115,9 @@ t.test('an attach whose servers are slow to start: its lease runs from when it i
   for (const x of [b, c]) t.teardown(() => void x.child.kill('SIGKILL'));
   await Promise.all([initialize(b), initialize(c)]);
   const mcpServers = [editorServer(tag), slow];
-  const loadB = codeOf(b.agent.request(acp.methods.agent.session.load, { sessionId, cwd: home, mcpServers }));
+  const loadB = codeOf(b.agent.request(acp.methods.agent.session.load, { sessionId, cwd: path.dirname(home), mcpServers }));
   await until(() => existsSync(path.join(gate, 'started')), 30_000, 'the slow server to start');
-  const loadC = codeOf(c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: home, mcpServers }));
+  const loadC = codeOf(c.agent.request(acp.methods.agent.session.load, { sessionId, cwd: path.dirname(home), mcpServers }));
   await new Promise((r) => setTimeout(r, 3 * leaseMs));
   writeFileSync(path.join(gate, 'open'), '');
   t.equal(await loadB, null, 'the first attach, published once its servers answered');
