@@ -131,14 +131,14 @@ export async function acpRows(ctx: AcpBenchContext): Promise<void> {
     for (let r = 0; r < ctx.rounds; r++) {
       const a = editor(adapter, env);
       try {
-        const s = await start(a, [echoServer(ctx, 'ed')], home);
+        const s = await start(a, [echoServer(ctx, 'ed')], ctx.home);
         via.push(await callP50(a, s.sessionId, /^mcp_ed_echo/, warm, calls));
       } finally {
         await a.close();
       }
       const b = editor([AGENT], {});
       try {
-        const s = await start(b, [echoServer(ctx, 'ed')], home);
+        const s = await start(b, [echoServer(ctx, 'ed')], ctx.home);
         direct.push(await callP50(b, s.sessionId, /^echo$/, warm, calls));
       } finally {
         await b.close();
@@ -180,7 +180,7 @@ export async function acpRows(ctx: AcpBenchContext): Promise<void> {
         try {
           await e.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
           const t0 = performance.timeOrigin + performance.now();
-          const res = await e.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [...servers] });
+          const res = await e.agent.request(acp.methods.agent.session.new, { cwd: ctx.home, mcpServers: [...servers] });
           const meta = res._meta as { tools: number; listedAt: number };
           if (meta.tools < n) throw new Error(`the agent listed ${meta.tools} tools, expected at least ${n}`);
           // The first round of each warms the daemon's catalogues and the disk cache; it is not counted.

@@ -4,13 +4,16 @@
  * resume), bind the agent's session id, renew its lease, republish the
  * editor's servers, and let go. The calls that act for the attachment carry
  * its token in `Albedo-Attachment-Token`; reads (and closing the session,
- * `DELETE /v1/sessions/{id}`) are anyone's with the daemon's token.
+ * `DELETE /v1/sessions/{id}`) are anyone's with the daemon's token. A
+ * workspace (`cwd`) at or inside the daemon's home is refused (400 at
+ * body.cwd) before anything is made or changed.
  */
 import { createRoute, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { AcpRefusal, type AcpSessions } from './acp/sessions.ts';
 import { ApiError, statusOf } from './errors.ts';
 import { errorSchema } from './schemas.ts';
+import { insideHome } from './acp/workspace.ts';
 import {
   attachBodySchema,
   attachmentSchema,
@@ -24,15 +27,20 @@ import {
   overlayResultSchema,
   tokenHeader,
   type AttachBody,
+  type AcpMcpServer,
   type CreateBody,
 } from './acp/schemas.ts';
+
+type OverlayBody = { cwd?: string; mcpServers: AcpMcpServer[] };
 
 const json = <S>(schema: S, description: string) => ({ description, content: { 'application/json': { schema } } });
 const err = (description: string) => json(errorSchema, description);
 const body = <S>(schema: S) => ({ required: true, content: { 'application/json': { schema } } });
 
 const COMMON = {
-  400: err('invalid input: `path` names the field (ALBEDO_INVALID_ARGUMENT)'),
+  400: err(
+    "invalid input: `path` names the field, ['body','cwd'] for a workspace at or inside the daemon's home (ALBEDO_INVALID_ARGUMENT)",
+  ),
   401: err("no bearer token, or not this daemon's (ALBEDO_UNAUTHORIZED)"),
   404: err('no ACP session has this id (ALBEDO_NOT_FOUND)'),
   500: err('a defect in the daemon (ALBEDO_INTERNAL)'),
@@ -124,7 +132,8 @@ class AcpApiError extends ApiError {
   }
 }
 
-export function acpRoutes(app: OpenAPIHono, acp: AcpSessions): void {
+/** `home`: the daemon's $ALBEDO_HOME, where no editor's workspace may be. */
+export function acpRoutes(app: OpenAPIHono, acp: AcpSessions, home: string): void {
   const route = <R extends RouteConfig>(r: R, handler: (c: Context) => Promise<Response> | Response): void => {
     const answer = async (c: Context): Promise<Response> => {
       try {
@@ -137,10 +146,21 @@ export function acpRoutes(app: OpenAPIHono, acp: AcpSessions): void {
   };
   const id = (c: Context): string => c.req.param('id') ?? '';
   const token = (c: Context): string | undefined => c.req.header('albedo-attachment-token');
+  /** The body, its workspace checked first (for an overlay without one, the session's). */
+  const checked = async <B extends { cwd?: string }>(c: Context, sessionCwd?: string): Promise<B> => {
+    const b = (await c.req.json()) as B;
+    const cwd = b.cwd ?? sessionCwd;
+    if (cwd && insideHome(cwd, home)) {
+      throw new ApiError(400, 'ALBEDO_INVALID_ARGUMENT', "cwd: the workspace may not be the daemon's home or inside it", {
+        path: ['body', 'cwd'],
+      });
+    }
+    return b;
+  };
 
-  route(createRoute_, async (c) => c.json(await acp.create((await c.req.json()) as CreateBody), 201));
+  route(createRoute_, async (c) => c.json(await acp.create(await checked<CreateBody>(c)), 201));
   route(attachRoute, async (c) => {
-    const r = await acp.attach((await c.req.json()) as AttachBody);
+    const r = await acp.attach(await checked<AttachBody>(c));
     return c.json(r.body, r.created ? 201 : 200);
   });
   route(bindRoute, async (c) => {
@@ -148,7 +168,10 @@ export function acpRoutes(app: OpenAPIHono, acp: AcpSessions): void {
     return c.body(null, 204);
   });
   route(leaseRoute, (c) => c.json(acp.lease(id(c), token(c)), 200));
-  route(overlayRoute, async (c) => c.json(await acp.overlay(id(c), token(c), await c.req.json()), 200));
+  route(overlayRoute, async (c) => {
+    const b = await checked<OverlayBody>(c, acp.find(id(c))?.cwd);
+    return c.json(await acp.overlay(id(c), token(c), b), 200);
+  });
   route(releaseRoute, (c) => {
     acp.release(id(c), token(c));
     return c.body(null, 204);

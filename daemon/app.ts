@@ -138,7 +138,7 @@ export function createApp(o: AppOptions): OpenAPIHono {
   const acp = o.acp;
   sessionsRoutes(app, o.registry, acp ? (id) => acp.gate(id) : undefined);
   authRoutes(app, o.logins);
-  if (o.acp) acpRoutes(app, o.acp);
+  if (o.acp) acpRoutes(app, o.acp, o.status.home);
   if (o.gatewayTokens) gatewayRoutes(app, { kernel: o.reader.kernel, tokens: o.gatewayTokens, clients: o.gatewayClients });
   uiRoutes(app, o.ui ?? new UiAuth({ port: o.status.port }));
   statusRoutes(app, {

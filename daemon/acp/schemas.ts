@@ -4,22 +4,24 @@
  * McpServer: a stdio entry without `type`, an `http` or `sse` one with it);
  * the stdio entries become the session's overlay (routes.ts), the others are
  * refused there with ALBEDO_OVERLAY_FAILED rather than here, so the editor
- * hears which entry and why.
+ * hears which entry and why. An entry (and an env or header pair) holds the
+ * keys ACP v1 gives it and `_meta`, nothing else: an unknown key is refused
+ * at its path (400), as unknown top-level fields are.
  */
 import { z } from '@hono/zod-openapi';
 
 const meta = z.record(z.string(), z.unknown()).nullish();
-const pair = z.object({ name: z.string().max(4_096), value: z.string().max(65_536), _meta: meta });
+const pair = z.strictObject({ name: z.string().max(4_096), value: z.string().max(65_536), _meta: meta });
 
 /** ACP v1's stdio McpServer (`args` / `env` null read as empty, as the schema says). */
-const stdioServer = z.object({
+const stdioServer = z.strictObject({
   name: z.string().max(200),
   command: z.string().max(4_096),
   args: z.array(z.string().max(65_536)).max(1_000).nullish(),
   env: z.array(pair).max(1_000).nullish(),
   _meta: meta,
 });
-const remoteServer = z.object({
+const remoteServer = z.strictObject({
   type: z.enum(['http', 'sse']),
   name: z.string().max(200),
   url: z.string().max(8_192),

@@ -17,7 +17,7 @@ async function started(t: Tap, home: string) {
   const e = startEditor(home, { ACP_AGENT_PIDFILE: pidfile });
   t.teardown(() => void e.child.kill('SIGKILL'));
   await initialize(e);
-  const { sessionId } = await e.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [] });
+  const { sessionId } = await e.agent.request(acp.methods.agent.session.new, { cwd: path.dirname(home), mcpServers: [] });
   const pids = readFileSync(pidfile, 'utf8').split(' ').map(Number);
   t.ok(pids.every(alive), 'the agent and its grandchild run');
   return { e, sessionId, pids };

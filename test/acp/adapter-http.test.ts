@@ -36,7 +36,7 @@ t.test('an agent with mcpCapabilities.http: an HTTP gateway with a token of the 
   t.teardown(() => void e.child.kill('SIGKILL'));
   const init = await initialize(e);
   t.same(init.agentCapabilities?.mcpCapabilities, { http: false, sse: false }, 'the editor is still offered stdio servers only');
-  const newSession = () => e.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [editorServer(tag)] });
+  const newSession = () => e.agent.request(acp.methods.agent.session.new, { cwd: path.dirname(home), mcpServers: [editorServer(tag)] });
   const { sessionId } = await newSession();
   const { sessionId: otherSessionId } = await newSession();
   t.not(sessionId, otherSessionId);
@@ -87,7 +87,7 @@ t.test('an HTTP agent after a daemon restart: its old token opens nothing; the e
     e.child.kill('SIGKILL');
   });
   await initialize(e);
-  const { sessionId } = await e.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [editorServer(tag)] });
+  const { sessionId } = await e.agent.request(acp.methods.agent.session.new, { cwd: path.dirname(home), mcpServers: [editorServer(tag)] });
   await works(t, e, sessionId, 'before');
   const [{ id }] = (await first.call('GET', '/v1/acp/sessions')).body.sessions;
   const gateways = () =>
@@ -106,7 +106,7 @@ t.test('an HTTP agent after a daemon restart: its old token opens nothing; the e
   e.child.kill('SIGCONT');
   await until(async () => ((x) => x.attached && x.state === 'ready')(await info(d, id)), 60_000, 'the adapter to re-attach');
 
-  await e.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: home, mcpServers: [editorServer(tag)] });
+  await e.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: path.dirname(home), mcpServers: [editorServer(tag)] });
   const now = gateways().at(-1);
   t.match(now, { type: 'http', url: `http://127.0.0.1:${d.info.port}/mcp/sessions/${id}` }, 'the new daemon’s URL, the same session');
   t.not(now.headers[0].value, `Bearer ${oldToken}`, 'a new token');

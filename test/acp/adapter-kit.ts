@@ -3,6 +3,7 @@
 // and the ACP error codes the editor gets.
 import type { Test } from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import * as acp from '@agentclientprotocol/sdk';
 import { NODE, fixture, newTag, tempHome } from '../helpers.ts';
 import { sdkServer, srv, startDaemon, type Daemon } from '../daemon/harness.ts';
@@ -45,10 +46,10 @@ export async function editorOn(t: Tap, home: string, tag: string, sessionId?: st
   t.teardown(() => void e.child.kill('SIGKILL'));
   await initialize(e);
   if (sessionId === undefined) {
-    const r = await e.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [editorServer(tag)] });
+    const r = await e.agent.request(acp.methods.agent.session.new, { cwd: path.dirname(home), mcpServers: [editorServer(tag)] });
     return { e, sessionId: r.sessionId };
   }
-  await e.agent.request(acp.methods.agent.session.load, { sessionId, cwd: home, mcpServers: [editorServer(tag)] });
+  await e.agent.request(acp.methods.agent.session.load, { sessionId, cwd: path.dirname(home), mcpServers: [editorServer(tag)] });
   return { e, sessionId };
 }
 

@@ -32,7 +32,7 @@ t.test('daemon SIGKILLed twice under a running adapter: reattach_required, then 
     e.child.kill('SIGKILL');
   });
   await initialize(e);
-  const { sessionId } = await e.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [editorServer(tag)] });
+  const { sessionId } = await e.agent.request(acp.methods.agent.session.new, { cwd: path.dirname(home), mcpServers: [editorServer(tag)] });
   const first = await run(e, sessionId, 'list');
   const want = first.tools.filter((n) => /^mcp_(sdk|ed)_echo_/.test(n)).sort();
   t.equal(want.length, 2, 'an echo of the configured server and of the editor’s');

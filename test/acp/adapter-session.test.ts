@@ -42,7 +42,7 @@ t.test('new session: the agent gets one gateway with the configured and the edit
   const d = await startDaemon(t, home, { tag });
   t.equal((await d.call('PUT', srv('sdk'), { body: sdkServer() })).status, 201, 'a configured server');
   const log = path.join(home, 'agent.log');
-  const cwd = home;
+  const cwd = path.dirname(home);
 
   const e = startEditor(home, { ACP_AGENT_LOG: log });
   t.teardown(() => void e.child.kill('SIGKILL'));

@@ -19,7 +19,7 @@ t.test('an editor that stops reading is cut off past 4 MiB; the turn completes; 
   const e = startEditor(home, { ACP_AGENT_PIDFILE: pidfile });
   t.teardown(() => void e.child.kill('SIGKILL'));
   await initialize(e);
-  const { sessionId } = await e.agent.request(acp.methods.agent.session.new, { cwd: home, mcpServers: [] });
+  const { sessionId } = await e.agent.request(acp.methods.agent.session.new, { cwd: path.dirname(home), mcpServers: [] });
   const [info] = (await d.call('GET', '/v1/acp/sessions')).body.sessions;
   t.equal(info.attached, true);
 
