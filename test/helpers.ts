@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { readdirSync, readFileSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -170,4 +170,15 @@ export async function httpFixture(t: Tap, tag: string, script: string, args: str
     }));
   t.teardown(stop);
   return { url, log, lines, stop };
+}
+
+/** Every file under `dir` whose bytes hold `needle` (a secret that must be in none of them). */
+export function filesHolding(dir: string, needle: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...filesHolding(p, needle));
+    else if (e.isFile() && statSync(p).size < 512 * 1024 * 1024 && readFileSync(p).includes(needle)) out.push(p);
+  }
+  return out;
 }

@@ -9,7 +9,10 @@
  * is memory only: a daemon restart forgets every attachment.
  *
  * The session gateway's tokens (`/mcp/sessions/{id}` for an agent that speaks
- * MCP over HTTP) are kept the same way, per session, until it closes.
+ * MCP over HTTP) are kept the same way, each with the attachment it was handed
+ * out with: they hold across that attachment's renewals and go with it — when
+ * it is released or freed, when another attach replaces it (a takeover), when
+ * the session closes. A former agent's token, in its logs say, opens nothing.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AlbedoError } from '../../protocol/errors.ts';
@@ -50,6 +53,8 @@ const lost = (): AlbedoError =>
 interface Held {
   digest: Buffer;
   expires: number;
+  /** The session gateway's tokens handed out with this attachment (digests). */
+  gateway: Buffer[];
 }
 
 export class Attachments {
@@ -57,7 +62,6 @@ export class Attachments {
   readonly renewMs: number;
   #now: () => number;
   #held = new Map<string, Held>();
-  #gateway = new Map<string, Buffer[]>();
 
   constructor(o: { leaseMs: number; renewMs: number; now?: () => number }) {
     this.leaseMs = o.leaseMs;
@@ -71,7 +75,10 @@ export class Attachments {
     return !!h && h.expires > this.#now();
   }
 
-  /** Takes session `id` for a new attachment: its token. ALBEDO_ATTACHMENT_HELD while another's lease is live. */
+  /**
+   * Takes session `id` for a new attachment: its token. ALBEDO_ATTACHMENT_HELD while another's lease is live. An expired
+   * attachment it replaces goes, with its gateway tokens.
+   */
   attach(id: string): string {
     if (this.attached(id)) {
       throw new AlbedoError('ALBEDO_ATTACHMENT_HELD', 'another adapter is attached to this session (its lease is live)', {
@@ -79,7 +86,7 @@ export class Attachments {
       });
     }
     const token = newAttachmentToken();
-    this.#held.set(id, { digest: digest(token), expires: this.#now() + this.leaseMs });
+    this.#held.set(id, { digest: digest(token), expires: this.#now() + this.leaseMs, gateway: [] });
     return token;
   }
 
@@ -95,32 +102,32 @@ export class Attachments {
     this.#held.get(id)!.expires = this.#now() + this.leaseMs;
   }
 
-  /** Releases the attachment `token` holds (the session stays, detached). */
+  /** Releases the attachment `token` holds, its gateway tokens with it (the session stays, detached). */
   release(id: string, token: string | undefined): void {
     this.check(id, token);
     this.#held.delete(id);
   }
 
-  /** Releases whatever holds session `id` (an attach whose publication failed). */
+  /** Releases the attachment `token` holds, if it still holds session `id` (an attach whose publication failed). */
   free(id: string, token: string): void {
     const h = this.#held.get(id);
     if (h && digestMatches(token, h.digest)) this.#held.delete(id);
   }
 
-  /** A new gateway token for session `id` (each attach's agent gets its own; all stay valid until the session closes). */
-  gatewayToken(id: string): string {
-    const token = newGatewayToken();
-    const list = this.#gateway.get(id) ?? [];
-    list.push(digest(token));
-    // A bound on what a long-lived session keeps: the oldest agents' tokens go first.
+  /** A new gateway token for session `id`, valid while the attachment `token` holds it (each agent gets its own). */
+  gatewayToken(id: string, token: string): string {
+    this.check(id, token);
+    const list = this.#held.get(id)!.gateway;
+    const gw = newGatewayToken();
+    list.push(digest(gw));
+    // A bound on what a long-held attachment keeps: the oldest agents' tokens go first.
     if (list.length > 32) list.shift();
-    this.#gateway.set(id, list);
-    return token;
+    return gw;
   }
 
-  /** Whether `token` is one of session `id`'s gateway tokens. */
+  /** Whether `token` is one of the gateway tokens of session `id`'s current attachment. */
   gatewayMatches(id: string, token: string): boolean {
-    const list = this.#gateway.get(id);
+    const list = this.#held.get(id)?.gateway;
     if (!list) return false;
     let ok = false;
     for (const d of list) ok = digestMatches(token, d) || ok;
@@ -130,6 +137,5 @@ export class Attachments {
   /** Session `id` closed: its attachment and gateway tokens with it. */
   drop(id: string): void {
     this.#held.delete(id);
-    this.#gateway.delete(id);
   }
 }

@@ -9,17 +9,23 @@
  * the agent's session id, the workspace and the agent's command — is kept in
  * `acp-sessions.json` in the home (no env value, no token: those are memory
  * only, and so is the overlay, which the restarted daemon's composer reports
- * `lost` until an attach publishes it again).
+ * `lost` until an attach publishes it again). The agent's arguments are kept and
+ * shown masked (protocol/redact-argv.ts): an `--api-key=…` never reaches the
+ * file or an answer. A file that does not read as such a record is said in the
+ * log and moved aside (`acp-sessions.json.corrupt-<time>`, 0600) before it is
+ * written again; the sessions it held come back unbound, their workspace unknown.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AlbedoSession } from '../../api/sessions.ts';
 import { writeFileAtomic } from '../../platform/atomic-file.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
+import { maskArgv } from '../../protocol/redact-argv.ts';
 import type { SessionOptions } from '../../protocol/composer.ts';
 import { Attachments } from './attachments.ts';
+import { parseSaved, shadowedOf, type Saved } from './records.ts';
 import type { AcpMcpServer, AcpState, AttachBody, CreateBody } from './schemas.ts';
 
 export const ACP_LABEL = 'acp:';
@@ -55,6 +61,9 @@ export interface AcpRegistry {
   open(options: SessionOptions): Promise<{ session: AlbedoSession }>;
   list(): Array<{ session: AlbedoSession }>;
 }
+
+/** The agent as it is recorded and shown: its arguments masked. */
+const agentOf = (a: { command: string; args: string[] }): AcpRecord['agent'] => ({ command: a.command, args: maskArgv(a.args) });
 
 export interface AcpRecord {
   id: string;
@@ -119,6 +128,8 @@ export class AcpSessions {
   #port: () => number;
   #log: (line: string) => void;
   #records = new Map<string, AcpRecord>();
+  /** Set when a corrupt file could not be moved aside: it is then left as it is, never overwritten. */
+  #keepFile = false;
   #locks = new Map<string, Promise<unknown>>();
 
   constructor(o: {
@@ -139,29 +150,48 @@ export class AcpSessions {
 
   /** Takes in the ACP sessions a previous daemon left (restored by the registry): detached, their overlay lost. */
   restore(): number {
-    let saved: Record<string, Omit<AcpRecord, 'id' | 'session'>> = {};
-    try {
-      const doc = JSON.parse(readFileSync(this.#file, 'utf8')) as { sessions?: unknown };
-      if (doc.sessions && typeof doc.sessions === 'object') saved = doc.sessions as typeof saved;
-    } catch {
-      // None kept (or unreadable): restored sessions are then found by nobody's agent session id.
-    }
+    const saved = this.#read();
     let n = 0;
     for (const { session } of this.#registry.list()) {
       if (!session.label?.startsWith(ACP_LABEL)) continue;
       const s = Object.hasOwn(saved, session.id) ? saved[session.id]! : undefined;
-      const agent = s?.agent && typeof s.agent.command === 'string' && Array.isArray(s.agent.args) ? s.agent : { command: '', args: [] };
+      // Unknown (not in the file, or the file was set aside): unbound, no workspace; it can be looked at and closed.
       this.#add({
         id: session.id,
         session,
-        cwd: typeof s?.cwd === 'string' ? s.cwd : '',
-        agent,
-        ...(typeof s?.acpSessionId === 'string' ? { acpSessionId: s.acpSessionId } : {}),
+        cwd: s?.cwd ?? '',
+        agent: s ? agentOf(s.agent) : { command: '', args: [] },
+        ...(s?.acpSessionId === undefined ? {} : { acpSessionId: s.acpSessionId }),
       });
       n++;
     }
     this.#save();
     return n;
+  }
+
+  /** The records the file holds: none when there is none; a file that is not such a record is logged and moved aside. */
+  #read(): Record<string, Saved> {
+    let why: string;
+    try {
+      const saved = parseSaved(readFileSync(this.#file, 'utf8'));
+      if (saved) return saved;
+      why = 'does not parse as the ACP sessions record';
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return {};
+      why = `cannot be read (${code ?? 'error'})`;
+    }
+    const aside = `${this.#file}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    try {
+      renameSync(this.#file, aside);
+      chmodSync(aside, 0o600);
+      this.#log(`${ACP_FILE} ${why}: moved aside to ${path.basename(aside)}; its ACP sessions come back unbound`);
+    } catch (err) {
+      this.#keepFile = true;
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      this.#log(`${ACP_FILE} ${why} and cannot be moved aside (${code}): left as it is, not written; its ACP sessions come back unbound`);
+    }
+    return {};
   }
 
   #add(r: AcpRecord): void {
@@ -179,6 +209,8 @@ export class AcpSessions {
     for (const r of this.#records.values()) {
       sessions[r.id] = { ...(r.acpSessionId === undefined ? {} : { acpSessionId: r.acpSessionId }), cwd: r.cwd, agent: r.agent };
     }
+    // A damaged file that could not be set aside is kept as it is.
+    if (this.#keepFile) return;
     try {
       // No ACP session: no file (a home that never saw one gets none).
       if (!this.#records.size) return rmSync(this.#file, { force: true });
@@ -269,7 +301,10 @@ export class AcpSessions {
   #overlayInfo(r: AcpRecord, state: AcpState, status = new Map(r.session.status().map((s) => [s.name, s.state as string]))) {
     const o = overlayOf(r.session).overlay;
     const fallback = state === 'reattach_required' ? 'lost' : o?.editorMcp === false ? 'off' : 'unknown';
-    return { servers: (o?.servers ?? []).map((name) => ({ name, state: status.get(name) ?? fallback })) };
+    const shadowed = shadowedOf(r.session.warnings());
+    // A name a configured server took since the overlay was published: the configured one runs, the editor's is left out.
+    const of = (name: string): string => (shadowed(name) ? 'shadowed' : (status.get(name) ?? fallback));
+    return { servers: (o?.servers ?? []).map((name) => ({ name, state: of(name) })) };
   }
 
   /** POST /v1/acp/sessions (and an attach that finds no session). */
@@ -288,7 +323,7 @@ export class AcpSessions {
       id: session.id,
       session,
       cwd: b.cwd,
-      agent: { command: b.agent.command, args: b.agent.args },
+      agent: agentOf(b.agent),
       ...(b.acpSessionId === undefined ? {} : { acpSessionId: b.acpSessionId }),
     };
     if (session.closed) throw new AlbedoError('ALBEDO_CLOSED', 'the session was closed meanwhile', { outcome: 'not_run' });
@@ -303,7 +338,12 @@ export class AcpSessions {
     return this.#serial(`acp:${b.acpSessionId}`, async () => {
       const r = this.list().find((x) => x.acpSessionId === b.acpSessionId);
       if (!r) return { created: true, body: { ...(await this.create(b)), created: true } };
-      if (r.cwd && r.cwd !== b.cwd) {
+      if (!r.cwd) {
+        // Its workspace was lost (a damaged record): no workspace is taken on trust for it.
+        const why = 'cwd: the workspace of this ACP session is not known, so no attach can be checked against it; close it';
+        throw new AcpRefusal('ALBEDO_INVALID_ARGUMENT', why, { path: ['body', 'cwd'], fields: { reason: 'workspace_unknown' } });
+      }
+      if (r.cwd !== b.cwd) {
         throw new AcpRefusal('ALBEDO_INVALID_ARGUMENT', 'cwd: the ACP session was opened in another workspace', {
           path: ['body', 'cwd'],
         });
@@ -320,7 +360,7 @@ export class AcpSessions {
         // The lease runs from when the token is handed out, not from before a publication that may outlast it.
         this.attachments.renew(r.id, token);
         r.cwd = b.cwd;
-        r.agent = { command: b.agent.command, args: b.agent.args };
+        r.agent = agentOf(b.agent);
         this.#save();
         return { created: false, body: { ...this.#attachment(r, token, !!b.http), created: false } };
       });
@@ -394,7 +434,7 @@ export class AcpSessions {
           type: 'http' as const,
           name: 'albedo' as const,
           url: `http://127.0.0.1:${this.#port()}/mcp/sessions/${r.id}`,
-          headers: [{ name: 'Authorization', value: `Bearer ${this.attachments.gatewayToken(r.id)}` }],
+          headers: [{ name: 'Authorization', value: `Bearer ${this.attachments.gatewayToken(r.id, token)}` }],
         }
       : {
           name: 'albedo' as const,

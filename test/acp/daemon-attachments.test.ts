@@ -96,15 +96,34 @@ t.test('one attachment per session; expiry frees it; the old token is then lost'
   t.notOk(a.attached('s1'), 'free with its token frees it');
 });
 
-t.test('gateway tokens: per session, until the session is dropped', async (t) => {
-  const a = new Attachments({ leaseMs: 1_000, renewMs: 250 });
-  const g1 = a.gatewayToken('s1');
-  const g2 = a.gatewayToken('s1');
-  t.ok(a.gatewayMatches('s1', g1) && a.gatewayMatches('s1', g2), 'each attach’s token holds');
+t.test('gateway tokens: per attachment, gone when it is released, replaced or dropped', async (t) => {
+  let now = 1_000;
+  const a = new Attachments({ leaseMs: 1_000, renewMs: 250, now: () => now });
+  const first = a.attach('s1');
+  const g1 = a.gatewayToken('s1', first);
+  const g2 = a.gatewayToken('s1', first);
+  t.ok(a.gatewayMatches('s1', g1) && a.gatewayMatches('s1', g2), 'each agent’s token holds');
   t.notOk(a.gatewayMatches('s2', g1), 'not another session’s');
   t.notOk(a.gatewayMatches('s1', 'albsgw_x'), 'not a guess');
+  t.equal(
+    codeOf(() => a.gatewayToken('s1', 'albatt_other')),
+    'ALBEDO_ATTACHMENT_LOST',
+    'only the holder is given one',
+  );
+  now += 1_001;
+  a.renew('s1', first);
+  t.ok(a.gatewayMatches('s1', g1), 'kept across renewals (an expired lease renewed too)');
+  now += 1_001;
+  const second = a.attach('s1');
+  t.notOk(a.gatewayMatches('s1', g1) || a.gatewayMatches('s1', g2), 'a takeover revokes the former holder’s');
+  const g3 = a.gatewayToken('s1', second);
+  t.ok(a.gatewayMatches('s1', g3), 'the new holder’s holds');
+  a.release('s1', second);
+  t.notOk(a.gatewayMatches('s1', g3), 'a release revokes it');
+  const third = a.attach('s1');
+  const g4 = a.gatewayToken('s1', third);
   a.drop('s1');
-  t.notOk(a.gatewayMatches('s1', g1), 'gone with the session');
+  t.notOk(a.gatewayMatches('s1', g4), 'gone with the session');
 });
 
 t.test("the editor's entries: stdio translated, HTTP and SSE refused at their index", async (t) => {

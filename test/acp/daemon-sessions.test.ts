@@ -9,10 +9,10 @@
 import t, { type Test } from 'tap';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { NODE, fixture, newTag, tempDir, tempHome, until } from '../helpers.ts';
+import { NODE, filesHolding, fixture, newTag, tempDir, tempHome, until } from '../helpers.ts';
 import { sdkServer, srv, startDaemon, type Daemon } from '../daemon/harness.ts';
 
 t.setTimeout(240_000);
@@ -29,17 +29,6 @@ const editorServer = (tag: string, name = 'ed') => ({
     { name: 'EDITOR_SECRET', value: SECRET },
   ],
 });
-
-/** Every file under `dir` (the daemon's home) whose bytes hold `needle`. */
-function filesHolding(dir: string, needle: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...filesHolding(p, needle));
-    else if (e.isFile() && statSync(p).size < 512 * 1024 * 1024 && readFileSync(p).includes(needle)) out.push(p);
-  }
-  return out;
-}
 
 /** The status line answering an upgrade of `p` with `token` (the socket then closed). */
 function upgradeStatus(d: Daemon, p: string, token: string): Promise<string> {
@@ -133,7 +122,7 @@ t.test('an ACP session: both gateway forms, one attachment at a time, leases, no
   const attachBody = { acpSessionId: 'agent-1', cwd, mcpServers: [editorServer(tag)], agent: AGENT, http: true };
   const held = await d.call('POST', '/v1/acp/attach', { body: attachBody });
   t.match(held, { status: 409, body: { error: { code: 'ALBEDO_ATTACHMENT_HELD' } } });
-  const elsewhere = await d.call('POST', '/v1/acp/attach', { body: { ...attachBody, cwd: home } });
+  const elsewhere = await d.call('POST', '/v1/acp/attach', { body: { ...attachBody, cwd: tempDir(t, 'acp-elsewhere-') } });
   t.match(elsewhere, { status: 400, body: { error: { path: ['body', 'cwd'] } } }, 'another workspace');
 
   // The lease runs out (no renewal): a second attach takes the session, the first token is lost.

@@ -27,10 +27,16 @@ export const attachedLabel = (attached) => (attached ? label('attached', 'ok') :
 
 /**
  * An editor's server's state in its session: its live state (labels.js), or `lost` (a restart dropped it), `off`
- * (editor-mcp switched off for the session), `unknown`.
+ * (editor-mcp switched off for the session), `shadowed` (a configured server has its name: that one runs, this one is
+ * left out), `unknown`.
  * @type {Record<string, Label>}
  */
-const OVERLAY_STATES = { ...LIVE_STATES, lost: label('lost', 'error'), off: label('hidden (editor-mcp off)', 'off') };
+const OVERLAY_STATES = {
+  ...LIVE_STATES,
+  lost: label('lost', 'error'),
+  off: label('hidden (editor-mcp off)', 'off'),
+  shadowed: label('left out (a configured server has its name)', 'warn'),
+};
 
 /** @param {Record<string, Label>} table @param {unknown} state @returns {Label} */
 function lookup(table, state) {
