@@ -76,7 +76,13 @@ t.test('the Extensions view', async (t) => {
     await press(page, `Use the default for editor-mcp in session ${short}`);
     await waitText(page, '.status-line', 'the default decides again');
     t.same((await extensionsOf(d, id))['editor-mcp'], { chosen: null, effective: true }, 'the daemon: no choice, in force again');
-    await waitText(page, row('editor-mcp', card), 'the default');
+    // The row's own cell, word for word: the row as a whole says "the default" from the start, in its
+    // "Use the default" button, and the status line is said before the view has read the daemon again.
+    await page.waitForFunction(
+      (sel) => (document.querySelector(sel) as HTMLElement | null)?.innerText.trim() === 'the default',
+      {},
+      `${row('editor-mcp', card)} .chosen`,
+    );
     t.equal(await page.$(`${row('editor-mcp', card)} button:nth-of-type(2)`), null, 'nothing to give back any more');
   });
 

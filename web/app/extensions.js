@@ -142,20 +142,25 @@ export function ExtensionsView({ say }) {
     return () => clearInterval(t);
   }, []);
 
-  /** One write with its busy words; then everything is read again (a refusal leaves what is in force shown). */
+  /**
+   * One write with its busy words; then everything is read again (a refusal leaves what is in force shown), and
+   * only then is the write said done, so the status line never runs ahead of the tables.
+   */
   const write = async (/** @type {string} */ doing, /** @type {string} */ done, /** @type {() => Promise<unknown>} */ run) => {
     writes.current++;
     setProblem(null);
     setBusy(doing);
+    let ok = false;
     try {
       await run();
-      say({ text: done, tone: 'ok' });
+      ok = true;
     } catch (err) {
       setProblem(problemOf(err));
     } finally {
       writes.current++;
       await load();
       setBusy(null);
+      if (ok) say({ text: done, tone: 'ok' });
     }
   };
   const setDefault = (/** @type {string} */ name, /** @type {boolean | null} */ on) =>

@@ -219,14 +219,17 @@ export function GatewaysView({ say }) {
     if (!a) return;
     setProblem(null);
     setBusy({ name: a.name, text: 'Revoking…' });
+    let done = false;
     try {
       await api('DELETE', gatewayPath(a.name, `/tokens/${encodeURIComponent(a.id)}`));
-      say({ text: `Revoked token ${a.id} of ${a.name}: a client that sends it is refused from now on.`, tone: 'ok' });
+      done = true;
     } catch (err) {
       setProblem(problemOf(err));
     } finally {
       setBusy(null);
       await load();
+      // Said once the list shows it: the status line never runs ahead of the tokens shown.
+      if (done) say({ text: `Revoked token ${a.id} of ${a.name}: a client that sends it is refused from now on.`, tone: 'ok' });
     }
   };
 

@@ -150,14 +150,17 @@ export function ServersView({ servers, loadError, invalid, refresh, say, signIn 
   const act = async (s, what) => {
     setProblem(null);
     mark(s.name, what === 'enable' ? 'Trying the server…' : 'Disabling…');
+    let done = null;
     try {
       const r = await api('POST', serverPath(s.name, `/${what}`));
-      say({ text: `${what === 'enable' ? 'Enabled' : 'Disabled'} ${s.name}: ${checkText(r.body.check)}.`, tone: 'ok' });
+      done = `${what === 'enable' ? 'Enabled' : 'Disabled'} ${s.name}: ${checkText(r.body.check)}.`;
     } catch (err) {
       setProblem(problemOf(err));
     } finally {
       mark(s.name, null);
       await refresh();
+      // Said once the list shows it: the status line never runs ahead of the rows.
+      if (done) say({ text: done, tone: 'ok' });
     }
   };
   const remove = async () => {
@@ -165,14 +168,16 @@ export function ServersView({ servers, loadError, invalid, refresh, say, signIn 
     setAsking(null);
     setProblem(null);
     mark(s.name, 'Deleting…');
+    let done = false;
     try {
       await api('DELETE', serverPath(s.name));
-      say({ text: `Deleted ${s.name} and its stored credentials.`, tone: 'ok' });
+      done = true;
     } catch (err) {
       setProblem(problemOf(err));
     } finally {
       mark(s.name, null);
       await refresh();
+      if (done) say({ text: `Deleted ${s.name} and its stored credentials.`, tone: 'ok' });
     }
   };
 

@@ -78,13 +78,16 @@ export function SessionsView({ go, say }) {
   /** @param {string} id */
   const close = async (id) => {
     setProblem(null);
+    let done = false;
     try {
       await api('DELETE', sessionPath(id));
-      say({ text: 'The session was closed.', tone: 'ok' });
+      done = true;
     } catch (err) {
       setProblem(problemOf(err));
     }
     await load();
+    // Said once the list no longer shows it.
+    if (done) say({ text: 'The session was closed.', tone: 'ok' });
   };
 
   return html`<section aria-labelledby="sessions-title">
