@@ -22,10 +22,11 @@ import type {
   SessionExtensions,
   ToolsMode,
 } from '../protocol/composer.ts';
-import type { SessionRequestOp, SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
+import type { KeptContext, SessionRequestOp, SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
 import type { Caps, ClientOp } from '../protocol/services/transport.ts';
 import { checkCall, checkRequest, planCall } from '../services/composer/public.ts';
 import { withProgress } from './progress.ts';
+import { keptCost, keptOfSnapshot } from './session-context.ts';
 import type { DirectCalls } from './direct-calls.ts';
 import {
   CALL_TOOL,
@@ -55,8 +56,9 @@ type Listener = (event: SessionEvent) => void;
 
 /**
  * One agent session as the embedding API hands it out. Everything the model
- * sees comes from here: `tools()` and `context()` of the current generation;
- * `on()` tells when they change (`refreshed`, with the user-turn text).
+ * sees comes from here: `tools()` of the current generation, `context()` as
+ * of the last compaction (`compacted()`); `on()` tells when they change
+ * (`refreshed`, with the user-turn text).
  */
 export class AlbedoSession {
   readonly id: string;
@@ -64,6 +66,7 @@ export class AlbedoSession {
   #direct: DirectCalls;
   #snap: SessionSnapshot;
   #view!: SessionView;
+  #kept: KeptContext;
   #routes!: Map<string, RouteEntry>;
   #inputs!: Map<string, InputCheck>;
   #listeners = new Set<Listener>();
@@ -83,6 +86,7 @@ export class AlbedoSession {
     this.#results = results;
     this.#deferred = new Deferred(fixed, snap.loaded);
     this.#setView(snap.view!);
+    this.#kept = keptOfSnapshot(snap);
   }
 
   #setView(view: SessionView): void {
@@ -102,6 +106,7 @@ export class AlbedoSession {
     this.#direct.forget(this.#snap.connections.filter((c) => !now.has(c.id)).map((c) => c.id));
     this.#snap = snap;
     if (snap.view) this.#setView(snap.view);
+    if (snap.kept) this.#kept = snap.kept;
   }
 
   /** An event from the composer. */
@@ -197,18 +202,44 @@ export class AlbedoSession {
   }
 
   /**
-   * What the generation costs the context, in estimated tokens: every
-   * definition, the context text, each server's part, and what `tools()`
-   * gives now (`advertised`: the fixed set and the loaded ones when deferred).
+   * What the session costs the context, in estimated tokens: every
+   * definition of the generation, the context text the model has
+   * (`context()`, the kept one) and each server's part of both, and what
+   * `tools()` gives now (`advertised`: the fixed set and the loaded ones when deferred).
    */
   cost(): ContextCost & { advertised: number } {
-    const all = this.#view.cost;
-    return { ...all, servers: all.servers.map((s) => ({ ...s })), advertised: definitionsTokens(this.tools()) };
+    return { ...keptCost(this.#view.cost, this.#kept), advertised: definitionsTokens(this.tools()) };
   }
 
-  /** The MCP context text of the current generation ('' when there is nothing to say). */
+  /**
+   * The MCP context text for the system prompt ('' when there is nothing to say): as of the last compaction
+   * (at open, the first generation's), so the prompt and a provider's cache hold while the generations change;
+   * the `refreshed` event's text tells the model what changed meanwhile. `compacted()` takes the current one.
+   */
   context(): string {
+    return this.#kept.context;
+  }
+
+  /** The generation whose text `context()` gives (at most `generation`). */
+  get contextGeneration(): number {
+    return this.#kept.generation;
+  }
+
+  /** The MCP context text of the current generation, as a new conversation would start with it. */
+  contextNow(): string {
     return this.#view.context;
+  }
+
+  /**
+   * Says the conversation was compacted (the system prompt is built anew): `context()` becomes the current
+   * generation's text, recorded with the session (a restored one keeps it). → `{ generation, context }`, the text now kept.
+   */
+  async compacted(): Promise<{ generation: number; context: string }> {
+    this.#alive();
+    const call = () => this.#kernel.call('composer', 'session/compacted', { id: this.id }, { timeoutMs: 60_000 });
+    const kept = await this.#composer(call);
+    if (kept.generation >= this.#kept.generation) this.#kept = kept;
+    return { generation: this.#kept.generation, context: this.#kept.context };
   }
 
   /** Each server of the session: its state, whether it is advertised, why it is left out. */

@@ -124,7 +124,7 @@ export const modelToolSchema = z
 const costSchema = z
   .object({
     definitions: z.number().int().openapi({ description: 'every definition of the generation, estimated tokens (characters / 4)' }),
-    context: z.number().int().openapi({ description: 'the MCP context text' }),
+    context: z.number().int().openapi({ description: 'the MCP context text the model has (the one kept since the last compaction)' }),
     advertised: z
       .number()
       .int()
@@ -220,7 +220,19 @@ export const searchResultSchema = z
     loaded: z.array(z.string()),
   })
   .openapi('SearchResult');
-export const contextSchema = z.object({ generation: z.number().int(), context: z.string() }).openapi('SessionContext');
+export const contextSchema = z
+  .object({
+    generation: z.number().int().openapi({ description: "the session's generation now" }),
+    context: z.string().openapi({
+      description:
+        'the MCP context text for the system prompt ("" when there is nothing to say), kept as of the last compaction (at open, the ' +
+        "first generation's) so a prompt cache holds; capabilities_changed events say what changed meanwhile",
+    }),
+    contextGeneration: z.number().int().openapi({ description: 'the generation whose text `context` is (at most `generation`)' }),
+  })
+  .openapi('SessionContext');
+/** POST /v1/sessions/{id}/compacted: nothing to say (no body, or `{}`). */
+export const compactedBodySchema = z.strictObject({}).openapi('Compacted');
 
 export const idParamSchema = z.object({
   id: z

@@ -1,10 +1,11 @@
 /**
  * The sessions routes (`/v1/sessions`), over `albedo.sessions` through the
- * daemon's registry: open, list, show, close; the tools and the context of
- * the current generation; calls (a tool's `isError` is a result; an error
- * says its `outcome`); activity; reload; a change of the session's own choice
- * of extensions (PATCH); and the events as Server-Sent Events with
- * `Last-Event-ID` replay.
+ * daemon's registry: open, list, show, close; the tools of the current
+ * generation; the context text kept since the last compaction, and the
+ * compaction that takes the current one; calls (a tool's `isError` is a
+ * result; an error says its `outcome`); activity; reload; a change of the
+ * session's own choice of extensions (PATCH); and the events as Server-Sent
+ * Events with `Last-Event-ID` replay.
  */
 import { createRoute, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
@@ -18,6 +19,7 @@ import {
   callBodySchema,
   callErrorSchema,
   callResultSchema,
+  compactedBodySchema,
   contextSchema,
   generationSchema,
   idParamSchema,
@@ -130,9 +132,17 @@ const contextRoute = createRoute({
   method: 'get',
   path: '/v1/sessions/{id}/context',
   tags: ['sessions'],
-  summary: 'The MCP context text of the current generation',
+  summary: 'The MCP context text for the system prompt, as of the last compaction',
   request: id,
-  responses: { 200: json(contextSchema, 'the context ("" when there is nothing to say)'), ...COMMON },
+  responses: { 200: json(contextSchema, 'the kept context ("" when there is nothing to say)'), ...COMMON },
+});
+const compactedRoute = createRoute({
+  method: 'post',
+  path: '/v1/sessions/{id}/compacted',
+  tags: ['sessions'],
+  summary: "The conversation was compacted: the context text becomes the current generation's (recorded with the session)",
+  request: { ...id, body: { required: false, content: { 'application/json': { schema: compactedBodySchema } } } },
+  responses: { 200: json(contextSchema, 'the text now kept (`contextGeneration` is `generation`)'), ...BAD, ...COMMON },
 });
 const callRoute = createRoute({
   method: 'post',
@@ -210,6 +220,9 @@ function dto(s: AlbedoSession) {
     extensions: s.extensions,
   };
 }
+
+/** The context text a session keeps, with the generations. */
+const contextOf = (s: AlbedoSession) => ({ generation: s.generation, context: s.context(), contextGeneration: s.contextGeneration });
 
 /** An API error with `data`: a call's name that resolved to nothing, or arguments that do not match the schema. */
 class CallApiError extends ApiError {
@@ -330,7 +343,12 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry, gate
   });
   route(contextRoute, (c) => {
     const s = registry.get(param(c)).session;
-    return c.json({ generation: s.generation, context: s.context() }, 200);
+    return c.json(contextOf(s), 200);
+  });
+  route(compactedRoute, async (c) => {
+    const s = registry.get(param(c)).session;
+    await s.compacted();
+    return c.json(contextOf(s), 200);
   });
   route(callRoute, async (c) => {
     const s = registry.get(param(c)).session;

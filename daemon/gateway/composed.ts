@@ -2,7 +2,7 @@
  * A composed gateway: an ordinary session (api/session.ts) served as one MCP
  * server. Its tools are the session's model-facing definitions (stable,
  * provider-safe names; the fixed deferred tools when it defers), its
- * instructions the session's MCP context text, and a call is the session's
+ * instructions the session's MCP context text as of now, and a call is the session's
  * call (budgets, `mcp_read_result`, the saved catalogue answering before the
  * server is up). A gateway has no turns: each call is activity (`submit`
  * before it, for come-back probes; `turn_end` once no call is in flight, so
@@ -62,8 +62,9 @@ export class ComposedBackend implements GatewayBackend {
     return kind === 'tools';
   }
 
+  /** For a client connecting now: a new conversation, so the current generation's text (not the one kept until a compaction). */
   instructions(): string | undefined {
-    return this.#session.context() || undefined;
+    return this.#session.contextNow() || undefined;
   }
 
   async listTools(): Promise<Json[]> {

@@ -58,6 +58,20 @@ export interface SessionView {
   resultBudgets: [string, number][];
 }
 
+/**
+ * The MCP context text a session keeps for the model until its embedder says the conversation was compacted
+ * (`session/compacted`): the system prompt it went into stays the same, so a provider's prompt cache holds, while
+ * `refreshed` events tell the model what changed. At open, the first generation's.
+ */
+export interface KeptContext {
+  /** The generation whose text it is. */
+  generation: number;
+  context: string;
+  /** What it costs, in estimated tokens: the whole text, and each server's part of it ([server, tokens] pairs, none of 0). */
+  tokens: number;
+  servers: [string, number][];
+}
+
 /** A session's state as the composer last published it. `version` orders snapshots: an older one never replaces a newer one. */
 export interface SessionSnapshot {
   id: string;
@@ -77,6 +91,8 @@ export interface SessionSnapshot {
   connections: SessionConnection[];
   /** Present when the generation changed since the last snapshot (always in the answers of open and snapshot). */
   view?: SessionView;
+  /** The kept context text: in a full snapshot, and in any other once it changed (`session/compacted`, a restore). */
+  kept?: KeptContext;
   /** In a full snapshot: the loaded names its owner recorded (`session/loaded`), so a restored session's list does not shrink. */
   loaded?: string[];
   /** The session's overlay (the editor's servers, `session/overlay`): names and state, never a command, argument or value. */
@@ -122,6 +138,11 @@ export interface ComposerMethods {
   'session/close': { params: { id: string }; result: Record<string, never> };
   /** The owner's loaded list of a deferred session grew: recorded, so a restored session keeps it. */
   'session/loaded': { params: { id: string; names: string[] }; result: Record<string, never> };
+  /**
+   * The conversation was compacted: the kept context text becomes the current generation's (recorded, so a restored
+   * session keeps it; the snapshot saying so goes out first) → the kept text now.
+   */
+  'session/compacted': { params: { id: string }; result: KeptContext };
   /** The session's full snapshot now (view included). */
   'session/snapshot': { params: { id: string }; result: SessionSnapshot };
   /** Settles once the session's background work (dials, probes, saves) is done: for tests and orderly shutdown. */

@@ -3,13 +3,14 @@
  * order: the snapshot first, then the events it explains (so a listener that
  * sees `refreshed` finds the new tools, one that sees `state` the new
  * status), at most once per turn of the event loop; and what it records in
- * LMDB, when the generation, the view or the connections changed.
+ * LMDB, when the generation, the view, the connections or the kept context
+ * text changed.
  */
 import { DEFAULT_CONTEXT_BUDGET, DEFAULT_RESULT_BUDGET, type SessionEvent } from '../../protocol/composer.ts';
-import type { ComposerEvents, SessionSnapshot } from '../../protocol/services/composer.ts';
+import type { ComposerEvents, KeptContext, SessionSnapshot } from '../../protocol/services/composer.ts';
 import type { SessionRecord, SessionRecords } from './records.ts';
 import type { Session } from './session.ts';
-import { connectionsOf, shownRecordOf, viewDigest, viewOf } from './snapshot.ts';
+import { connectionsOf, keptOf, shownRecordOf, viewDigest, viewOf } from './snapshot.ts';
 
 export interface PublishHost {
   emit<E extends keyof ComposerEvents>(name: E, payload: ComposerEvents[E]): void;
@@ -35,10 +36,23 @@ export class SessionPublisher {
 
   /** A deferred session's loaded names, as its owner last said (`session/loaded`); recorded and in every full snapshot. */
   loaded: string[] = [];
+  /** The context text kept for the model since the last compaction (at open, the first generation's); recorded. */
+  kept: KeptContext;
+  /** The kept text the last snapshot carried. */
+  #sentKept: KeptContext | undefined;
 
   constructor(session: Session, host: PublishHost) {
     this.session = session;
     this.#host = host;
+    this.kept = keptOf(session.composition, session.generation);
+  }
+
+  /** The conversation was compacted: the current generation's text is kept from now on; resolves once it is recorded. */
+  async compacted(): Promise<KeptContext> {
+    const s = this.session;
+    if (this.kept.generation !== s.generation) this.kept = keptOf(s.composition, s.generation);
+    await this.record();
+    return this.kept;
   }
 
   snapshot(full: boolean): SessionSnapshot {
@@ -59,6 +73,10 @@ export class SessionPublisher {
     };
     if (s.init.options?.label !== undefined) out.label = s.init.options.label;
     if (full && this.loaded.length) out.loaded = [...this.loaded];
+    if (full || this.kept !== this.#sentKept) {
+      out.kept = this.kept;
+      this.#sentKept = this.kept;
+    }
     if (full || s.generation !== this.#sentGeneration) {
       out.view = viewOf(comp, s.generation);
       this.#sentGeneration = s.generation;
@@ -87,6 +105,7 @@ export class SessionPublisher {
       digest,
       connections,
       this.loaded.length,
+      this.kept.generation,
       overlay ?? null,
       s.init.options?.extensions ?? null,
     ]);
@@ -102,6 +121,7 @@ export class SessionPublisher {
       connections,
       savedAt: Date.now(),
       ...(this.loaded.length ? { loaded: [...this.loaded] } : {}),
+      kept: this.kept,
       ...(overlay ? { overlay } : {}),
     };
     this.#writing = this.#writing

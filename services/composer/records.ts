@@ -2,12 +2,14 @@
  * Session records: the LMDB table `mcp_sessions` in `$ALBEDO_HOME/store`,
  * one row per open session, keyed by its owner (an embedder's instance) and
  * id. A composer restarted after a crash restores its owner's sessions from
- * them: the options they were opened with, the generation they showed and
- * the connections they held, so calls keep going to the same servers.
+ * them: the options they were opened with, the generation they showed, the
+ * context text kept for the model since the last compaction and the
+ * connections they held, so calls keep going to the same servers.
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { z } from 'zod';
 import type { SessionOptions } from '../../protocol/composer.ts';
+import type { KeptContext } from '../../protocol/services/composer.ts';
 import type { ShownRecord } from './snapshot.ts';
 
 /** The most loaded names a record keeps (a session has at most this many definitions worth loading). */
@@ -27,6 +29,8 @@ export interface SessionRecord {
   connections: Array<[string, { id: string; fingerprint: string }]>;
   /** A deferred session's loaded names (the owner's list, which must not shrink across a restart). */
   loaded?: string[];
+  /** The context text kept since the last compaction (a record without it, an older one's: the restored generation's). */
+  kept?: KeptContext;
   /** Its overlay's names and digest (an HMAC under a key its composer held in memory only); never a command or a value. */
   overlay?: { servers: string[]; digest: string };
   savedAt: number;
@@ -52,6 +56,14 @@ const rowSchema = z.object({
   shown: z.array(z.object({ server: z.string(), catalogue: z.string().nullable(), shown: z.string() })),
   connections: z.array(z.tuple([z.string(), z.object({ id: z.string().min(1), fingerprint: z.string() })])),
   loaded: z.array(z.string()).max(MAX_LOADED).optional(),
+  kept: z
+    .strictObject({
+      generation: z.number().int().min(1),
+      context: z.string(),
+      tokens: z.number().int().min(0),
+      servers: z.array(z.tuple([z.string(), z.number().int().min(0)])),
+    })
+    .optional(),
   overlay: z.strictObject({ servers: z.array(z.string()).max(1_000), digest: z.string().max(200) }).optional(),
   savedAt: z.number(),
 });

@@ -4,9 +4,10 @@
  * and events (`session/event`, after the snapshot they explain:
  * publish.ts), keeps a record of each in LMDB and, when it is restarted
  * after a crash, restores them from those records: same ids, same
- * generation when nothing changed, the same connections resumed. A call
- * reaches this service only when its server is not open (the owner's thread
- * sends the others straight to the transport); nothing here retries a call.
+ * generation when nothing changed, the same kept context text, the same
+ * connections resumed. A call reaches this service only when its server is
+ * not open (the owner's thread sends the others straight to the transport);
+ * nothing here retries a call.
  */
 import path from 'node:path';
 import { defineService, type ServiceContext } from '../../kernel/service.ts';
@@ -109,6 +110,8 @@ async function restore(rec: SessionRecord): Promise<Entry | undefined> {
   }
   const entry = adopt(session);
   entry.pub.loaded = rec.loaded ?? [];
+  // The model keeps the text it had until its conversation is compacted, whatever the restored generation shows.
+  if (rec.kept && rec.kept.generation <= session.generation) entry.pub.kept = rec.kept;
   // The snapshot first, then the refreshed event that explains it.
   entry.pub.flush(true);
   for (const ev of early) if (ev.type === 'refreshed') ctxRef.emit('session/event', { id: rec.id, event: ev });
@@ -274,6 +277,13 @@ export default defineService('composer', {
         await e.pub.record();
       }
       return {};
+    },
+    async 'session/compacted'(p) {
+      const e = await entryOf(p.id);
+      const kept = await e.pub.compacted();
+      // The owner sees the kept text with the answer.
+      e.pub.flush();
+      return kept;
     },
     async 'session/snapshot'(p) {
       return (await entryOf(p.id)).pub.snapshot(true);

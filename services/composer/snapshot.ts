@@ -5,7 +5,7 @@
  * go to, and a summary of what each server showed, by digest.
  */
 import { createHash } from 'node:crypto';
-import type { SessionConnection, SessionView } from '../../protocol/services/composer.ts';
+import type { KeptContext, SessionConnection, SessionView } from '../../protocol/services/composer.ts';
 import type { Change } from './context.ts';
 import type { Composition, ServerSlot } from './composition.ts';
 
@@ -38,6 +38,12 @@ export function viewOf(comp: Composition, generation: number): SessionView {
       typeof s.entry.resultBudget === 'number' ? [[s.name, s.entry.resultBudget] as [string, number]] : [],
     ),
   };
+}
+
+/** The context text of a generation as a session keeps it until the next compaction, with what it costs. */
+export function keptOf(comp: Composition, generation: number): KeptContext {
+  const servers = comp.cost.servers.flatMap((s) => (s.context > 0 ? [[s.name, s.context] as [string, number]] : []));
+  return { generation, context: comp.context, tokens: comp.cost.context, servers };
 }
 
 /** The advertised names whose server's `alwaysLoad` covers them: every definition of a server with `true`, or its listed raw tools. */

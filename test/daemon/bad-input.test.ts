@@ -38,6 +38,7 @@ const BASES: Record<string, Array<Record<string, unknown>>> = {
   'POST /v1/sessions/{id}/calls': [{ name: 'x/y' }],
   'POST /v1/sessions/{id}/search': [{ query: 'x' }],
   'POST /v1/sessions/{id}/activity': [{ kind: 'submit' }],
+  'POST /v1/sessions/{id}/compacted': [{}],
   'PATCH /v1/sessions/{id}': [{ extensions: {} }],
   'POST /v1/auth/logins/{login}/callback': [{ url: 'http://127.0.0.1:1/callback' }],
   'POST /v1/ui/command-line': [{ line: 'x' }],

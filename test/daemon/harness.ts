@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { NODE, ROOT, fixture, waitNoLeftovers } from '../helpers.ts';
 import type { DaemonInfo } from '../../daemon/info.ts';
 
@@ -151,3 +152,33 @@ export async function call(info: DaemonInfo, method: string, p: string, o: CallO
 
 /** A server path: /v1/mcp/servers/<name, encoded>. */
 export const srv = (name: string, suffix = ''): string => `/v1/mcp/servers/${encodeURIComponent(name)}${suffix}`;
+
+/** Follows a session's event stream; `events` fills as they arrive. */
+export async function follow(d: Daemon, id: string, lastEventId?: string) {
+  const agent = new Agent();
+  const headers: Record<string, string> = { authorization: `Bearer ${d.info.token}`, accept: 'text/event-stream' };
+  if (lastEventId) headers['last-event-id'] = lastEventId;
+  const r = await request(`http://127.0.0.1:${d.info.port}/v1/sessions/${id}/events`, { headers, dispatcher: agent });
+  const events: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (e) => events.push(e) });
+  const done = (async () => {
+    try {
+      for await (const chunk of r.body) parser.feed(Buffer.from(chunk).toString('utf8'));
+    } catch {
+      // closed by the test
+    }
+  })();
+  let closed: Promise<void> | undefined;
+  return {
+    status: r.statusCode,
+    contentType: String(r.headers['content-type']),
+    events,
+    /** Ends the stream; closing twice is nothing. */
+    close: (): Promise<void> =>
+      (closed ??= (async () => {
+        r.body.destroy();
+        await done;
+        await agent.close();
+      })()),
+  };
+}

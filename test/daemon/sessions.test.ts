@@ -7,10 +7,8 @@
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Agent, request } from 'undici';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { newTag, tempHome, until } from '../helpers.ts';
-import { sdkServer, startDaemon, type Daemon } from './harness.ts';
+import { follow, sdkServer, startDaemon } from './harness.ts';
 
 t.setTimeout(170_000);
 
@@ -21,33 +19,6 @@ const textOf = (result: any): string => result?.content?.[0]?.text;
 
 /** An event id: `<epoch>-<n>`. */
 const ID = /^([0-9a-z]{8})-([1-9][0-9]*)$/;
-
-/** Follows a session's event stream; `events` fills as they arrive. */
-async function follow(d: Daemon, id: string, lastEventId?: string) {
-  const agent = new Agent();
-  const headers: Record<string, string> = { authorization: `Bearer ${d.info.token}`, accept: 'text/event-stream' };
-  if (lastEventId) headers['last-event-id'] = lastEventId;
-  const r = await request(`http://127.0.0.1:${d.info.port}/v1/sessions/${id}/events`, { headers, dispatcher: agent });
-  const events: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (e) => events.push(e) });
-  const done = (async () => {
-    try {
-      for await (const chunk of r.body) parser.feed(Buffer.from(chunk).toString('utf8'));
-    } catch {
-      // closed by the test
-    }
-  })();
-  return {
-    status: r.statusCode,
-    contentType: String(r.headers['content-type']),
-    events,
-    close: async () => {
-      r.body.destroy();
-      await done;
-      await agent.close();
-    },
-  };
-}
 
 t.test('open, inspect, call, activity, reload, events, close: a session over HTTP', async (t) => {
   const tag = newTag();

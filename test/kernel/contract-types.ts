@@ -116,6 +116,7 @@ export function cases(kernel: Kernel): void {
     'session/extensions': () => new Promise<never>(() => {}),
     'session/close': () => ({}),
     'session/loaded': () => ({}),
+    'session/compacted': () => new Promise<never>(() => {}),
     'session/snapshot': () => new Promise<never>(() => {}),
     'session/idle': () => ({}),
     'composer/sessions': () => [],

@@ -9,10 +9,8 @@ import t from 'tap';
 import http from 'node:http';
 import { spawnSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
-import { Agent, request } from 'undici';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { NODE, ROOT, fixture, newTag, rejection, tempHome, until, albedoFor } from '../helpers.ts';
-import { entry, srv, startDaemon, BIN, type Daemon } from '../daemon/harness.ts';
+import { entry, follow, srv, startDaemon, BIN, type Daemon } from '../daemon/harness.ts';
 import { closeCatalogueStores } from '../../services/catalogue/store.ts';
 
 t.setTimeout(170_000);
@@ -40,32 +38,6 @@ function strings(v: unknown, out: string[] = []): string[] {
 const leaky = (mode: string): Record<string, unknown> =>
   entry(NODE, [fixture('leaky-server.ts'), mode], { secrets: { env: { LEAKY_KEY: KEY } } });
 
-/** A session's events from the first one kept (an id of another run replays everything). */
-async function events(d: Daemon, id: string) {
-  const agent = new Agent();
-  const headers = { authorization: `Bearer ${d.info.token}`, accept: 'text/event-stream', 'last-event-id': 'zzzzzzzz-1' };
-  const r = await request(`http://127.0.0.1:${d.info.port}/v1/sessions/${id}/events`, { headers, dispatcher: agent });
-  const seen: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (e) => seen.push(e) });
-  const done = (async () => {
-    try {
-      for await (const chunk of r.body) parser.feed(Buffer.from(chunk).toString('utf8'));
-    } catch {
-      /* closed by the test */
-    }
-  })();
-  let closed: Promise<void> | undefined;
-  return {
-    seen,
-    close: () =>
-      (closed ??= (async () => {
-        r.body.destroy();
-        await done;
-        await agent.close();
-      })()),
-  };
-}
-
 t.test("through the daemon: strict save's 409, a session's warnings, status and events hold no piece of the key", async (t) => {
   const tag = newTag();
   const d = await startDaemon(t, tempHome(t), { tag });
@@ -88,19 +60,20 @@ t.test("through the daemon: strict save's 409, a session's warnings, status and 
   const opened = await api('POST', '/v1/sessions', { body: {} });
   t.equal(opened.status, 201);
   const id = opened.body.id;
-  const stream = await events(d, id);
+  // An id of another run: every kept event is replayed, from the first.
+  const stream = await follow(d, id, 'zzzzzzzz-1');
   t.teardown(stream.close);
-  await until(() => stream.seen.some((e) => e.event === 'warning'), 30_000, 'a warning event');
+  await until(() => stream.events.some((e) => e.event === 'warning'), 30_000, 'a warning event');
   t.ok(
     strings(opened.body)
-      .concat(stream.seen.map((e) => e.data))
+      .concat(stream.events.map((e) => e.data))
       .some((s) => s.includes('[redacted]')),
     'the key was there, and is marked',
   );
   await api('GET', `/v1/sessions/${id}`);
   await api('GET', '/v1/mcp/servers');
   await stream.close();
-  seen.push(...stream.seen.map((e) => e.data));
+  seen.push(...stream.events.map((e) => e.data));
   t.same(pieces(seen.join('\n')), [], 'no piece of the key in any answer or event');
 });
 
