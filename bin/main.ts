@@ -110,7 +110,7 @@ program
   });
 const daemon = program
   .command('daemon')
-  .description('run the daemon for $ALBEDO_HOME (albedo daemon [--port N]); albedo daemon stop | status')
+  .description('run the daemon for $ALBEDO_HOME (albedo daemon [--port N]); albedo daemon start | stop | status')
   .helpOption(false)
   .allowUnknownOption()
   .allowExcessArguments()

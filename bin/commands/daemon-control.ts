@@ -1,7 +1,9 @@
 /**
- * `albedo daemon status` and `albedo daemon stop`: the daemon of
- * $ALBEDO_HOME seen from outside, through daemon.json, daemon.lock and its
- * pid. Neither starts a daemon. Both believe daemon.json only when
+ * `albedo daemon start`, `status` and `stop`: the daemon of $ALBEDO_HOME
+ * seen from outside, through daemon.json, daemon.lock and its pid. `start`
+ * finds or starts one as every command does (client/daemon.ts: one daemon
+ * however many start at once), for a client in another language (the Python
+ * binding) that should not copy that logic; `status` and `stop` never start one. Both believe daemon.json only when
  * daemon.lock names the same live process and what answers on its port
  * proves it holds the token (client/daemon.ts): `stop` signals nothing
  * else. `stop` sends SIGTERM and waits for the process to go: the daemon
@@ -10,7 +12,17 @@
  */
 import type { Command } from 'commander';
 import { CliError, EXIT } from '../client/errors.ts';
-import { albedoHome, daemonAlive, holderAlive, notOurs, prove, runningDaemon, STOP_WAIT_MS, waitGone } from '../client/daemon.ts';
+import {
+  albedoHome,
+  daemonAlive,
+  holderAlive,
+  notOurs,
+  prove,
+  runningDaemon,
+  startDaemon,
+  STOP_WAIT_MS,
+  waitGone,
+} from '../client/daemon.ts';
 import { emit, note, safe } from '../client/output.ts';
 
 /** `daemon status` and `daemon stop` take no arguments, and have their own --help (the `daemon` command parses its own words). */
@@ -19,6 +31,22 @@ function strict(cmd: Command): Command {
 }
 
 export function daemonControl(daemon: Command): void {
+  strict(daemon.command('start'))
+    .description('start the daemon of $ALBEDO_HOME in the background unless one runs; wait until it answers')
+    .option('--json', 'print one JSON object: { started, home, pid, port, version }')
+    .action(async (o: { json?: boolean }) => {
+      const home = albedoHome();
+      const found = runningDaemon(home);
+      const proof = found ? await prove(found) : 'unreachable';
+      if (found && proof === 'not_ours') throw notOurs(home, found);
+      const started = proof !== 'ours';
+      // startDaemon says on stderr which daemon answered; a daemon already running is said here.
+      const info = started ? await startDaemon(home, note) : found!;
+      emit(!!o.json, { started, home, pid: info.pid, port: info.port, version: info.version }, () =>
+        safe(`${started ? 'started' : 'running'}: pid ${info.pid}, http://127.0.0.1:${info.port}, version ${info.version}, home ${home}`),
+      );
+    });
+
   strict(daemon.command('status'))
     .description('whether a daemon runs for $ALBEDO_HOME: its pid, port and version (exit 3 when none does)')
     .option('--json', 'print one JSON object: { running, home, pid?, port?, version? }')

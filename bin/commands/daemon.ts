@@ -7,7 +7,7 @@ import { albedoHome } from '../client/daemon.ts';
 import { EXIT, runDaemon } from '../../daemon/daemon.ts';
 
 export const DAEMON_HELP = `usage: albedo daemon [--port N]
-       albedo daemon status | stop [--json]   (see albedo daemon status --help)
+       albedo daemon start | status | stop [--json]   (see albedo daemon status --help)
 
 Runs the Albedo daemon for $ALBEDO_HOME (default ~/.albedo) in the
 foreground: the kernel, its services and the HTTP API on 127.0.0.1.

@@ -87,7 +87,7 @@ export function errorCode(text: string): string | undefined {
 }
 
 /** daemon.json of `home`, if any. */
-export function daemonInfo(home: string): { pid: number; port: number; token: string } | null {
+export function daemonInfo(home: string): { pid: number; port: number; token: string; version: string } | null {
   try {
     return JSON.parse(readFileSync(path.join(home, 'daemon.json'), 'utf8'));
   } catch {

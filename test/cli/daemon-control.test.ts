@@ -47,6 +47,23 @@ t.test('no daemon: status says so (exit 3); a command starts one, says so on std
   t.equal((await term(e, ['daemon', 'status'])).code, 3, 'not running any more');
 });
 
+t.test('daemon start: starts one when none runs, uses the running one after, and two at once start one', async (t) => {
+  const e = { home: tempHome(t), tag: newTag() };
+  stopDaemonAtTeardown(t, e);
+  const [a, b] = await Promise.all([piped(e, ['daemon', 'start', '--json']), piped(e, ['daemon', 'start', '--json'])]);
+  t.equal(a.code, 0, a.stderr);
+  t.equal(b.code, 0, b.stderr);
+  const info = daemonInfo(e.home)!;
+  for (const r of [a, b]) t.match(JSON.parse(r.stdout), { home: e.home, pid: info.pid, port: info.port, version: String });
+  t.equal([a, b].filter((r) => JSON.parse(r.stdout).started === true).length >= 1, true, 'at least one of them started it');
+  t.equal(readFileSync(path.join(e.home, 'daemon.log'), 'utf8').match(/listening on/g)?.length, 1, 'one daemon ran');
+  const again = await piped(e, ['daemon', 'start', '--json']);
+  t.equal(again.code, 0);
+  t.same(JSON.parse(again.stdout), { started: false, home: e.home, pid: info.pid, port: info.port, version: info.version });
+  t.equal(again.stderr, '', 'nothing said: it was running');
+  t.equal((await piped(e, ['daemon', 'start', 'extra'])).code, 2, 'extra words are bad usage');
+});
+
 t.test('a daemon.json left by a SIGKILLed daemon: the next command starts a new daemon and answers', async (t) => {
   const e = { home: tempHome(t), tag: newTag() };
   stopDaemonAtTeardown(t, e);
