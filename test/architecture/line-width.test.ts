@@ -10,7 +10,7 @@ import { ROOT } from '../helpers.ts';
 import { projectFiles } from './tracked.ts';
 
 const WIDTH: number = JSON.parse(readFileSync(path.join(ROOT, '.prettierrc.json'), 'utf8')).printWidth;
-const EXTS = ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.css', '.html'];
+const EXTS = ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.css', '.html', '.py'];
 const URL = /\b(?:https?|file):\/\/[^\s'"`)<>\]]+/g;
 
 /** Characters as a reader counts them (a code point is one, as in an editor's column). */
