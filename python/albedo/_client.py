@@ -66,6 +66,8 @@ class Mcp:
 
     async def _request(self, method: str, path: str, body: Any = None) -> Any:
         """One request; a daemon that was not reached (nothing sent) or a token it refused is found again, once."""
+        if self.__closed:
+            raise Error("ALBEDO_CLOSED", "this session was closed (albedo.connect() opens another)", outcome="not_run")
         for attempt in (0, 1):
             info, http = self.__info, self.__http
             try:
@@ -269,7 +271,6 @@ class Mcp:
         """Closes the session (its servers are reaped) and the connections. Closing twice is nothing."""
         if self.__closed:
             return
-        self.__closed = True
         if self.__watch is not None:
             self.__watch.cancel()
         try:
@@ -277,6 +278,7 @@ class Mcp:
         except Error:
             pass
         finally:
+            self.__closed = True
             await self.__http.close()
 
     async def __aenter__(self) -> "Mcp":

@@ -61,7 +61,11 @@ class Http:
         self, method: str, path: str, body: Any = None, *, headers: Optional[dict[str, str]] = None
     ) -> tuple[int, Any]:
         """One request; the answer's status and JSON (None for an empty body). Raises :class:`Error` for no answer."""
-        data = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        try:
+            data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError) as e:
+            # A set, bytes, a datetime, NaN: nothing is sent.
+            raise Error("ALBEDO_INVALID_ARGUMENT", f"the request cannot be sent as JSON: {e}", outcome="not_run") from None
         reader, writer = await self._open()
         done = False
         try:

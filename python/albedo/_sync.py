@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from typing import Any, AsyncGenerator, Awaitable, Callable, Iterator, Optional, TypeVar
 
 from ._client import Mcp
+from ._errors import Error
 from ._minted import Server
 from ._types import Context, Event, Operation, Result
 
@@ -27,6 +28,10 @@ class _Loop:
         self._thread.start()
 
     def run(self, coro: Awaitable[T]) -> T:
+        if self.loop.is_closed() or not self.loop.is_running():
+            if asyncio.iscoroutine(coro):
+                coro.close()
+            raise Error("ALBEDO_CLOSED", "this session was closed (albedo.connect_sync() opens another)", outcome="not_run")
         future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self.loop)  # type: ignore[arg-type]
         try:
             return future.result()
@@ -143,7 +148,7 @@ class SyncMcp:
 
     def close(self) -> None:
         """Closes the session, then the facade's loop. Closing twice is nothing."""
-        if self.__loop.loop.is_closed():
+        if self.__loop.loop.is_closed() or not self.__loop.loop.is_running():
             return
         try:
             self.__loop.run(self.__mcp.close())

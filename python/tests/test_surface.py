@@ -139,8 +139,15 @@ class SurfaceTest(HomeCase):
         types = [e.type for e in await asyncio.wait_for(closing, 60)]
         self.assertEqual(types[-1], "session_closed")
         with self.assertRaises(albedo.Error) as caught:
-            await other.status()
-        self.assertEqual(caught.exception.code, "ALBEDO_NOT_FOUND", "the daemon no longer has it")
+            await other.call("everything/echo", message="late")
+        self.assertEqual((caught.exception.code, caught.exception.outcome), ("ALBEDO_CLOSED", "not_run"))
+
+    async def test_arguments_that_are_not_json(self) -> None:
+        for bad in ({"message": {1, 2}}, {"message": b"bytes"}, {"message": float("nan")}):
+            with self.assertRaises(albedo.Error) as caught:
+                await self.mcp.call("everything/echo", bad)
+            self.assertEqual((caught.exception.code, caught.exception.outcome), ("ALBEDO_INVALID_ARGUMENT", "not_run"))
+        self.assertEqual((await self.mcp.call("everything/echo", message="still")).text, "Echo: still", "nothing broke")
 
 
 async def _collect(mcp: albedo.Mcp) -> list[albedo.Event]:

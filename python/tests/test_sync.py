@@ -37,6 +37,10 @@ class SyncTest(HomeCase):
                 except albedo.Error as e:
                     out["error"] = (e.code, e.outcome)
             out["closed"] = True
+            try:
+                mcp.tools()
+            except albedo.Error as e:
+                out["after"] = (e.code, e.outcome)
 
         worker = threading.Thread(target=script)
         worker.start()
@@ -54,6 +58,7 @@ class SyncTest(HomeCase):
         self.assertEqual(out["event"], "server_state")
         self.assertEqual(out["error"], ("ALBEDO_INVALID_ARGUMENT", "not_run"))
         self.assertTrue(out["closed"])
+        self.assertEqual(out["after"], ("ALBEDO_CLOSED", "not_run"), "used after close: said so")
 
     def test_inside_a_running_loop(self) -> None:
         # A notebook cell runs in a loop already; the facade never uses that loop.
