@@ -11,7 +11,7 @@
  *
  * `--only GROUP[,GROUP]` runs the named groups only (`stdio`, `http`,
  * `connect`, `startup`, `memory`, `large`, `hop`, `sessions`, `catalogue`,
- * `daemon`, `cli`, `context`, `transfer`, `lmdb`, `saves`, `gateway`, `acp`), for working on one;
+ * `daemon`, `cli`, `context`, `transfer`, `lmdb`, `saves`, `gateway`, `acp`, `python`), for working on one;
  * without `--out` it writes to a temporary directory, not bench/results.
  * Each group's rows are made in a file of its own (bench/calls.ts,
  * connect.ts, footprint.ts, …); bench/report.ts keeps and writes them.
@@ -34,6 +34,7 @@ import { catalogueRows } from './catalogue.ts';
 import { daemonRows } from './daemon.ts';
 import { gatewayRows } from './gateway.ts';
 import { acpRows } from './acp.ts';
+import { pythonRows } from './python.ts';
 import { cliRows } from './cli.ts';
 import { contextRows } from './context.ts';
 import { hopRows } from './hop.ts';
@@ -152,6 +153,9 @@ try {
 
   // 15. `albedo acp`: the agent's tool call through the adapter's gateway, and session/new to its first tools/list (bench/acp.ts)
   await group('acp', () => acpRows({ quick, rounds: P.rounds, home, rawEchoJs, row, log }));
+
+  // 16. The Python binding: a call through it vs raw HTTP from Python and vs the TS embedding API (bench/python.ts)
+  await group('python', () => pythonRows({ quick, rounds: P.rounds, home, rawEchoJs, row, log }));
 } finally {
   await albedo.close();
   rmSync(home, { recursive: true, force: true });

@@ -41,6 +41,7 @@ t.test('bench --quick writes latest.json, latest.md and latest.svg with every sc
     'large payloads',
     'memory',
     'normaliser transfer',
+    'python',
     'saves',
     'sessions',
     'stdio calls',
