@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, AsyncIterator, Literal, Optional, Sequence, Union
+from typing import Any, AsyncIterator, Literal, Mapping, Optional, Sequence, Union
 from urllib.parse import quote
 
 from ._errors import Error, from_answer
-from ._home import DaemonInfo, find_daemon, running_daemon
+from ._home import DaemonInfo, find_daemon, running_daemon, still_running
 from ._http import Http, Unreachable
 from ._minted import Server, close_matches, server_namespaces
 from ._sse import SseParser
@@ -17,6 +17,10 @@ from ._types import Context, Event, Operation, Result
 ToolsMode = Literal["all", "deferred", "auto"]
 #: How long an event stream tries to reconnect (a daemon restarting) before it gives up.
 RECONNECT_S = 90.0
+#: An event stream silent this long is opened again (the daemon sends a keep-alive every 15 s).
+SILENT_S = 45.0
+#: How much longer than a call's own timeout the binding waits for the daemon's answer.
+GRACE_S = 5.0
 _REFRESHING = ("capabilities_changed", "catalogue_refreshed")
 
 
@@ -32,7 +36,7 @@ class Mcp:
 
     def __init__(self, home: str, info: DaemonInfo, session_id: str, *, start: bool, command: Any) -> None:
         self.__home = home
-        self.__http = Http(info.port, info.token)
+        self.__http = Http(info.port, info.token, lambda: still_running(self.__home, info))
         self.__info = info
         self.__start = start
         self.__command = command
@@ -42,9 +46,11 @@ class Mcp:
         self.__minted: list[str] = []
         self.__watch: Optional[asyncio.Task[None]] = None
         self.__closed = False
+        self.__shut = False
         self.session_id = session_id
         self.unminted = {}
-        self.__own = sorted(set(dir(self)))
+        # Every name the object has, private ones included: a server never takes one (python/albedo/_names.py).
+        self.__own = sorted(set(dir(type(self))) | set(vars(self)) | {"_Mcp__own"})
 
     # --- talking to the daemon -------------------------------------------------------------------------------------
 
@@ -60,7 +66,7 @@ class Mcp:
     async def __find(self) -> None:
         info = await find_daemon(self.__home, start=self.__start, command=self.__command)
         if info != self.__info:
-            old, self.__http = self.__http, Http(info.port, info.token)
+            old, self.__http = self.__http, Http(info.port, info.token, lambda: still_running(self.__home, info))
             self.__info = info
             await old.close()
 
@@ -148,20 +154,33 @@ class Mcp:
             )
         return op
 
-    async def call(self, name: str, arguments: Optional[dict[str, Any]] = None, /, **kwargs: Any) -> Result:
-        """Calls an operation by its advertised name or ``server/tool``; keyword arguments merge into ``arguments``.
+    async def call(self, name: str, /, arguments: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Result:
+        """Calls an operation by its advertised name or ``server/tool``; keyword arguments merge into ``arguments``
+        (and win; a tool argument named ``arguments`` goes in the mapping).
 
         A tool that reports an error gives a result with ``isError``; anything else raises :class:`albedo.Error`
         (``outcome``: ``not_run``, or ``unknown`` when it may have run: never retried).
         """
-        return await self.invoke(name, {**(arguments or {}), **kwargs})
+        return await self.invoke(name, {**_mapping(arguments), **kwargs})
 
-    async def invoke(self, name: str, arguments: Optional[dict[str, Any]] = None, *, timeout: Optional[float] = None) -> Result:
-        """:meth:`call` with a time limit of its own (seconds; the server's ``callTimeoutMs`` otherwise)."""
-        body: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+    async def invoke(
+        self, name: str, /, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Optional[float] = None
+    ) -> Result:
+        """:meth:`call` with a time limit of its own, in seconds (the server's ``callTimeoutMs`` otherwise). The daemon
+        enforces it; should the daemon not answer within it and a few seconds more, the call fails ``ALBEDO_TIMEOUT``,
+        outcome ``unknown``."""
+        body: dict[str, Any] = {"name": name, "arguments": _mapping(arguments)}
         if timeout is not None:
+            if not isinstance(timeout, (int, float)) or not 0 < timeout <= 86_400:
+                raise Error("ALBEDO_INVALID_ARGUMENT", f"timeout: {timeout!r} is not a number of seconds in (0, 86400]",
+                            outcome="not_run", path=["timeout"])
             body["timeoutMs"] = max(1, int(timeout * 1000))
-        answer = await self._request("POST", self._path("/calls"), body)
+        sent = self._request("POST", self._path("/calls"), body)
+        limit = None if timeout is None else timeout + GRACE_S
+        try:
+            answer = await (sent if limit is None else asyncio.wait_for(sent, limit))
+        except asyncio.TimeoutError:
+            raise Error("ALBEDO_TIMEOUT", f"the daemon did not answer within {limit:.0f} s", outcome="unknown") from None
         return Result.of(answer.get("result") if isinstance(answer, dict) else None)
 
     def __getitem__(self, server: str) -> Server:
@@ -204,17 +223,23 @@ class Mcp:
 
     async def events(self, *, last_event_id: Optional[str] = None) -> AsyncIterator[Event]:
         """The session's events as they come (the kept ones first), reconnecting with ``Last-Event-ID`` when the stream
-        or the daemon goes; it ends after ``session_closed``."""
-        parser = SseParser()
-        parser.last_id = last_event_id
+        or the daemon goes, or after :data:`SILENT_S` without a byte (the daemon sends a keep-alive every 15 s); it
+        ends after ``session_closed``."""
+        if last_event_id is not None and not (last_event_id.isascii() and last_event_id.isprintable()):
+            raise Error("ALBEDO_INVALID_ARGUMENT", "last_event_id: printable ASCII only", outcome="not_run",
+                        path=["last_event_id"])
+        last, retry = last_event_id, None
         loop = asyncio.get_running_loop()
         since = loop.time()
         delay = 0.1
         while True:
             info, http = self.__info, self.__http
             headers = {"Accept": "text/event-stream"}
-            if parser.last_id:
-                headers["Last-Event-ID"] = parser.last_id
+            if last:
+                headers["Last-Event-ID"] = last
+            # A parser per stream: a stream cut mid-event leaves nothing half read for the next one.
+            parser = SseParser()
+            parser.last_id, parser.retry_ms = last, retry
             close = None
             try:
                 status, chunks, close = await http.stream(self._path("/events"), headers)
@@ -223,26 +248,37 @@ class Mcp:
                     continue
                 if status != 200:
                     raw = b"".join([c async for c in chunks])
+                    if status == 404:
+                        self.__closed = True
                     raise from_answer(status, _json(raw))
                 since, delay = loop.time(), 0.1
-                async for chunk in chunks:
+                while True:
+                    try:
+                        chunk = await asyncio.wait_for(chunks.__anext__(), SILENT_S)
+                    except (StopAsyncIteration, asyncio.TimeoutError):
+                        break
                     for raw_event in parser.feed(chunk):
                         event = Event(raw_event.event, _json(raw_event.data.encode()) or {}, raw_event.id)
+                        last, retry = parser.last_id, parser.retry_ms
+                        if event.type == "session_closed":
+                            self.__closed = True
                         yield event
                         if event.type == "session_closed":
                             return
-            except (Unreachable, OSError, asyncio.IncompleteReadError) as e:
+            except (Unreachable, OSError, asyncio.IncompleteReadError, ValueError) as e:
                 if isinstance(e, Error) and e.code != "ALBEDO_DAEMON_UNREACHABLE":
                     raise
             finally:
                 if close is not None:
                     close()
+            if self.__closed:
+                raise Error("ALBEDO_CLOSED", "this session was closed", outcome="not_run")
             if loop.time() - since > RECONNECT_S:
                 raise Error(
                     "ALBEDO_DAEMON_UNREACHABLE",
                     f"the session's event stream could not be opened again in {RECONNECT_S:.0f} s",
                 )
-            await asyncio.sleep(parser.retry_ms / 1000 if parser.retry_ms else delay)
+            await asyncio.sleep(retry / 1000 if retry else delay)
             delay = min(delay * 2, 2.0)
             try:
                 await self._found_again(info)
@@ -250,16 +286,18 @@ class Mcp:
                 pass
 
     async def _watch(self) -> None:
-        """Mints the methods again whenever the session's tools change."""
-        try:
-            async for event in self.events():
-                if event.type in _REFRESHING:
-                    try:
+        """Mints the methods again whenever the session's tools change; follows the session until it is closed."""
+        while not self.__closed:
+            try:
+                async for event in self.events():
+                    if event.type in _REFRESHING:
                         await self.refresh()
-                    except Error:
-                        pass
-        except (Error, asyncio.CancelledError):
-            return
+            except asyncio.CancelledError:
+                return
+            except Exception:  # noqa: BLE001 — a follower that stopped would leave stale methods: start it again
+                pass
+            if not self.__closed:
+                await asyncio.sleep(5)
 
     def start_watching(self) -> None:
         """(Internal) Follows the session's events to mint the methods again when its tools change."""
@@ -269,16 +307,21 @@ class Mcp:
 
     async def close(self) -> None:
         """Closes the session (its servers are reaped) and the connections. Closing twice is nothing."""
-        if self.__closed:
+        if self.__shut:
             return
+        self.__shut = True
         if self.__watch is not None:
             self.__watch.cancel()
+        gone, self.__closed = self.__closed, True
         try:
-            await self._request("DELETE", self._path())
+            if not gone:
+                # Straight to the daemon that holds it: closing never finds or starts another.
+                status, answer = await self.__http.request("DELETE", self._path())
+                if status >= 300 and status != 404:
+                    raise from_answer(status, answer)
         except Error:
             pass
         finally:
-            self.__closed = True
             await self.__http.close()
 
     async def __aenter__(self) -> "Mcp":
@@ -289,6 +332,15 @@ class Mcp:
 
     def __repr__(self) -> str:
         return f"<albedo.Mcp session {self.session_id[:8]}: {len(self.__servers)} servers, {len(self.__ops)} operations>"
+
+
+def _mapping(arguments: Any) -> dict[str, Any]:
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, Mapping):
+        raise Error("ALBEDO_INVALID_ARGUMENT", f"arguments: a mapping of names to values, not {type(arguments).__name__}",
+                    outcome="not_run", path=["arguments"])
+    return dict(arguments)
 
 
 def _schema(v: Any) -> dict[str, Any]:
@@ -324,6 +376,9 @@ async def open_session(
 
     where = albedo_home(home)
     info = await find_daemon(where, start=start, command=command)
+    for option, names in (("servers", servers), ("exclude", exclude)):
+        if names is not None and (isinstance(names, str) or not all(isinstance(n, str) for n in names)):
+            raise Error("ALBEDO_INVALID_ARGUMENT", f"{option}: a list of server names", outcome="not_run", path=[option])
     body: dict[str, Any] = {"extensions": {"editor-mcp": False}}
     picked = {k: list(v) for k, v in (("include", servers), ("exclude", exclude)) if v is not None}
     if picked:
@@ -332,7 +387,7 @@ async def open_session(
         body["profile"] = profile
     if tools is not None:
         body["tools"] = tools
-    http = Http(info.port, info.token)
+    http = Http(info.port, info.token, lambda: still_running(where, info))
     try:
         status, answer = await http.request("POST", "/v1/sessions", body)
     finally:

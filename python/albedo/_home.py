@@ -79,7 +79,7 @@ def check_home(home: str) -> bool:
         return os.path.isdir(home)
     try:
         own = os.lstat(home)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return False
     if stat.S_ISLNK(own.st_mode) or not stat.S_ISDIR(own.st_mode):
         raise _unsafe(home, "it is not a directory (or it is a symbolic link)")
@@ -105,11 +105,11 @@ def _read(home: str, name: str) -> Optional[str]:
     """The text of ``name`` in the home, read through the directory checked (no link followed); None when missing."""
     try:
         dfd = os.open(home, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
+    except OSError:
         return None
     try:
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=dfd)
-    except (FileNotFoundError, OSError):
+    except OSError:
         return None
     finally:
         os.close(dfd)
@@ -161,10 +161,21 @@ def running_daemon(home: str) -> Optional[DaemonInfo]:
     port, token, pid, version = info.get("port"), info.get("token"), info.get("pid"), info.get("version")
     if not (isinstance(port, int) and isinstance(token, str) and isinstance(pid, int) and isinstance(version, str)):
         return None
+    if not 0 < port < 65536 or isinstance(port, bool):
+        return None
     start = lock.get("start")
     if lock.get("pid") != pid or not (start is None or isinstance(start, str)) or not _alive(pid, start):
         return None
     return DaemonInfo(port=port, token=token, pid=pid, version=version)
+
+
+def still_running(home: str, info: DaemonInfo) -> bool:
+    """Whether the daemon ``info`` names (proved before) still holds ``home``: its daemon.json unchanged, its pid alive.
+    Asked before each new connection, so nothing goes to a process that took a dead daemon's port."""
+    try:
+        return running_daemon(home) == info
+    except Error:
+        return False
 
 
 def expected_proof(token: str, nonce: str) -> str:
@@ -204,7 +215,11 @@ def albedo_command(command: Union[str, Sequence[str], None]) -> Optional[list[st
     if command is None:
         command = os.environ.get("ALBEDO_COMMAND") or None
     if isinstance(command, str):
-        return shlex.split(command)
+        try:
+            return shlex.split(command)
+        except ValueError as e:
+            why = f"the albedo command {command!r} cannot be split: {e}"
+            raise Error("ALBEDO_INVALID_ARGUMENT", why, outcome="not_run") from None
     if command is not None:
         return list(command)
     found = shutil.which("albedo")

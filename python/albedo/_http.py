@@ -12,9 +12,10 @@ cancels the call.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import time
-from typing import Any, AsyncIterator, Optional
+from typing import Any, AsyncIterator, Callable, Optional
 
 from ._errors import Error
 
@@ -22,6 +23,8 @@ from ._errors import Error
 IDLE_S = 2.0
 #: The largest answer read (a result the session did not cut, at most).
 MAX_BYTES = 64 << 20
+#: At most this many connections at once: more requests wait for one (a gather of thousands opens no more sockets).
+MAX_CONNECTIONS = 64
 
 
 class Unreachable(Error):
@@ -29,26 +32,60 @@ class Unreachable(Error):
 
 
 class Http:
-    """The connections to one daemon (its port and token)."""
+    """The connections to one daemon (its port and token).
 
-    def __init__(self, port: int, token: str) -> None:
+    ``alive`` is asked before every new connection: whether the daemon that proved itself still holds the home (its
+    pid alive, daemon.json unchanged). Once it does not, nothing is sent on its port — another process may have taken
+    it — and the request fails unsent, so the daemon is found and proved again.
+    """
+
+    def __init__(self, port: int, token: str, alive: Callable[[], bool] = lambda: True) -> None:
         self.port = port
         self._token = token
+        self._alive = alive
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []
+        self._slots = asyncio.Semaphore(MAX_CONNECTIONS)
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        keep = []
+        for reader, writer, since in self._idle:
+            if now - since < IDLE_S and not reader.at_eof() and not writer.is_closing():
+                keep.append((reader, writer, since))
+            else:
+                writer.close()
+        self._idle = keep
 
     async def _open(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        now = time.monotonic()
-        while self._idle:
-            reader, writer, since = self._idle.pop()
-            if now - since < IDLE_S and not reader.at_eof() and not writer.is_closing():
-                return reader, writer
-            writer.close()
+        """A connection, with a slot taken (given back by _release)."""
+        await self._slots.acquire()
         try:
-            return await asyncio.open_connection("127.0.0.1", self.port, limit=1 << 20)
-        except OSError as e:
-            raise Unreachable(
-                "ALBEDO_DAEMON_UNREACHABLE", f"nothing answers on 127.0.0.1:{self.port} ({e.strerror or e})", outcome="not_run"
-            ) from None
+            self._sweep()
+            if self._idle:
+                reader, writer, _ = self._idle.pop()
+                return reader, writer
+            if not self._alive():
+                raise Unreachable("ALBEDO_DAEMON_UNREACHABLE", "the daemon that proved itself is gone", outcome="not_run")
+            try:
+                return await asyncio.open_connection("127.0.0.1", self.port, limit=1 << 20)
+            except OSError as e:
+                if e.errno in (errno.EMFILE, errno.ENFILE):
+                    raise Error("ALBEDO_DAEMON_UNREACHABLE", "no connection could be opened: too many open files",
+                                outcome="not_run") from None
+                raise Unreachable(
+                    "ALBEDO_DAEMON_UNREACHABLE", f"nothing answers on 127.0.0.1:{self.port} ({e.strerror or e})",
+                    outcome="not_run",
+                ) from None
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def _release(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, keep: bool) -> None:
+        if keep:
+            self._idle.append((reader, writer, time.monotonic()))
+        else:
+            writer.close()
+        self._slots.release()
 
     def _head(self, method: str, path: str, extra: dict[str, str], length: Optional[int]) -> bytes:
         lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{self.port}", f"Authorization: Bearer {self._token}"]
@@ -63,41 +100,48 @@ class Http:
         """One request; the answer's status and JSON (None for an empty body). Raises :class:`Error` for no answer."""
         try:
             data = None if body is None else json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        except (TypeError, ValueError) as e:
-            # A set, bytes, a datetime, NaN: nothing is sent.
+        except (TypeError, ValueError, RecursionError) as e:
+            # A set, bytes, a datetime, NaN, a cycle: nothing is sent.
             raise Error("ALBEDO_INVALID_ARGUMENT", f"the request cannot be sent as JSON: {e}", outcome="not_run") from None
         reader, writer = await self._open()
-        done = False
+        keep = False
         try:
             writer.write(self._head(method, path, headers or {}, None if data is None else len(data)) + (data or b""))
             status, head, raw = await read_response(reader, max_bytes=MAX_BYTES)
-            done = head.get("connection", "").lower() != "close" and ("content-length" in head or "transfer-encoding" in head)
-        except Unreachable as e:
-            raise Error(e.code, e.message, outcome="unknown") from None
-        except OSError as e:
-            why = f"the connection to the daemon broke ({e.strerror or e})"
+            keep = head.get("connection", "").lower() != "close" and ("content-length" in head or "transfer-encoding" in head)
+        except Error as e:
+            # Sent: whatever went wrong with the answer, the request may have run.
+            raise Error(e.code, e.message, outcome="unknown", status=e.status) from None
+        except (OSError, ValueError) as e:
+            why = f"the connection to the daemon broke ({getattr(e, 'strerror', None) or e})"
             raise Error("ALBEDO_DAEMON_UNREACHABLE", why, outcome="unknown") from None
         finally:
-            if done:
-                self._idle.append((reader, writer, time.monotonic()))
-            else:
-                writer.close()
+            self._release(reader, writer, keep)
         try:
             return status, json.loads(raw) if raw else None
         except ValueError:
             why = f"the daemon answered HTTP {status} with a body that is not JSON"
-            raise Error("ALBEDO_INVALID_RESPONSE", why, status=status) from None
+            raise Error("ALBEDO_INVALID_RESPONSE", why, status=status, outcome="unknown") from None
 
-    async def stream(self, path: str, headers: dict[str, str]) -> tuple[int, AsyncIterator[bytes], Any]:
-        """A GET whose answer is read as it comes: its status, its body's chunks, and how to close it (a fresh connection)."""
+    async def stream(self, path: str, headers: dict[str, str]) -> tuple[int, AsyncIterator[bytes], Callable[[], None]]:
+        """A GET whose answer is read as it comes: its status, its body's chunks (no bound on the whole: a stream
+        runs for hours; the reader bounds each event), and how to close it."""
         reader, writer = await self._open()
         try:
             writer.write(self._head("GET", path, headers, None))
             status, head = await _read_head(reader)
         except BaseException:
-            writer.close()
+            self._release(reader, writer, False)
             raise
-        return status, _body(reader, head, MAX_BYTES), writer.close
+        closed = False
+
+        def close() -> None:
+            nonlocal closed
+            if not closed:
+                closed = True
+                self._release(reader, writer, False)
+
+        return status, _body(reader, head, None), close
 
     async def close(self) -> None:
         for _, writer, _ in self._idle:
@@ -124,7 +168,7 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]
     raise Error("ALBEDO_INVALID_RESPONSE", "the daemon's answer ended in its headers")
 
 
-async def _body(reader: asyncio.StreamReader, head: dict[str, str], max_bytes: int) -> AsyncIterator[bytes]:
+async def _body(reader: asyncio.StreamReader, head: dict[str, str], max_bytes: Optional[int]) -> AsyncIterator[bytes]:
     """The body's bytes as they arrive: by Content-Length, chunked, or to the end."""
     total = 0
     if "chunked" in head.get("transfer-encoding", "").lower():
@@ -138,14 +182,14 @@ async def _body(reader: asyncio.StreamReader, head: dict[str, str], max_bytes: i
                     pass
                 return
             total += size
-            if total > max_bytes:
+            if max_bytes is not None and total > max_bytes:
                 raise Error("ALBEDO_TOO_LARGE", f"the daemon's answer is larger than {max_bytes} bytes")
             chunk = await reader.readexactly(size)
             await reader.readexactly(2)
             yield chunk
     elif "content-length" in head:
         left = int(head["content-length"])
-        if left > max_bytes:
+        if max_bytes is not None and left > max_bytes:
             raise Error("ALBEDO_TOO_LARGE", f"the daemon's answer is larger than {max_bytes} bytes")
         while left > 0:
             chunk = await reader.read(min(left, 1 << 16))
@@ -156,7 +200,7 @@ async def _body(reader: asyncio.StreamReader, head: dict[str, str], max_bytes: i
     else:
         while chunk := await reader.read(1 << 16):
             total += len(chunk)
-            if total > max_bytes:
+            if max_bytes is not None and total > max_bytes:
                 raise Error("ALBEDO_TOO_LARGE", f"the daemon's answer is larger than {max_bytes} bytes")
             yield chunk
 

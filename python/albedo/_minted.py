@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import keyword
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator, Optional
 
 from ._errors import Error
@@ -25,7 +26,7 @@ def _signature(schema: dict[str, Any]) -> inspect.Signature:
     params: list[inspect.Parameter] = []
     odd = False
     for key, spec in props.items():
-        if not key.isidentifier() or key.startswith("__"):
+        if not isinstance(key, str) or not key.isidentifier() or key.startswith("_") or keyword.iskeyword(key):
             odd = True
             continue
         kind = spec.get("type") if isinstance(spec, dict) else None
@@ -48,7 +49,7 @@ def _method(mcp: "Mcp", op: Operation, py: str, owner: str) -> ToolMethod:
     method.__doc__ = op.description or f"The tool {op.tool!r} of server {op.server!r}."
     try:
         method.__signature__ = _signature(op.inputSchema)  # type: ignore[attr-defined]
-    except (ValueError, StopIteration):
+    except Exception:  # noqa: BLE001 (any schema the signature cannot hold)
         pass  # a schema no signature can show: help() shows (**arguments)
     method.operation = op  # type: ignore[attr-defined]
     return method
@@ -62,7 +63,7 @@ class Server:
         self.__by_raw: dict[str, ToolMethod] = {}
         self.__unminted: dict[str, str] = {}
         self.__minted: list[str] = []
-        minted, left = mint([op.tool for op in ops], taken=dir(self))
+        minted, left = mint([op.tool for op in ops], taken=set(dir(Server)) | set(vars(self)))
         by_tool = {op.tool: op for op in ops}
         for py_tool, raw in minted.items():
             fn = _method(mcp, by_tool[raw], py_tool, py)
@@ -115,7 +116,7 @@ def server_namespaces(
     by_raw = {raw: Server(mcp, raw, py_of.get(raw, "server"), group) for raw, group in groups.items()}
     unminted: dict[str, str] = dict(left)
     for raw, server in by_raw.items():
-        for tool, why in server.left().items():
+        for tool, why in Server.left(server).items():
             unminted[f"{raw}/{tool}"] = why
     return {py: by_raw[raw] for py, raw in minted.items()}, by_raw, unminted
 

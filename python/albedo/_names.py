@@ -4,11 +4,12 @@ The rule, applied to a server's name and to each of its tools' raw names:
 
 1. every character that is not an ASCII letter, digit or ``_`` becomes ``_``
    (``get-sum`` → ``get_sum``, ``files.v2`` → ``files_v2``);
-2. a name that then starts with a digit gets ``_`` in front (``2fa`` → ``_2fa``);
+2. a name that starts with a digit gets ``_`` in front (``2fa`` → ``_2fa``);
 3. a Python keyword gets ``_`` after it (``class`` → ``class_``), and so does
    a name the object already has for itself (a server called ``call`` is
    ``mcp.call_``: ``mcp.call`` stays the method);
-4. a name starting with ``__`` is not minted (those are Python's own);
+4. a name that starts with ``_`` (after rule 1: ``-x`` too) is not minted: those
+   are Python's and the binding's own;
 5. names that come to the same Python name (``my-files`` and ``my_files``)
    are none of them minted: which one was meant cannot be guessed.
 
@@ -28,12 +29,11 @@ _NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
 def python_name(raw: str, taken: Iterable[str] = ()) -> Optional[str]:
     """The Python-safe name of ``raw`` (rules 1–4); None when it is not minted. ``taken``: the object's own names."""
     name = _NOT_IDENT.sub("_", raw)
-    if not name:
+    if not name or name.startswith("_"):
         return None
     if name[0].isdigit():
+        # `_` and a digit: no name of the binding's own (nor Python's) starts so.
         name = "_" + name
-    if name.startswith("__"):
-        return None
     if keyword.iskeyword(name) or name in set(taken):
         name += "_"
     return name

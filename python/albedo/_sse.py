@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from ._errors import Error
+
+#: The longest line an event stream may send (an event's data line): bounds what a stream holds in memory.
+MAX_LINE = 16 << 20
+
 
 @dataclass(frozen=True)
 class RawEvent:
@@ -26,6 +31,8 @@ class SseParser:
 
     def feed(self, chunk: bytes) -> list[RawEvent]:
         self._buf += chunk
+        if len(self._buf) > MAX_LINE:
+            raise Error("ALBEDO_TOO_LARGE", f"an event stream's line is longer than {MAX_LINE} bytes")
         out: list[RawEvent] = []
         while True:
             # A line ends at CRLF, LF or CR; a CR at the very end may be the first half of a CRLF yet to come.

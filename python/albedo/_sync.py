@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from concurrent.futures import Future
-from typing import Any, AsyncGenerator, Awaitable, Callable, Iterator, Optional, TypeVar
+from typing import Any, AsyncGenerator, Awaitable, Callable, Iterator, Mapping, Optional, TypeVar
 
 from ._client import Mcp
 from ._errors import Error
@@ -54,7 +54,10 @@ class SyncServer:
         self.__server = server
 
     def __getattr__(self, name: str) -> Callable[..., Result]:
-        return self.__wrap(getattr(self.__server, name))
+        found = getattr(self.__server, name)
+        if name.startswith("_") and not name[1:2].isdigit() or not hasattr(found, "operation"):
+            raise AttributeError(name)
+        return self.__wrap(found)
 
     def __getitem__(self, tool: str) -> Callable[..., Result]:
         return self.__wrap(self.__server[tool])
@@ -98,10 +101,10 @@ class SyncMcp:
     def describe(self, name: str) -> Operation:
         return self.__loop.run(self.__mcp.describe(name))
 
-    def call(self, name: str, arguments: Optional[dict[str, Any]] = None, /, **kwargs: Any) -> Result:
+    def call(self, name: str, /, arguments: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Result:
         return self.__loop.run(self.__mcp.call(name, arguments, **kwargs))
 
-    def invoke(self, name: str, arguments: Optional[dict[str, Any]] = None, *, timeout: Optional[float] = None) -> Result:
+    def invoke(self, name: str, /, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Optional[float] = None) -> Result:
         return self.__loop.run(self.__mcp.invoke(name, arguments, timeout=timeout))
 
     def status(self) -> dict[str, Any]:

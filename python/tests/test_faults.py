@@ -51,6 +51,40 @@ class DaemonKilledTest(HomeCase):
         finally:
             await mcp.close()
 
+    async def test_squatted_port_gets_nothing(self) -> None:
+        """A process that takes a dead daemon's port is sent neither the token nor a call's arguments."""
+        mcp = await albedo.connect(home=self.home.path, servers=["everything"])
+        try:
+            self.assertEqual((await mcp.call("everything/echo", message="before")).text, "Echo: before")
+            port = int(self.home.daemon()["port"])
+            self.home.kill()
+            heard: list[bytes] = []
+
+            async def squat(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                heard.append(await reader.read(65536))
+                writer.write(b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 42\r\n\r\n')
+                writer.write(b'{"result":{"content":[],"isError":false}}')
+                await writer.drain()
+                writer.close()
+
+            # The killed daemon's accepted sockets linger a while (FIN_WAIT2): the port is taken once they go.
+            squatter = None
+            for _ in range(240):
+                try:
+                    squatter = await asyncio.start_server(squat, "127.0.0.1", port)
+                    break
+                except OSError:
+                    await asyncio.sleep(0.5)
+            assert squatter is not None, f"port {port} never came free"
+            try:
+                r = await asyncio.wait_for(mcp.call("everything/echo", message="secret argument"), 180)
+                self.assertEqual(r.text, "Echo: secret argument", "answered by the new daemon, not the squatter")
+            finally:
+                squatter.close()
+            self.assertFalse(any(b"Bearer" in h or b"secret argument" in h for h in heard), heard)
+        finally:
+            await mcp.close()
+
     async def test_no_daemon_and_not_to_start_one(self) -> None:
         home = Home()
         try:

@@ -15,6 +15,8 @@ class NamesTest(unittest.TestCase):
         self.assertEqual(python_name("café"), "caf_")
         self.assertEqual(python_name("match"), "match", "soft keywords are names")
         self.assertIsNone(python_name("__init__"))
+        self.assertIsNone(python_name("_request"), "the binding's own names start with _: none is minted")
+        self.assertIsNone(python_name("-x"))
         self.assertIsNone(python_name(""))
         self.assertEqual(python_name("call", taken=["call", "tools"]), "call_")
 

@@ -17,7 +17,7 @@ class LiveNamesTest(HomeCase):
         cls.state = os.path.join(home.data, "changing")
         os.mkdir(cls.state)
         with open(os.path.join(cls.state, "tools.json"), "w") as f:
-            json.dump(["a-b", "a_b", "class", "2fa", "__init__", "plain"], f)
+            json.dump(["a-b", "a_b", "class", "2fa", "__init__", "plain", "left", "_Server__minted", "_Server__name"], f)
         home.add("class", fixture("composer-changing-server.ts", cls.state))
         changing = os.path.join(home.data, "changing-2")
         os.mkdir(changing)
@@ -49,6 +49,12 @@ class LiveNamesTest(HomeCase):
             self.assertEqual((await server._2fa(text="d")).text, "2fa: d")
             self.assertEqual((await server["a-b"](text="h")).text, "a-b: h")
             self.assertEqual((await server["__init__"](text="i")).text, "__init__: i")
+            # Names of the binding's own (a method of the server object, its private fields) never clobber them.
+            self.assertEqual((await server.left_(text="l")).text, "left: l")
+            self.assertIn("class/_Server__minted", mcp.unminted)
+            self.assertEqual((await server["_Server__minted"](text="m")).text, "_Server__minted: m")
+            self.assertIn("plain", dir(server), "the server's own state is intact")
+            self.assertEqual((await mcp.status())["id"], mcp.session_id)
 
     async def test_a_refresh_mints_again(self) -> None:
         async with albedo.connect(home=self.home.path, servers=["changing"]) as mcp:

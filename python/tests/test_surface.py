@@ -51,6 +51,7 @@ class SurfaceTest(HomeCase):
         self.assertFalse(r.isError)
         echo = await self.mcp.describe("everything/echo")
         self.assertEqual((await self.mcp.call(echo.name, message="two")).text, "Echo: two")
+        self.assertEqual((await self.mcp.call("everything/echo", arguments={"message": "kw"})).text, "Echo: kw")
         merged = await self.mcp.call("everything/get-sum", {"a": 1, "b": 100}, b=2)
         self.assertIn("3", merged.text, "keyword arguments merge into arguments, and win")
         structured = await self.mcp.call("everything/get-structured-content", location="New York")
@@ -141,6 +142,24 @@ class SurfaceTest(HomeCase):
         with self.assertRaises(albedo.Error) as caught:
             await other.call("everything/echo", message="late")
         self.assertEqual((caught.exception.code, caught.exception.outcome), ("ALBEDO_CLOSED", "not_run"))
+
+    async def test_careless_input(self) -> None:
+        for bad_call in (
+            self.mcp.call("everything/echo", ["message"]),  # type: ignore[arg-type]
+            self.mcp.invoke("everything/echo", {"message": "x"}, timeout=float("nan")),
+            self.mcp.invoke("everything/echo", {"message": "x"}, timeout=-1),
+        ):
+            with self.assertRaises(albedo.Error) as caught:
+                await bad_call
+            self.assertEqual((caught.exception.code, caught.exception.outcome), ("ALBEDO_INVALID_ARGUMENT", "not_run"))
+        with self.assertRaises(albedo.Error) as caught:
+            await albedo.connect(home=self.home.path, servers="everything")  # type: ignore[arg-type]
+        self.assertEqual(caught.exception.code, "ALBEDO_INVALID_ARGUMENT")
+        with self.assertRaises(albedo.Error) as caught:
+            await anext(aiter(self.mcp.events(last_event_id="k\r\nX-Injected: 1")))
+        self.assertEqual(caught.exception.code, "ALBEDO_INVALID_ARGUMENT")
+        timed = await self.mcp.invoke("everything/echo", {"message": "t"}, timeout=30)
+        self.assertEqual(timed.text, "Echo: t")
 
     async def test_arguments_that_are_not_json(self) -> None:
         for bad in ({"message": {1, 2}}, {"message": b"bytes"}, {"message": float("nan")}):
