@@ -280,9 +280,10 @@ export class Connection {
     this.#dialLink = link;
     try {
       if (link instanceof StdioLink) await link.start();
-      const cached =
-        this.#cache?.get(this.server.fingerprint) ??
-        (this.#lastInfo ? { era: this.#lastInfo.era, protocolVersion: this.#lastInfo.protocolVersion } : null);
+      // A stale or marked legacy verdict is not trusted (era-cache.ts): this dial probes, discover first.
+      const row = this.#cache?.get(this.server.fingerprint);
+      const last = this.#lastInfo ? { era: this.#lastInfo.era, protocolVersion: this.#lastInfo.protocolVersion } : null;
+      const cached = row ? this.#cache!.trusted(this.server.fingerprint) : last;
       const nopts = {
         clientInfo: this.#clientInfo,
         timeoutMs: this.server.startupTimeoutMs,
@@ -294,8 +295,10 @@ export class Connection {
       const info = !(link instanceof StdioLink) ? await negotiateHttp(peer, link, nopts) : await negotiate(peer, nopts);
       if (this.#closed)
         throw new AlbedoError('ALBEDO_CONNECTION_CLOSED', `connection ${this.id} was closed while it opened`, { outcome: 'not_run' });
+      const serverVersion = typeof info.serverInfo?.version === 'string' ? info.serverInfo.version : null;
+      const judged = info.detection !== 'cached' || info.era === 'modern';
       await this.#cache
-        ?.put(this.server.fingerprint, { era: info.era, protocolVersion: info.protocolVersion, at: Date.now() })
+        ?.put(this.server.fingerprint, { era: info.era, protocolVersion: info.protocolVersion, at: Date.now(), serverVersion }, judged)
         .catch(() => {});
       const live: Live = { link, peer, info };
       this.#live = live;
