@@ -3,7 +3,7 @@
  * so a second connect skips the probe's guesswork. LMDB is safe to open from
  * several threads and processes at once; values are msgpackr-encoded by lmdb.
  *
- * A legacy verdict is a saving, never a pin (seed 000: Albedo first sends
+ * A legacy verdict is a saving, never a pin (docs/design.md, "Protocol eras": Albedo first sends
  * `server/discover`): it is trusted only while it is fresh. A changed
  * configuration has another fingerprint (so another row); a server that
  * declares another `serverInfo.version` than when it was judged marks its row
