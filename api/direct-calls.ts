@@ -41,6 +41,11 @@ export class DirectCalls {
     for (const id of ids) if (!this.#inflight.has(id)) this.#retiring.delete(id);
   }
 
+  /** Connections a snapshot newly names (a shared one opened again after its close): direct calls may go to them. */
+  revive(ids: readonly string[]): void {
+    for (const id of ids) this.#retiring.delete(id);
+  }
+
   #retire(id: string): void {
     this.#retiring.add(id);
     if (this.#retiring.size > RETIRED_MAX) this.#retiring.delete(this.#retiring.values().next().value!);

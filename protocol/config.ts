@@ -17,6 +17,8 @@ export const stdioServerSchema = z.strictObject({
   env: z.record(envName, envValue).default({}),
   /** Give this server a transport worker of its own. */
   isolate: z.boolean().default(false),
+  /** One connection for every session that composes it (absent: stdio no, HTTP yes; docs/config.md). */
+  share: z.boolean().optional(),
   startupTimeoutMs: z.number().int().positive().max(600_000).default(30_000),
   callTimeoutMs: z.number().int().positive().max(3_600_000).default(60_000),
 });
@@ -156,6 +158,7 @@ export const httpServerSchema = z
     /** The bearer token is read from this environment variable and sent as `Authorization: Bearer …`. */
     bearerTokenEnvVar: envName.optional(),
     isolate: z.boolean().default(false),
+    share: z.boolean().optional(),
     startupTimeoutMs: z.number().int().positive().max(600_000).default(30_000),
     callTimeoutMs: z.number().int().positive().max(3_600_000).default(60_000),
   })

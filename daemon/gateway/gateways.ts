@@ -321,15 +321,21 @@ export class Gateways {
     // The question names the call it belongs to (its progress token, through the API): that call's host is asked.
     const own = r.context as OpContext | undefined;
     if (own && typeof own.input === 'function') return own.input(r.method, r.params, r.signal, r.key);
+    // Not known by its call: the one gateway session holding the connection is asked. A connection shared by
+    // several sessions (services/composer/shared-port.ts) is refused rather than asked of the wrong client.
+    const holders = new Set<unknown>();
+    let asked: OpContext['input'] | undefined;
     for (const live of this.#live.values()) {
       const session = (live.backend as ComposedBackend | PassThroughBackend).session;
       for (const server of live.backend.servers()) {
         if (session.connectionOf(server) !== r.connection) continue;
-        const ask = live.backend.inputFor(server);
-        if (ask) return ask(r.method, r.params, r.signal, r.key);
+        holders.add(session);
+        asked ??= live.backend.inputFor(server);
       }
     }
-    throw new AlbedoError('ALBEDO_INPUT_REQUIRED', 'no gateway client to ask', { outcome: 'not_run' });
+    if (asked && holders.size === 1) return asked(r.method, r.params, r.signal, r.key);
+    const why = holders.size > 1 ? 'the connection is shared and the request names no call' : 'no gateway client to ask';
+    throw new AlbedoError('ALBEDO_INPUT_REQUIRED', why, { outcome: 'not_run' });
   }
 
   /** An upstream log message of connection `id`: to the hosts whose calls to that server are in flight. */

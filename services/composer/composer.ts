@@ -1,14 +1,16 @@
 /**
  * The session composer: opens sessions over the ports it is given and
  * dispatches the transport's events (by connection id) to the connection
- * they are about. Each session holds one transport connection per server it
- * composes; sharing one connection between sessions is a later
- * optimisation. A worker service wraps this with thin adapters.
+ * they are about, to every session holding it. Each session holds one
+ * connection per server it composes; a server marked `share` has one
+ * connection for all sessions under the same fingerprint and capabilities
+ * (shared-port.ts). A worker service wraps this with thin adapters.
  */
 import { AlbedoError } from '../../protocol/errors.ts';
 import { describeZodError } from '../../protocol/config.ts';
 import { sessionOptionsSchema, type SessionEvent, type SessionOptions } from '../../protocol/composer.ts';
 import type { ComposerPorts, TransportEvent } from './ports.ts';
+import { sharedPort } from './shared-port.ts';
 import { SchemaCache } from '../catalogue/schema-cache.ts';
 import { Session, type SessionResume } from './session.ts';
 import type { Upstream } from './upstream.ts';
@@ -16,7 +18,8 @@ import { overlayKey } from './overlay.ts';
 
 export class Composer {
   #ports: ComposerPorts;
-  #byId = new Map<string, Upstream>();
+  /** The Upstreams of each connection id: one, or every session's for a shared connection (shared-port.ts). */
+  #byId = new Map<string, Set<Upstream>>();
   #sessions = new Map<string, Session>();
   #unsubscribe: () => void;
   #closed = false;
@@ -26,25 +29,34 @@ export class Composer {
   #overlayKey = overlayKey();
 
   constructor(ports: ComposerPorts) {
-    this.#ports = ports;
+    const holders = (id: string): number => {
+      let n = 0;
+      for (const up of this.#byId.get(id) ?? []) if (up.state !== 'closed') n++;
+      return n;
+    };
+    this.#ports = { ...ports, transport: sharedPort(ports.transport, holders) };
     this.#schemas = new SchemaCache(ports.normaliseMany ? { batch: ports.normaliseMany } : ports.normalise);
     this.#unsubscribe = ports.transport.subscribe((e) => this.#onTransport(e));
   }
 
+  /** A connection's event reaches every session holding it (each refreshes after its own turn). */
   #onTransport(e: TransportEvent): void {
+    const each = (id: string, fn: (up: Upstream) => void): void => {
+      for (const up of [...(this.#byId.get(id) ?? [])]) fn(up);
+    };
     switch (e.type) {
       case 'dropped':
-        this.#byId.get(e.id)?.onDropped(e.error);
+        each(e.id, (up) => up.onDropped(e.error));
         return;
       case 'catalogue-changed':
-        this.#byId.get(e.id)?.onCatalogue(e.catalogue);
+        each(e.id, (up) => up.onCatalogue(e.catalogue));
         return;
       case 'warned':
-        this.#byId.get(e.id)?.owner.warned(e.message, e.code);
+        each(e.id, (up) => up.owner.warned(e.message, e.code));
         return;
       case 'lost':
         // The actors are gone with their worker: the next call opens them again.
-        for (const id of e.ids) this.#byId.get(id)?.onDropped(e.error, true);
+        for (const id of e.ids) each(id, (up) => up.onDropped(e.error, true));
     }
   }
 
@@ -78,9 +90,14 @@ export class Composer {
       {
         schemas: this.#schemas,
         overlayKey: this.#overlayKey,
-        register: (up) => this.#byId.set(up.id, up),
+        register: (up) => {
+          const all = this.#byId.get(up.id);
+          if (all) all.add(up);
+          else this.#byId.set(up.id, new Set([up]));
+        },
         unregister: (up) => {
-          if (this.#byId.get(up.id) === up) this.#byId.delete(up.id);
+          const all = this.#byId.get(up.id);
+          if (all?.delete(up) && all.size === 0) this.#byId.delete(up.id);
         },
         closed: (s) => this.#sessions.delete(s.id),
       },

@@ -36,6 +36,7 @@ export function resolvedServers(r: ResolveAllResult): ResolvedServers {
     alwaysLoad: s.alwaysLoad,
     resultBudget: s.resultBudget,
     isolate: s.isolate,
+    share: s.share,
     startupTimeoutMs: s.server.startupTimeoutMs,
     callTimeoutMs: s.server.callTimeoutMs,
     ...(s.warnings?.length ? { warnings: s.warnings.map((w) => w.message) } : {}),

@@ -25,6 +25,8 @@ export interface ComposerServer {
   /** The server's result budget in estimated tokens; absent or null: the session's. */
   resultBudget?: number | null;
   isolate: boolean;
+  /** One connection for every session composing it under the same fingerprint (shared-port.ts); absent: its own. */
+  share?: boolean;
   startupTimeoutMs: number;
   callTimeoutMs: number;
   /** What its entry exposes of $ALBEDO_HOME (a working directory or argument there): the session's warnings. */

@@ -15,6 +15,7 @@ import { ComeBack } from './come-back.ts';
 import { Composition, ServerSlot, type PrepareWarning, type SlotHost } from './composition.ts';
 import type { Overlay } from './overlay.ts';
 import type { ComposerPorts, ComposerServer, ResolvedServers, ServerChoice } from './ports.ts';
+import { isShared, sharedId } from './shared-port.ts';
 import { Upstream } from './upstream.ts';
 
 export interface PrepareContext {
@@ -161,7 +162,8 @@ export async function prepare(ctx: PrepareContext, previous: Composition | null)
       }
       const was = previous === null && !entry.overlay ? ctx.resume?.get(entry.name) : undefined;
       const resumable = was !== undefined && was.fingerprint === entry.fingerprint;
-      const up = new Upstream(resumable ? was.id : ctx.newId(), entry, ctx.ports.transport, slot, {
+      const id = resumable ? was.id : isShared(entry) ? sharedId(entry, ctx.capabilities) : ctx.newId();
+      const up = new Upstream(id, entry, ctx.ports.transport, slot, {
         resumable,
         capabilities: ctx.capabilities,
       });

@@ -11,6 +11,8 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import type { Catalogue } from '../../protocol/mcp.ts';
 import type { ClientOp, OpenResult } from '../../protocol/services/transport.ts';
 import type { ComposerServer, TransportPort } from './ports.ts';
+import { connectRetry, type RetryProgress } from './connect-retry.ts';
+import { isSharedId } from './shared-port.ts';
 
 /** Who is told what the connection observed: the server's slot in the composition that owns the connection now. */
 export interface UpstreamOwner {
@@ -19,6 +21,8 @@ export interface UpstreamOwner {
   dropped(err: AlbedoError): void;
   catalogueChanged(catalogue: Catalogue): void;
   warned(message: string, code?: string): void;
+  /** The first dial failed for a reason that may pass and is tried again (connect-retry.ts): when, and which attempt. */
+  retrying?(progress: RetryProgress): void;
 }
 
 type State = 'idle' | 'dialling' | 'open' | 'closed';
@@ -70,6 +74,10 @@ export class Upstream {
   /** A connection a previous composer incarnation opened: its first dial asks the transport whether it is still open. */
   #resumable: boolean;
   #capabilities: Record<string, unknown> | undefined;
+  /** Its first open was tried, or it resumed a live one: later opens (a probe, a call's dial) make one attempt (connect-retry.ts). */
+  #dialled = false;
+  /** Aborted by close: a connect retry it takes part in stops waiting for it. */
+  #leaving = new AbortController();
 
   constructor(
     id: string,
@@ -120,14 +128,24 @@ export class Upstream {
       throw new AlbedoError('ALBEDO_CLOSED', 'the session was closed while its connection was resumed', { outcome: 'not_run' });
     if (resumed) {
       this.#state = 'open';
+      this.#dialled = true;
       this.owner.opened(resumed);
       return resumed;
     }
     this.#held = true;
+    const first = !this.#dialled;
+    this.#dialled = true;
     let result: OpenResult;
     try {
       const o = { name: this.entry.name, isolate: this.entry.isolate, capabilities: this.#capabilities };
-      result = await this.#transport.open(this.id, this.entry.server, o);
+      // The first open runs in the server's connect-retry episode (or waits for the one another session runs).
+      const attempt = (): Promise<OpenResult> => this.#transport.open(this.id, this.entry.server, o);
+      const progress = (p: RetryProgress): void => this.owner.retrying?.(p);
+      result = await connectRetry<OpenResult>().open(
+        this.entry.fingerprint,
+        { attempt, signal: this.#leaving.signal, progress, windowMs: this.entry.startupTimeoutMs },
+        first,
+      );
     } catch (err) {
       const e = asError(err);
       // A failed open leaves nothing behind in the transport (its actor was closed, its key released).
@@ -240,7 +258,9 @@ export class Upstream {
     this.#closing ??= (async () => {
       const dialling = this.#dial;
       this.#state = 'closed';
-      if (this.#held) await this.#transport.close(this.id).catch(() => {});
+      this.#leaving.abort();
+      // A shared connection's close is always told: the last holder leaving closes it (shared-port.ts).
+      if (this.#held || isSharedId(this.id)) await this.#transport.close(this.id).catch(() => {});
       await dialling?.catch(() => {});
     })();
     return this.#closing;

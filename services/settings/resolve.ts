@@ -195,6 +195,15 @@ class Resolver {
   }
 }
 
+/**
+ * Whether a server's connection is shared by the sessions composing it: the entry's `share`, else HTTP yes (a
+ * remote server is built to serve many clients, and a modern one keeps no per-connection state) and stdio no (a
+ * local process often keeps per-client state — a browser, an open file — that sessions must not see each other's of).
+ */
+export function shares(share: boolean | undefined, type: 'stdio' | 'http'): boolean {
+  return share ?? type === 'http';
+}
+
 /** Resolves one entry; throws ALBEDO_INVALID_CONFIG with `data: { server, path, reason }`. */
 export function resolveSettingsServer(name: string, entry: SettingsServer, ctx: ResolveEnv): ResolvedSettingsServer {
   const r: Resolver = new Resolver(name, ctx);
@@ -220,6 +229,7 @@ export function resolveSettingsServer(name: string, entry: SettingsServer, ctx: 
     fingerprint: fingerprintOf(server, identity),
     enabled: entry.enabled,
     isolate: entry.isolate,
+    share: shares(entry.share, server.type),
     enabledTools: entry.enabledTools ?? null,
     disabledTools: entry.disabledTools,
     alwaysLoad: entry.alwaysLoad ?? false,

@@ -36,7 +36,7 @@ export const NO_CLIENT: ClientSide = {
 
 /**
  * The answer to a server's own request (see the module's comment), given
- * `timeoutMs` for the embedder's handler. `signal` aborts when the server
+ * `timeoutMs` for the embedder's handler; `tag` names the call it belongs to, when known. `signal` aborts when the server
  * cancels its request or the connection ends.
  */
 export async function answerServerRequest(
@@ -44,6 +44,7 @@ export async function answerServerRequest(
   req: JsonRpcRequest,
   timeoutMs: number,
   signal: AbortSignal,
+  tag?: string,
 ): Promise<Record<string, unknown>> {
   if (req.method === 'ping') return {};
   const cap = Object.hasOwn(INPUT_METHODS, req.method) ? INPUT_METHODS[req.method] : undefined;
@@ -54,7 +55,9 @@ export async function answerServerRequest(
     );
   }
   try {
-    return await client.ask(req.method, req.params ?? {}, timeoutMs, signal);
+    return await (tag === undefined
+      ? client.ask(req.method, req.params ?? {}, timeoutMs, signal)
+      : client.ask(req.method, req.params ?? {}, timeoutMs, signal, undefined, tag));
   } catch (err) {
     if (err instanceof WireError) throw err;
     // The owner refused (no one to ask: a gateway's host without the capability): the server hears the spec's refusal.

@@ -28,7 +28,7 @@ import { Redactor, secretValues } from '../../protocol/redact.ts';
 import { MODERN_VERSION } from '../../protocol/versions.ts';
 import type { HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
 import type { LinkAuth } from '../oauth/link-auth.ts';
-import { headerOf, contentType, readCapped, excerptOf, describeNetError } from './http-util.ts';
+import { headerOf, contentType, readCapped, excerptOf, describeNetError, statusData } from './http-util.ts';
 import { readSse, newStreamState, MAX_BATCH, type StreamState, type SseSink } from './sse-reader.ts';
 import { resumeResponse, holdGetStream, type LegacyHost } from './http-legacy.ts';
 import { addModernHeaders } from './http-headers.ts';
@@ -318,7 +318,8 @@ export class HttpLink {
     }
     const outcome = status >= 500 ? 'unknown' : 'not_run';
     const why = `${f.method}: the server answered HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`;
-    this.#fail(f, new AlbedoError('ALBEDO_HTTP_ERROR', why, { outcome, data: { status, body: excerpt } }));
+    // With 408, 429 and 5xx, the server's Retry-After (`retryAfterMs`): a connect retry waits at least that long.
+    this.#fail(f, new AlbedoError('ALBEDO_HTTP_ERROR', why, { outcome, data: statusData(status, excerpt, res.headers) }));
   }
 
   #fail(f: InFlight, err: AlbedoError): void {

@@ -11,7 +11,7 @@
 import type { Dispatcher } from 'undici';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { MAX_MESSAGE_BYTES } from '../../protocol/framing.ts';
-import { contentType, describeNetError, readCapped } from './http-util.ts';
+import { contentType, describeNetError, readCapped, statusData } from './http-util.ts';
 import { readSse, newStreamState, type SseSink } from './sse-reader.ts';
 
 /** An error body is read only this far, for the message. */
@@ -52,7 +52,7 @@ export async function notifyAccepted(host: PostHost, method: string): Promise<vo
   if (res.statusCode < 200 || res.statusCode >= 300) {
     const excerpt = host.excerpt(text);
     const why = `the server refused ${method} with HTTP ${res.statusCode}${excerpt ? `: ${excerpt}` : ''}`;
-    throw new AlbedoError('ALBEDO_HTTP_ERROR', why, { outcome: 'not_run', data: { status: res.statusCode, body: excerpt } });
+    throw new AlbedoError('ALBEDO_HTTP_ERROR', why, { outcome: 'not_run', data: statusData(res.statusCode, excerpt, res.headers) });
   }
 }
 

@@ -59,6 +59,39 @@ export function describeNetError(err: unknown): string {
   return code && !msg.includes(code) ? `${msg} (${code})` : msg;
 }
 
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const TIME = '\\d{2}:\\d{2}:\\d{2}';
+/** The three HTTP-date forms (RFC 9110 §5.6.7): IMF-fixdate, RFC 850, asctime (which is GMT without saying so). */
+const IMF_DATE = new RegExp(`^${DAY}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`);
+const RFC850_DATE = new RegExp(`^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`);
+const ASCTIME_DATE = new RegExp(`^${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
+
+/**
+ * A response's `Retry-After` (RFC 9110 §10.2.3) as milliseconds from `now`: delta-seconds, or an HTTP-date (one
+ * already past is 0). Absent, invalid, or several values that differ: undefined.
+ */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+  const raw = headers['retry-after'];
+  const values = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map((v) => v.trim());
+  if (values.length === 0 || values.some((v) => v !== values[0])) return undefined;
+  const v = values[0]!;
+  if (/^\d{1,15}$/.test(v)) return Number(v) * 1000;
+  let at = NaN;
+  if (IMF_DATE.test(v) || RFC850_DATE.test(v)) at = Date.parse(v);
+  else if (ASCTIME_DATE.test(v)) at = Date.parse(`${v} GMT`);
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
+}
+
+/** The statuses whose Retry-After a failed request reports (`data.retryAfterMs`): 408, 429 and 5xx, which may pass. */
+export const mayPass = (status: number): boolean => status === 408 || status === 429 || (status >= 500 && status <= 599);
+
+/** A failed exchange's data: its status and body excerpt, and the server's Retry-After when the status may pass. */
+export function statusData(status: number, body: string, headers: Headers): { status: number; body: string; retryAfterMs?: number } {
+  const hint = mayPass(status) ? retryAfterMs(headers) : undefined;
+  return hint === undefined ? { status, body } : { status, body, retryAfterMs: hint };
+}
+
 /** Resolves after `ms`, or at once when `signal` aborts. */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
