@@ -98,3 +98,9 @@ export interface TransportEvents {
   /** `notifications/resources/updated` for a resource the connection subscribed to. At most 100 a second. */
   'connection/resource-updated': { id: string; uri: string };
 }
+
+/**
+ * The id prefix of a connection sessions share (services/composer/shared-port.ts): the transport refuses a server's
+ * own request on one unless it can name the call that caused it.
+ */
+export const SHARED_CONNECTION_PREFIX = 'shared-';

@@ -12,10 +12,10 @@
  * Per-session connections (random ids) pass straight through.
  */
 import { createHash } from 'node:crypto';
-import type { OpenResult } from '../../protocol/services/transport.ts';
+import { SHARED_CONNECTION_PREFIX, type OpenResult } from '../../protocol/services/transport.ts';
 import type { ComposerServer, TransportPort } from './ports.ts';
 
-const PREFIX = 'shared-';
+const PREFIX = SHARED_CONNECTION_PREFIX;
 
 /** Canonical JSON (sorted keys), so equal capabilities give one id whatever their order. */
 function canonical(v: unknown): string {

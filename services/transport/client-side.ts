@@ -36,7 +36,8 @@ export const NO_CLIENT: ClientSide = {
 
 /**
  * The answer to a server's own request (see the module's comment), given
- * `timeoutMs` for the embedder's handler; `tag` names the call it belongs to, when known. `signal` aborts when the server
+ * `timeoutMs` for the embedder's handler; `tag` names the call it belongs to, when known. A `shared` connection
+ * refuses a request no call of ours can be named for (none in flight, or several). `signal` aborts when the server
  * cancels its request or the connection ends.
  */
 export async function answerServerRequest(
@@ -45,8 +46,13 @@ export async function answerServerRequest(
   timeoutMs: number,
   signal: AbortSignal,
   tag?: string,
+  shared = false,
 ): Promise<Record<string, unknown>> {
   if (req.method === 'ping') return {};
+  // A connection sessions share (services/composer/shared-port.ts) asks only on behalf of the call that caused it.
+  if (shared && tag === undefined) {
+    throw new WireError(ErrorCode.MethodNotFound, `Method not found: ${req.method} (a shared connection asks only within a call)`);
+  }
   const cap = Object.hasOwn(INPUT_METHODS, req.method) ? INPUT_METHODS[req.method] : undefined;
   if (!cap || !Object.hasOwn(client.capabilities, cap)) {
     throw new WireError(

@@ -12,7 +12,13 @@ import { LISTEN_ACK, LISTEN_METHOD } from '../../protocol/rev2026-07-28/index.ts
 import type { Catalogue, Implementation } from '../../protocol/mcp.ts';
 import type { ResolvedServer } from '../../protocol/config.ts';
 import { MAX_DEPTH, depthOf } from '../../protocol/bounds.ts';
-import type { ClientOp, ConnectionInfo, OpenResult, TransportEvents } from '../../protocol/services/transport.ts';
+import {
+  SHARED_CONNECTION_PREFIX,
+  type ClientOp,
+  type ConnectionInfo,
+  type OpenResult,
+  type TransportEvents,
+} from '../../protocol/services/transport.ts';
 import { negotiate, negotiateHttp } from '../negotiation/negotiate.ts';
 import type { EraCache } from '../negotiation/era-cache.ts';
 import { RpcPeer } from './rpc-peer.ts';
@@ -275,7 +281,14 @@ export class Connection {
     const redial = this.#lastInfo !== undefined;
     peer = new RpcPeer(link, {
       onRequest: (req: JsonRpcRequest, signal: AbortSignal) =>
-        answerServerRequest(this.#client, req, this.server.callTimeoutMs, signal, this.#soleToken()),
+        answerServerRequest(
+          this.#client,
+          req,
+          this.server.callTimeoutMs,
+          signal,
+          this.#soleToken(),
+          this.id.startsWith(SHARED_CONNECTION_PREFIX),
+        ),
       onNotification: (n) => this.#onNotification(n),
       onJunk: (what, line) => this.#onJunk(what, line),
       secrets: this.#redactor,

@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs';
 import { createAlbedo, type Albedo, type SessionInputHandler } from '../../api/albedo.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { closeCatalogueStores } from '../../services/catalogue/store.ts';
-import { albedoFor, fixture, httpFixture, newTag, taggedPids, until, waitNoLeftovers } from '../helpers.ts';
+import path from 'node:path';
+import { ROOT, albedoFor, fixture, httpFixture, newTag, taggedPids, tempDir, until, waitNoLeftovers } from '../helpers.ts';
 import { text } from '../fixtures/composer-ports.ts';
 import { sessionHome, toolOf } from '../fixtures/session-home.ts';
 
@@ -117,13 +118,13 @@ t.test("a server's own request goes to the session whose call caused it", async 
   t.equal(text(await b.call(toolOf(b, 'shared', 'ask'), {}, { context: 'bob' })), 'hello bob');
   t.same(asked, ['alice', 'bob'], "each question went with its own call's context");
 
-  // Two calls in flight on the shared connection: a question names neither, so it is not guessed.
+  // Two calls in flight on the shared connection: a question names neither, so it is refused, not guessed.
   asked.length = 0;
   const sleeping = b.call(toolOf(b, 'shared', 'sleep'), { ms: 3_000 }, { context: 'bob' });
   await until(() => inflight(albedo, 'transport') >= 1, 30_000, 'the sleep to be in flight');
   const r = await a.call(toolOf(a, 'shared', 'ask'), {}, { context: 'alice' });
   await sleeping;
-  t.same(asked, [undefined], 'with two calls in flight the owner is told no context');
+  t.same(asked, [], 'with two calls in flight on the shared connection the owner is not asked at all');
   t.not(text(r), 'hello alice', 'and the question is not answered for alice');
   await a.close();
   await b.close();
@@ -151,4 +152,34 @@ t.test('HTTP is shared by default: one MCP session at the server for two session
   t.equal(sessionsAt(), 3, 'one MCP session for the shared server, one per session for the other');
   await a.close();
   await b.close();
+});
+
+t.test('a request no call caused is refused on a shared connection, asked on a per-session one', async (t) => {
+  const tag = newTag();
+  const h = sessionHome(t, tag);
+  const dir = tempDir(t, 'shared-fs-');
+  const fs = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+  // server-filesystem asks the client for its roots as soon as it is initialised, when the client declares roots.
+  h.write({ shared: { ...h.stdio(fs, [dir]), share: true }, solo: h.stdio(fs, [dir]) });
+  const asked: Array<{ method: string; connection: string }> = [];
+  const sessionInput: SessionInputHandler = async (r) => {
+    asked.push({ method: r.method, connection: r.connection });
+    throw new AlbedoError('ALBEDO_INPUT_REQUIRED', 'no roots here', { outcome: 'not_run' });
+  };
+  const albedo = await createAlbedo({ home: h.dir, sessionInput });
+  t.teardown(() => albedo.close());
+  const a = await albedo.sessions.open({ capabilities: { roots: {} } });
+  const b = await albedo.sessions.open({ capabilities: { roots: {} } });
+  await until(() => asked.filter((x) => x.method === 'roots/list').length >= 2, 30_000, 'the per-session servers to ask');
+  t.equal(a.connectionOf('shared'), b.connectionOf('shared'));
+  const forSolo = new Set([a.connectionOf('solo'), b.connectionOf('solo')]);
+  t.ok(
+    asked.every((x) => forSolo.has(x.connection)),
+    'only the per-session connections asked the owner; the shared one was refused before it',
+  );
+  const listed = await a.call(toolOf(a, 'shared', 'list_allowed_directories'), {});
+  t.match(text(listed), path.basename(dir), 'the shared server went on with the directories it was given');
+  await a.close();
+  await b.close();
+  t.same(await waitNoLeftovers(tag), []);
 });
