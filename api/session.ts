@@ -41,6 +41,7 @@ import {
   type FoundTool,
 } from './deferred.ts';
 import { budgetResult, charsOf, pageResult, type ResultPage, type ResultStore } from './results.ts';
+import { exportResult, planExport } from './resource-export.ts';
 import { MAX_RESULT_HINT_CHARS } from '../protocol/composer.ts';
 import { actorGone, badProgress, extensionsChange, newer, noProgress, type AlbedoCallOptions } from './session-support.ts';
 
@@ -76,13 +77,20 @@ export class AlbedoSession {
   #defers = false;
   #results: ResultStore;
   #budgets = new Map<string, number>();
+  #home: string | null;
 
-  /** Use albedo.sessions.open(). `fixed`: the fixed tools' definitions for the session's profile; `results`: where cut results are kept. */
-  constructor(kernel: Kernel, direct: DirectCalls, snap: SessionSnapshot, fixed: ModelTool[], results: ResultStore) {
+  /**
+   * Use albedo.sessions.open(). `fixed`: the fixed tools' definitions for the session's profile; `results`: where cut
+   * results are kept; `home`: $ALBEDO_HOME, where no export may go.
+   */
+  constructor(kernel: Kernel, direct: DirectCalls, snap: SessionSnapshot, fixed: ModelTool[], results: ResultStore, home: string | null) {
     this.id = snap.id;
+    this.#home = home;
     this.#kernel = kernel;
     this.#direct = direct;
     this.#snap = snap;
+    // A shared connection's id comes back when sessions open it again after it was closed: no longer retiring.
+    direct.revive(snap.connections.map((c) => c.id));
     this.#results = results;
     this.#deferred = new Deferred(fixed, snap.loaded);
     this.#setView(snap.view!);
@@ -103,7 +111,9 @@ export class AlbedoSession {
   updated(snap: SessionSnapshot): void {
     if (!newer(snap.version, this.#snap.version)) return;
     const now = new Set(snap.connections.map((c) => c.id));
+    const before = new Set(this.#snap.connections.map((c) => c.id));
     this.#direct.forget(this.#snap.connections.filter((c) => !now.has(c.id)).map((c) => c.id));
+    this.#direct.revive(snap.connections.filter((c) => !before.has(c.id)).map((c) => c.id));
     this.#snap = snap;
     if (snap.view) this.#setView(snap.view);
     if (snap.kept) this.#kept = snap.kept;
@@ -141,6 +151,11 @@ export class AlbedoSession {
   /** The `label` the session was opened with (a gateway's session: `gateway:NAME`). */
   get label(): string | undefined {
     return this.#snap.label;
+  }
+
+  /** The session's working directory (the `cwd` it was opened with), where read_resource's exports go; undefined: none. */
+  get cwd(): string | undefined {
+    return this.#snap.cwd;
   }
 
   /**
@@ -295,6 +310,8 @@ export class AlbedoSession {
     const status = this.#snap.status;
     const planned = planCall(this.#routes, this.#view.servers, (s) => status.find((x) => x.name === s), name, args, this.#inputs);
     const { route, op } = planned;
+    // An export is checked before the read is sent (a refusal is not run) and written after it, before the budget.
+    const exporting = planned.export ? await planExport(this.#snap.cwd, this.#home, planned.export) : undefined;
     if (opts.capabilities !== undefined && op.method !== 'ping' && !op.method.endsWith('/list')) {
       (op as { capabilities?: Record<string, unknown> }).capabilities = opts.capabilities;
     }
@@ -303,8 +320,12 @@ export class AlbedoSession {
       this.#budgets.has(route.server) || !(route.kind === 'tool' && route.maxResultChars)
         ? this.#budgetChars(route.server)
         : Math.min(route.maxResultChars, MAX_RESULT_HINT_CHARS);
-    const budget = (r: unknown): unknown =>
-      budgetResult(r, { chars, keep: (part) => this.#results.keep(this.id, { ...part, page: chars }), reader: READ_TOOL });
+    const budget = async (r: unknown): Promise<unknown> =>
+      budgetResult(exporting ? await exportResult(r, exporting, { signal: opts.signal }) : r, {
+        chars,
+        keep: (part) => this.#results.keep(this.id, { ...part, page: chars }),
+        reader: READ_TOOL,
+      });
     if (opts.onProgress === undefined && opts.context === undefined) return budget(await this.#send(route.server, name, args, op, opts));
     // The token is followed on any connection: it is unique to this process, and a connection relays only the tokens it sent.
     return budget(

@@ -13,11 +13,13 @@
 import type { Kernel } from '../kernel/kernel.ts';
 import { AlbedoError } from '../protocol/errors.ts';
 import type { SessionOptions } from '../protocol/composer.ts';
+import type { SessionSnapshot } from '../protocol/services/composer.ts';
 import type { ServiceTable } from './service-table.ts';
 import { DirectCalls } from './direct-calls.ts';
 import { fixedTools } from './deferred.ts';
 import { ResultStore } from './results.ts';
 import { AlbedoSession, OPEN_TIMEOUT_MS } from './session.ts';
+import { checkWorkingDir } from './resource-export.ts';
 
 export { AlbedoSession } from './session.ts';
 export type { AlbedoCallOptions } from './session.ts';
@@ -59,6 +61,12 @@ export class Sessions {
   #direct: DirectCalls;
   #offs: Array<() => void> = [];
   #open = new Map<string, AlbedoSession>();
+  /**
+   * Snapshots of sessions not in #open yet, kept while an open or a restore is under way: the composer may publish
+   * one (a server that was quick to dial, a shared connection joined) before the answer's session is registered.
+   */
+  #early = new Map<string, SessionSnapshot>();
+  #registering = 0;
   #closed = false;
   /** Cut results' kept parts, for every session of this instance. */
   #results = new ResultStore();
@@ -91,7 +99,11 @@ export class Sessions {
     this.#direct.provide();
     this.#init.services.start(kernel, 'sessions');
     this.#offs.push(
-      kernel.on('composer', 'session/updated', (snap) => this.#open.get(snap.id)?.updated(snap)),
+      kernel.on('composer', 'session/updated', (snap) => {
+        const s = this.#open.get(snap.id);
+        if (s) s.updated(snap);
+        else if (this.#registering > 0) this.#early.set(snap.id, snap);
+      }),
       kernel.on('composer', 'session/event', ({ id, event }) => {
         const s = this.#open.get(id);
         if (!s) return;
@@ -115,14 +127,41 @@ export class Sessions {
    */
   async open(options: SessionOptions = {}): Promise<AlbedoSession> {
     this.start();
-    const snap = await this.#init.kernel.call('composer', 'session/open', { owner: this.#owner, options }, { timeoutMs: OPEN_TIMEOUT_MS });
-    const session = new AlbedoSession(this.#init.kernel, this.#direct, snap, await fixedTools(snap.profile), this.#results);
-    if (this.#closed) {
-      await session.close().catch(() => {});
-      throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
+    const cwd = (options as { cwd?: unknown } | null)?.cwd;
+    if (cwd !== undefined) await checkWorkingDir(cwd as string, this.#init.home);
+    this.#registering++;
+    try {
+      const snap = await this.#init.kernel.call(
+        'composer',
+        'session/open',
+        { owner: this.#owner, options },
+        { timeoutMs: OPEN_TIMEOUT_MS },
+      );
+      const session = new AlbedoSession(
+        this.#init.kernel,
+        this.#direct,
+        snap,
+        await fixedTools(snap.profile),
+        this.#results,
+        this.#init.home,
+      );
+      if (this.#closed) {
+        await session.close().catch(() => {});
+        throw new AlbedoError('ALBEDO_CLOSED', 'this Albedo instance is closed', { outcome: 'not_run' });
+      }
+      this.#register(session);
+      return session;
+    } finally {
+      if (--this.#registering === 0) this.#early.clear();
     }
+  }
+
+  /** In #open from now on, with what the composer published while it was being made. */
+  #register(session: AlbedoSession): void {
     this.#open.set(session.id, session);
-    return session;
+    const early = this.#early.get(session.id);
+    this.#early.delete(session.id);
+    if (early) session.updated(early);
   }
 
   /**
@@ -133,17 +172,22 @@ export class Sessions {
    */
   async restored(): Promise<AlbedoSession[]> {
     this.start();
-    const snaps = await this.#init.kernel.call('composer', 'composer/sessions', { owner: this.#owner }, { timeoutMs: OPEN_TIMEOUT_MS });
-    const out: AlbedoSession[] = [];
-    for (const snap of snaps) {
-      let s = this.#open.get(snap.id);
-      if (!s) {
-        s = new AlbedoSession(this.#init.kernel, this.#direct, snap, await fixedTools(snap.profile), this.#results);
-        this.#open.set(s.id, s);
+    this.#registering++;
+    try {
+      const snaps = await this.#init.kernel.call('composer', 'composer/sessions', { owner: this.#owner }, { timeoutMs: OPEN_TIMEOUT_MS });
+      const out: AlbedoSession[] = [];
+      for (const snap of snaps) {
+        let s = this.#open.get(snap.id);
+        if (!s) {
+          s = new AlbedoSession(this.#init.kernel, this.#direct, snap, await fixedTools(snap.profile), this.#results, this.#init.home);
+          this.#register(s);
+        }
+        out.push(s);
       }
-      out.push(s);
+      return out;
+    } finally {
+      if (--this.#registering === 0) this.#early.clear();
     }
-    return out;
   }
 
   /** The open sessions, in the order they were opened. */

@@ -71,6 +71,15 @@ export const sessionOptionsSchema = z.strictObject({
   turns: z.boolean().optional(),
   /** The owner's own mark for the session (a gateway's: `gateway:NAME`), kept in its record and shown in its snapshot. */
   label: z.string().min(1).max(200).optional(),
+  /**
+   * The session's working directory (absolute; an ACP session's is its editor's `cwd`): read_resource may write the
+   * blobs it reads to new files there (`export`, api/resource-export.ts). Kept in the record and shown in the snapshot.
+   */
+  cwd: z
+    .string()
+    .max(4_096)
+    .refine((c) => path.isAbsolute(c) && !c.includes('\0'), { message: 'cwd must be an absolute path' })
+    .optional(),
 });
 export type SessionOptions = z.input<typeof sessionOptionsSchema>;
 

@@ -57,6 +57,9 @@ export const ErrorCodes = [
   'ALBEDO_ATTACHMENT_HELD',
   /** The attachment is gone (its lease expired, another took it, the daemon restarted): the editor must resume. */
   'ALBEDO_ATTACHMENT_LOST',
+  /** A read resource's blob could not be written to its file in the session's working directory (a full disk, a write
+   * refused): the file was removed; `data.errno`, `data.file` (api/export-blob.ts). */
+  'ALBEDO_EXPORT_FAILED',
 ] as const;
 export type AlbedoErrorCode = (typeof ErrorCodes)[number];
 export type Outcome = 'not_run' | 'unknown';

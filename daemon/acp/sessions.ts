@@ -310,7 +310,8 @@ export class AcpSessions {
   /** POST /v1/acp/sessions (and an attach that finds no session). */
   async create(b: CreateBody & { acpSessionId?: string }) {
     const servers = toOverlay(b.mcpServers, ['body', 'mcpServers']);
-    const options: SessionOptions = { label: `${ACP_LABEL}${randomUUID()}`, turns: true };
+    // The editor's workspace is the session's working directory (read_resource's exports go there).
+    const options: SessionOptions = { label: `${ACP_LABEL}${randomUUID()}`, turns: true, cwd: b.cwd };
     if (b.extensions) (options as Record<string, unknown>).extensions = b.extensions;
     const { session } = await this.#registry.open(options);
     try {

@@ -86,6 +86,8 @@ export interface SessionSnapshot {
   resultBudget: number;
   /** The `label` it was opened with, if any. */
   label?: string;
+  /** Its working directory (SessionOptions.cwd), if any: where read_resource's exports go. */
+  cwd?: string;
   status: ServerStatus[];
   warnings: string[];
   connections: SessionConnection[];

@@ -76,11 +76,12 @@ function bestListing(head: string, detailed: string[], compact: string[], what: 
 }
 
 /**
- * The read_resource description: what it does, then the URI templates (few,
+ * The read_resource description: what it does (`exports`: that binary
+ * contents may go to files instead), then the URI templates (few,
  * and each stands for many URIs) and the resources, each with its name and,
  * when everything fits so, a short description; bounded.
  */
-export function resourcesDescription(frame: string, resources: Resource[], templates: ResourceTemplate[]): string {
+export function resourcesDescription(frame: string, resources: Resource[], templates: ResourceTemplate[], exports = false): string {
   const desc = (d: string | undefined): string => (d ? `: ${oneLine(d, 100)}` : '');
   const entries = [
     ...templates.map((r) => ({ head: `- template ${oneLine(r.uriTemplate, 200)} (${oneLine(r.name, 64)})`, desc: desc(r.description) })),
@@ -88,6 +89,7 @@ export function resourcesDescription(frame: string, resources: Resource[], templ
   ];
   const head =
     `${frame}Reads one resource of this server by its URI: a listed URI, or one made from a URI template (RFC 6570). ` +
+    (exports ? 'With export, binary contents are written to files in the working directory instead. ' : '') +
     `${group(resources.length)} resource(s), ${group(templates.length)} template(s):`;
   return bestListing(
     head,

@@ -33,6 +33,11 @@ export interface DefinitionOptions {
   profile?: string;
   /** The digest behind the names (tests force collisions with it); sha-256 when absent. */
   digest?: Digest;
+  /**
+   * The session has a working directory (SessionOptions.cwd): read_resource takes `export` and `file`, which write the
+   * read's blobs to new files there instead of returning their base64 (api/resource-export.ts).
+   */
+  exports?: boolean;
 }
 
 export interface Definitions {
@@ -92,12 +97,29 @@ function promptSchema(catalogue: Catalogue): { schema: Record<string, unknown>; 
   return { schema, ...(args.plan ? { plan: args.plan } : {}) };
 }
 
-const RESOURCE_SCHEMA = {
+const URI_PROPERTY = {
+  type: 'string',
+  description: 'The URI of the resource to read: one listed in the tool description, or one made from a listed URI template.',
+} as const;
+
+const RESOURCE_SCHEMA = { type: 'object', properties: { uri: URI_PROPERTY }, required: ['uri'] } as const;
+
+/** read_resource in a session with a working directory: its blobs may be written to files there (routing.ts exportOf). */
+const EXPORT_RESOURCE_SCHEMA = {
   type: 'object',
   properties: {
-    uri: {
+    uri: URI_PROPERTY,
+    export: {
+      type: 'boolean',
+      description:
+        "true: write the resource's binary (blob) contents to new files in the working directory and return each file's " +
+        'path, size and type instead of the base64 data; text contents are returned as usual.',
+    },
+    file: {
       type: 'string',
-      description: 'The URI of the resource to read: one listed in the tool description, or one made from a listed URI template.',
+      description:
+        'With export: the new file, relative to the working directory (an existing file is never replaced; a second ' +
+        'blob gets -2 before the extension). Absent: a name made from the URI.',
     },
   },
   required: ['uri'],
@@ -126,7 +148,7 @@ function resultHint(tool: Tool): number | undefined {
  * (the first of a name listed twice), then read_resource, then get_prompt.
  * With `out`, filter entries that match nothing and duplicates are reported there.
  */
-function candidatesOf(entry: ServerCatalogue, out?: Definitions): Candidate[] {
+function candidatesOf(entry: ServerCatalogue, out?: Definitions, exports = false): Candidate[] {
   const { server, catalogue } = entry;
   const list: Candidate[] = [];
   if (out) {
@@ -164,8 +186,8 @@ function candidatesOf(entry: ServerCatalogue, out?: Definitions): Candidate[] {
     });
   }
   if (catalogue.resources.length || catalogue.resourceTemplates.length) {
-    const description = resourcesDescription(frameOf(server), catalogue.resources, catalogue.resourceTemplates);
-    list.push({ id: { server, kind: 'read_resource' }, description, schema: RESOURCE_SCHEMA });
+    const description = resourcesDescription(frameOf(server), catalogue.resources, catalogue.resourceTemplates, exports);
+    list.push({ id: { server, kind: 'read_resource' }, description, schema: exports ? EXPORT_RESOURCE_SCHEMA : RESOURCE_SCHEMA });
   }
   if (catalogue.prompts.length) {
     const { schema, plan } = promptSchema(catalogue);
@@ -179,15 +201,15 @@ function candidatesOf(entry: ServerCatalogue, out?: Definitions): Candidate[] {
  * entries, in order: what an asynchronous normaliser must have answered for
  * before the definitions are built (SchemaCache.warm).
  */
-export function definitionSchemas(entries: readonly ServerCatalogue[]): unknown[] {
-  return entries.flatMap((e) => candidatesOf(e).map((c) => c.schema));
+export function definitionSchemas(entries: readonly ServerCatalogue[], exports = false): unknown[] {
+  return entries.flatMap((e) => candidatesOf(e, undefined, exports).map((c) => c.schema));
 }
 
 /** Builds one server's definitions, with names from `nameFor`. */
 function build(entry: ServerCatalogue, opts: DefinitionOptions, nameFor: (id: Identity) => string, out: Definitions): void {
   const { server } = entry;
   const profile = opts.profile ?? 'portable';
-  for (const { id, description, schema, plan, maxResultChars } of candidatesOf(entry, out)) {
+  for (const { id, description, schema, plan, maxResultChars } of candidatesOf(entry, out, opts.exports)) {
     const operation = id.kind === 'tool' ? id.tool : id.kind;
     const r = opts.normalise(schema, profile);
     const what = id.kind === 'tool' ? `tool ${label(id.tool, 128)}` : id.kind;

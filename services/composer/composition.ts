@@ -220,14 +220,15 @@ export class Composition {
    * the middle: `normalise` must already have the answers for
    * targetEntries()'s schemas (the session warms its schema cache first).
    * Returns true when what the model sees (tools or context) changed.
+   * `exports`: the session has a working directory (read_resource may export).
    */
-  rebuild(normalise: Normalise, signInHint?: (server: string) => string): boolean {
+  rebuild(normalise: Normalise, signInHint?: (server: string) => string, exports = false): boolean {
     for (const s of this.slots) {
       s.advertised = s.target();
       s.shown = s.showing();
     }
     const entries = this.targetEntries();
-    const defs = catalogueDefinitions(entries, { normalise, profile: this.profile });
+    const defs = catalogueDefinitions(entries, { normalise, profile: this.profile, exports });
     const counts = new Map<string, number>();
     for (const r of defs.routes.values()) counts.set(r.server, (counts.get(r.server) ?? 0) + 1);
     const servers: ContextServer[] = this.slots.map((s) => ({

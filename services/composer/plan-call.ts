@@ -15,7 +15,7 @@ import { planNeeded, restoreArguments } from '../catalogue/schema/args.ts';
 import { label } from '../catalogue/definitions-text.ts';
 import { operationOf } from '../catalogue/resolve-call.ts';
 import { argumentProblems, type ArgumentProblem, type CallerPath } from './check-args.ts';
-import { callArguments, notAdvertised, operationFor } from './routing.ts';
+import { callArguments, exportOf, notAdvertised, operationFor, type ExportAsk } from './routing.ts';
 
 /** The deepest arguments a call may carry: they cross threads inside an envelope, which has a few levels of its own. */
 export const MAX_ARGUMENT_DEPTH = MAX_ENVELOPE_DEPTH - 8;
@@ -28,6 +28,8 @@ export interface PlannedCall {
   name: string;
   route: RouteEntry;
   op: ClientOp;
+  /** A read_resource asking for its blobs to be written to files (routing.ts exportOf); the owner writes them. */
+  export?: ExportAsk;
 }
 
 /** Refuses a call without a name, or with a timeout that is not a positive integer (not run). */
@@ -101,7 +103,9 @@ export function planCall(
   // The model's arguments back in the server's form: renamed properties get their names back, strict-mode nulls go,
   // JSON text is parsed.
   const back = restored(resolved.name, resolved.route, given, resolved.route.args) as Record<string, unknown>;
-  return { name: resolved.name, route: resolved.route, op: operationFor(resolved.route, back) };
+  const op = operationFor(resolved.route, back);
+  const ask = exportOf(resolved.route, back);
+  return { name: resolved.name, route: resolved.route, op, ...(ask ? { export: ask } : {}) };
 }
 
 /** restoreArguments, its refusal (JSON text that does not parse, or of another kind) said as the schema check says one. */

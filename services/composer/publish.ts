@@ -72,6 +72,7 @@ export class SessionPublisher {
       extensions: s.extensions(),
     };
     if (s.init.options?.label !== undefined) out.label = s.init.options.label;
+    if (s.init.options?.cwd !== undefined) out.cwd = s.init.options.cwd;
     if (full && this.loaded.length) out.loaded = [...this.loaded];
     if (full || this.kept !== this.#sentKept) {
       out.kept = this.kept;

@@ -4,7 +4,9 @@
  * routing table (catalogue/definitions.ts `resolveCall`, never by splitting
  * names); a tool becomes tools/call, read_resource becomes resources/read
  * and get_prompt becomes prompts/get, their arguments checked first so a
- * malformed one fails as not run.
+ * malformed one fails as not run. read_resource's `export` and `file` ask
+ * the owner to write the read's blobs to files (exportOf: the owner's
+ * thread writes them, api/resource-export.ts); they never reach the server.
  */
 import { AlbedoError } from '../../protocol/errors.ts';
 import type { ServerState, StateReason } from '../../protocol/composer.ts';
@@ -52,6 +54,38 @@ export function operationFor(route: RouteEntry, args: Record<string, unknown>): 
     }
   }
 }
+
+/** What a read_resource asks of its blobs: written to new files in the session's working directory (`file`: the name given). */
+export interface ExportAsk {
+  file?: string;
+}
+
+/** The longest `file` a read_resource may name (characters; each of its parts is checked again against NAME_MAX when written). */
+export const MAX_EXPORT_FILE = 1_024;
+
+/**
+ * Whether a read_resource asks for its blobs to be exported (`export: true`, or a `file`; `export: false` with a
+ * `file` contradicts itself): undefined for any other route. Its shape only; where the file may go is the owner's
+ * check (api/resource-export.ts), which has the working directory. Bad arguments are ALBEDO_INVALID_ARGUMENT, not run.
+ */
+export function exportOf(route: RouteEntry, args: Record<string, unknown>): ExportAsk | undefined {
+  if (route.kind !== 'read_resource') return undefined;
+  // null is absent (a strict profile's optional arguments come as null when a plan does not drop them).
+  const want = args.export ?? undefined;
+  const file = args.file ?? undefined;
+  if (want !== undefined && typeof want !== 'boolean') throw exportBad('read_resource `export` must be true or false', 'export');
+  if (file !== undefined) {
+    if (typeof file !== 'string' || !file || file.length > MAX_EXPORT_FILE || file.includes('\0')) {
+      throw exportBad(`read_resource \`file\` must be a non-empty relative path of at most ${MAX_EXPORT_FILE} characters`, 'file');
+    }
+    if (want === false) throw exportBad('read_resource `file` names where to export: it needs `export` true (or absent)', 'file');
+    return { file };
+  }
+  return want ? {} : undefined;
+}
+
+const exportBad = (message: string, argument: string): AlbedoError =>
+  new AlbedoError('ALBEDO_INVALID_ARGUMENT', message, { outcome: 'not_run', data: { export: 'bad_argument', argument, read: false } });
 
 /**
  * A name that resolved to nothing (resolveCall's ALBEDO_NOT_FOUND): when it

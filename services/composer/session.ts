@@ -150,7 +150,7 @@ export class Session {
       await this.close();
       throw err;
     }
-    this.#active.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint);
+    this.#active.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint, this.#exports);
     this.#generation = 1;
     const resume = this.#init.resume;
     if (resume) await this.#resumed(resume);
@@ -185,8 +185,13 @@ export class Session {
    * (a catalogue that changed meanwhile is warmed again, up to WARM_ROUNDS).
    */
   #unprepared(entries: ServerCatalogue[]): unknown[] | null {
-    const schemas = definitionSchemas(entries);
+    const schemas = definitionSchemas(entries, this.#exports);
     return this.#hooks.schemas.has(schemas, this.#init.profile) ? null : schemas;
+  }
+
+  /** The session has a working directory: its read_resource definitions take `export` and `file`. */
+  get #exports(): boolean {
+    return this.#init.options?.cwd !== undefined;
   }
 
   #warm(schemas: unknown[]): Promise<void> {
@@ -325,7 +330,7 @@ export class Session {
     // A reload swapped meanwhile, or the session closed: the new composition was built on its own.
     if (comp !== this.#active || this.#closed || !comp.slots.some((s) => s.pending())) return;
     const before = shownOf(comp);
-    if (!comp.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint)) return;
+    if (!comp.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint, this.#exports)) return;
     this.#refreshed(before, comp);
     for (const message of comp.definitions.warnings) this.#emit({ type: 'warning', message });
   }
@@ -397,7 +402,7 @@ export class Session {
       if (s.adopt && s.state === 'advertised' && s.upstream?.state === 'idle') this.#track(s.upstream.dial().catch(() => {}));
       s.adopt = undefined;
     }
-    next.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint);
+    next.rebuild(this.#hooks.schemas.lookup, this.#ports.signInHint, this.#exports);
     this.#init = init;
     this.#active = next;
     const seen = next.context !== old.context || JSON.stringify(next.definitions.tools) !== JSON.stringify(old.definitions.tools);
