@@ -32,6 +32,7 @@ import { Logins, SIGN_IN_TTL_MS } from './logins.ts';
 import { settingsView, type Reader } from './servers.ts';
 import { SettingsWrites } from './writes.ts';
 import { SessionRegistry } from './session-registry.ts';
+import { LEASE_FILE } from './session-lease.ts';
 import { Gateways } from './gateway/gateways.ts';
 import { gatewayListener, gatewayUpgrade, refuseUpgrade, sessionListener } from './gateway-mount.ts';
 import { AcpSessions } from './acp/sessions.ts';
@@ -190,7 +191,8 @@ export async function runDaemon(o: DaemonOptions): Promise<number> {
     albedo.sessions.start();
     // Serve only once the settings service answers: a daemon that cannot read its home says so now.
     await settingsView(albedo.kernel);
-    const registry = new SessionRegistry(albedo.sessions);
+    // Sessions opened over HTTP are leased (session-lease.ts): a client that dies without DELETE does not leave them open.
+    const registry = new SessionRegistry(albedo.sessions, { leaseFile: path.join(at, LEASE_FILE), log });
     const restored = await registry.restore();
     if (restored) log(`restored ${restored} session${restored === 1 ? '' : 's'} a previous daemon left open`);
     // ACP sessions a previous daemon left come back detached, their editor's servers lost until an adapter attaches.

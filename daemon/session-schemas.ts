@@ -7,11 +7,31 @@
 import { z } from '@hono/zod-openapi';
 import { SERVER_STATES, TOOLS_MODES } from '../protocol/composer.ts';
 import { errorSchema } from './schemas.ts';
+import { MAX_LEASE_TTL_MS, MIN_LEASE_TTL_MS } from './session-lease.ts';
 
 const names = z.array(z.string().min(1)).max(1_000);
 
+/** What a client may ask of a session's lease (session-lease.ts): its ttl, 10 s to 1 h. */
+export const leaseBodySchema = z
+  .strictObject({
+    ttlMs: z.number().int().min(MIN_LEASE_TTL_MS).max(MAX_LEASE_TTL_MS).optional().openapi({
+      description:
+        'how long the session outlives the last request naming it (an open event stream holds it): 10000 to 3600000 ms, default 300000',
+    }),
+  })
+  .openapi('SessionLeaseAsk');
+
+export const leaseSchema = z
+  .object({
+    ttlMs: z.number().int(),
+    expiresAt: z.number().openapi({ description: 'when it expires unless a request names the session first (epoch ms)' }),
+    streams: z.number().int().openapi({ description: 'event streams open on the session: each holds it' }),
+  })
+  .openapi('SessionLease');
+
 export const openBodySchema = z
   .strictObject({
+    lease: leaseBodySchema.optional().openapi({ description: 'the lease: a session no request names for its ttl is closed' }),
     servers: z
       .strictObject({
         include: names.optional().openapi({ description: 'only these configured servers' }),
@@ -50,6 +70,16 @@ export const openBodySchema = z
     resultBudget: z.number().int().min(100).max(1_000_000).optional().openapi({
       description: "the most one result puts in the context, in estimated tokens (default 25000; a server's own resultBudget wins)",
     }),
+    cwd: z
+      .string()
+      .max(4_096)
+      .optional()
+      .openapi({
+        description:
+          "the session's working directory (absolute, an existing directory, not the daemon's home or inside it): " +
+          'read_resource with `export` writes the blobs it reads to new files there instead of returning their base64',
+        example: '/home/me/project',
+      }),
   })
   .openapi('SessionOpen');
 
@@ -107,7 +137,9 @@ export const sessionSchema = z
     toolsOption: z.enum(TOOLS_MODES).openapi({ description: 'the tools option it was opened with' }),
     deferred: z.boolean().openapi({ description: 'whether the current generation defers its definitions' }),
     label: z.string().optional().openapi({ description: "the session's owner mark: `gateway:NAME#…` behind a gateway" }),
+    cwd: z.string().optional().openapi({ description: "the session's working directory, where read_resource's exports go" }),
     extensions: sessionExtensionsSchema,
+    lease: leaseSchema.nullable().openapi({ description: "opened over HTTP: its lease; null for a gateway's or an ACP session" }),
   })
   .openapi('Session');
 
@@ -314,6 +346,20 @@ export const callErrorSchema = z
             .array(z.object({ argument: z.string(), pointer: z.string(), keyword: z.string(), message: z.string() }))
             .optional()
             .openapi({ description: 'every problem found (at most 10)' }),
+          export: z
+            .string()
+            .optional()
+            .openapi({
+              description:
+                "a read_resource's export that failed: no_working_directory, working_directory_missing, inside_home, " +
+                'absolute, outside, hidden, bad_file, no_such_directory, exists, bad_argument (not read); exists, ' +
+                'invalid_base64, write_failed, aborted (read, its files removed)',
+              example: 'exists',
+            }),
+          file: z.string().optional().openapi({ description: 'the export: the file it could not create' }),
+          errno: z.string().optional().openapi({ description: 'the export: the system error (ENOSPC, EACCES…)', example: 'ENOSPC' }),
+          read: z.boolean().optional().openapi({ description: 'the export: whether the resource was read before it failed' }),
+          leftover: z.string().optional().openapi({ description: 'the export: a file it could not remove (outcome unknown)' }),
         })
         .optional(),
     }),

@@ -6,6 +6,11 @@
  * result; an error says its `outcome`); activity; reload; a change of the
  * session's own choice of extensions (PATCH); and the events as Server-Sent
  * Events with `Last-Event-ID` replay.
+ *
+ * A session opened here is leased (session-lease.ts): every request naming it
+ * holds it while it runs, an event stream for as long as it stays open, and
+ * `POST /v1/sessions/{id}/lease` renews it (or changes its ttl) doing nothing
+ * else; no request for the ttl closes it.
  */
 import { createRoute, type OpenAPIHono, type RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
@@ -23,6 +28,8 @@ import {
   contextSchema,
   generationSchema,
   idParamSchema,
+  leaseBodySchema,
+  leaseSchema,
   openBodySchema,
   patchBodySchema,
   searchBodySchema,
@@ -93,6 +100,18 @@ const patchRoute = createRoute({
         'the previous choice and composition stay',
     ),
     409: err("a server's catalogue is over the bounds (ALBEDO_CATALOGUE_TOO_LARGE): the previous choice and composition stay"),
+    ...COMMON,
+  },
+});
+const leaseRoute = createRoute({
+  method: 'post',
+  path: '/v1/sessions/{id}/lease',
+  tags: ['sessions'],
+  summary: "Renew the session's lease (any request naming the session does too), with a new ttl if given",
+  request: { ...id, body: { required: false, content: { 'application/json': { schema: leaseBodySchema } } } },
+  responses: {
+    200: json(leaseSchema, 'renewed: it runs again from the end of this request'),
+    400: err("invalid input (ALBEDO_INVALID_ARGUMENT): a ttlMs out of bounds, or a session that carries no lease (a gateway's, ACP)"),
     ...COMMON,
   },
 });
@@ -217,6 +236,7 @@ function dto(s: AlbedoSession) {
     toolsOption: mode.option,
     deferred: mode.deferred,
     ...(s.label === undefined ? {} : { label: s.label }),
+    ...(s.cwd === undefined ? {} : { cwd: s.cwd }),
     extensions: s.extensions,
   };
 }
@@ -245,6 +265,9 @@ const DATA_FIELDS: Partial<Record<AlbedoErrorCode, readonly string[]>> = {
   ALBEDO_INVALID_ARGUMENT: ['name', 'server', 'tool', 'argument', 'path', 'pointer', 'keyword', 'problems'],
 };
 
+/** What of an export's failure an answer carries. */
+const EXPORT_FIELDS = ['export', 'argument', 'file', 'errno', 'read', 'leftover'] as const;
+
 /** A call's failure: the server's trouble is a 502; the caller's, the session's and the daemon's keep their own statuses. */
 function callError(e: unknown): ApiError {
   const api = toApiError(e);
@@ -261,9 +284,17 @@ function callError(e: unknown): ApiError {
     ALBEDO_SERVICE_FAILED: 503,
     ALBEDO_CLOSED: 503,
     ALBEDO_INTERNAL: 500,
+    ALBEDO_EXPORT_FAILED: 500,
   };
   const status = own[e.code] ?? 502;
   const d = e.data !== null && typeof e.data === 'object' ? (e.data as Record<string, unknown>) : undefined;
+  // A read_resource's export (api/resource-export.ts): why, and the file (the caller's own working directory).
+  if (d && typeof d.export === 'string') {
+    const data: Record<string, unknown> = {};
+    for (const k of EXPORT_FIELDS) if (d[k] !== undefined) data[k] = d[k];
+    const path = e.code === 'ALBEDO_INVALID_ARGUMENT' && typeof d.argument === 'string' ? ['body', 'arguments', d.argument] : undefined;
+    return new CallApiError(status, e, data, path);
+  }
   const fields = DATA_FIELDS[e.code];
   // Only the resolution's and the argument check's data (they name `name`); a server's error data stays out.
   if (fields && d && typeof d.name === 'string' && (e.code !== 'ALBEDO_INVALID_ARGUMENT' || Array.isArray(d.problems))) {
@@ -285,17 +316,36 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry, gate
     app.openapi(r, handler as never);
   };
   const param = (c: Context): string => c.req.param('id') ?? '';
+  const show = (s: AlbedoSession) => ({ ...dto(s), lease: registry.lease(s.id) });
+
+  // Every request naming a session holds its lease while it runs (before the route: a refused one counts too), and
+  // renews it when it ends. Unknown ids and unleased sessions are not held.
+  app.use('/v1/sessions/:id/*', async (c, next) => {
+    const release = registry.hold(param(c));
+    try {
+      await next();
+    } finally {
+      release();
+    }
+  });
 
   route(openRoute, async (c) => {
-    const entry = await registry.open(await c.req.json());
-    return c.json(dto(entry.session), 201);
+    const { lease, ...options } = (await c.req.json()) as { lease?: { ttlMs?: number } } & Record<string, unknown>;
+    const entry = await registry.openLeased(options, lease?.ttlMs);
+    return c.json(show(entry.session), 201);
   });
-  route(listRoute, (c) => c.json({ sessions: registry.list().map((e) => dto(e.session)) }, 200));
-  route(getRoute, (c) => c.json(dto(registry.get(param(c)).session), 200));
+  route(listRoute, (c) => c.json({ sessions: registry.list().map((e) => show(e.session)) }, 200));
+  route(getRoute, (c) => c.json(show(registry.get(param(c)).session), 200));
   route(patchRoute, async (c) => {
     const s = registry.get(param(c)).session;
     await s.setExtensions(((await c.req.json()) as { extensions: ExtensionsChange }).extensions);
-    return c.json(dto(s), 200);
+    return c.json(show(s), 200);
+  });
+  route(leaseRoute, async (c) => {
+    // The body is optional: without a JSON one, the lease is renewed as it is.
+    const isJson = /^application\/json\b/i.test(c.req.header('content-type') ?? '');
+    const b = (isJson ? await c.req.json() : {}) as { ttlMs?: number };
+    return c.json(registry.renew(param(c), b.ttlMs), 200);
   });
   route(deleteRoute, async (c) => {
     await registry.get(param(c)).session.close();
@@ -373,7 +423,8 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry, gate
     return c.json({ generation: s.generation }, 200);
   });
   route(eventsRoute, (c) => {
-    const { log } = registry.get(param(c));
+    const id = param(c);
+    const { log } = registry.get(id);
     const last = c.req.header('last-event-id');
     return streamSSE(c, async (stream) => {
       const queue = [...log.since(last)];
@@ -390,6 +441,8 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry, gate
         wake?.();
       });
       stream.onAbort(() => wake?.());
+      // The stream holds the session's lease for as long as it stays open: a client that follows it keeps it.
+      const release = registry.hold(id, 'streams');
       try {
         while (!stream.aborted) {
           while (queue.length && !stream.aborted) {
@@ -408,6 +461,7 @@ export function sessionsRoutes(app: OpenAPIHono, registry: SessionRegistry, gate
         }
       } finally {
         off();
+        release();
       }
     });
   });

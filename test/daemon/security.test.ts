@@ -298,6 +298,7 @@ t.test('the guard and the error bodies', async (t) => {
         'POST /v1/sessions/{id}/activity',
         'POST /v1/sessions/{id}/calls',
         'POST /v1/sessions/{id}/compacted',
+        'POST /v1/sessions/{id}/lease',
         'POST /v1/sessions/{id}/reload',
         'PATCH /v1/mcp',
         'GET /v1/health',

@@ -4,9 +4,11 @@
 // first line of the description, parameters, input schema: tools.js) and
 // its MCP context text, kept up to date from the session's event stream
 // (SSE: server_state, capabilities_changed, …). A user can open a session
-// for a profile to look, and close it.
+// for a profile to look, and close it. A session opened here is leased
+// (docs/api.md "Leases"): the page renews it while it is open, so a session
+// left behind by a closed tab expires.
 
-import { api, eventsUrl, problemOf, sessionPath } from './api.js';
+import { ApiError, api, eventsUrl, problemOf, sessionPath } from './api.js';
 import { html, useEffect, useRef, useState } from './vendor.js';
 import { liveStateLabel } from '../shared/labels.js';
 import { Alert, Badge, Busy, Hidden, asText, useFocusOnShow } from './ui.js';
@@ -19,6 +21,29 @@ export const PROFILES = ['portable', 'anthropic', 'openai', 'openai-strict', 'ge
 
 /** The events that change what the session shows (the rest are only listed). */
 const RELOADING = ['server_state', 'capabilities_changed', 'catalogue_refreshed', 'warning'];
+
+/** @type {Map<string, ReturnType<typeof setInterval>>} The sessions this page opened, each with its renewal timer. */
+const kept = new Map();
+
+/**
+ * Renews the lease of a session this page opened, at a third of its ttl, until the page closes it or it is gone.
+ * @param {string} id @param {number} ttlMs
+ */
+function keep(id, ttlMs) {
+  if (kept.has(id)) return;
+  const renew = () =>
+    api('POST', sessionPath(id, '/lease')).catch((err) => {
+      // Gone, or this page no longer logged in: nothing more to renew.
+      if (err instanceof ApiError && [401, 403, 404].includes(err.status)) forget(id);
+    });
+  kept.set(id, setInterval(renew, Math.max(1_000, Math.floor(ttlMs / 3))));
+}
+
+/** @param {string} id */
+function forget(id) {
+  clearInterval(kept.get(id));
+  kept.delete(id);
+}
 
 /** @param {{ servers: any[] }} p */
 function LiveServers({ servers }) {
@@ -68,6 +93,7 @@ export function SessionsView({ go, say }) {
     setOpening(true);
     try {
       const r = await api('POST', '/v1/sessions', { body: { profile } });
+      keep(r.body.id, r.body.lease?.ttlMs ?? 300_000);
       go(`#/sessions/${encodeURIComponent(r.body.id)}`);
     } catch (err) {
       setProblem(problemOf(err));
@@ -81,6 +107,7 @@ export function SessionsView({ go, say }) {
     let done = false;
     try {
       await api('DELETE', sessionPath(id));
+      forget(id);
       done = true;
     } catch (err) {
       setProblem(problemOf(err));
@@ -175,6 +202,7 @@ export function SessionView({ id, go, say }) {
   const close = async () => {
     try {
       await api('DELETE', sessionPath(id));
+      forget(id);
       go('#/sessions');
       say({ text: 'The session was closed.', tone: 'ok' });
     } catch (err) {
