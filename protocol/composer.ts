@@ -140,6 +140,8 @@ export interface ServerStatus {
   reason?: StateReason;
   /** left_out and needs_sign_in: when the next come-back probe is due (the composer clock's ms). */
   nextProbeAt?: number;
+  /** Its first dial is being tried again (connect retry): the next attempt, of how many, when (epoch ms), and why. */
+  retry?: { attempt: number; of: number; nextAt: number; code: string };
 }
 
 /** How one server's part of the tools changed in a new generation. */

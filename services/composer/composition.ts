@@ -19,6 +19,7 @@ import { contextOf, type Change, type ContextServer } from './context.ts';
 import { definitionTokens, tokensOf } from '../catalogue/tokens.ts';
 import type { Clock, ComposerServer } from './ports.ts';
 import type { Upstream, UpstreamOwner } from './upstream.ts';
+import type { RetryProgress } from './connect-retry.ts';
 
 /** What a slot needs from its session. */
 export interface SlotHost {
@@ -64,6 +65,8 @@ export class ServerSlot implements UpstreamOwner {
   preparing = true;
   /** Its composition is the session's (events are published), or it is being prepared for the first one. */
   live: boolean;
+  /** Its first dial's connect-retry progress while the episode waits; null otherwise. */
+  retry: NonNullable<ServerStatus['retry']> | null = null;
   /** Reload: the slot of the previous composition whose connection this one takes over at the swap. */
   adopt: ServerSlot | undefined;
   #host: SlotHost;
@@ -109,7 +112,19 @@ export class ServerSlot implements UpstreamOwner {
     if (!this.comeBack && !this.preparing) this.comeBack = new ComeBack(this.#retryMs, this.#host.clock.now());
   }
 
+  /** Its first dial failed and is tried again (connect-retry.ts): shown in its status until the episode ends. */
+  retrying(p: RetryProgress): void {
+    const first = this.retry === null;
+    this.retry = { attempt: p.attempt, of: p.of, nextAt: p.nextAt, code: p.code };
+    // Said once per episode (a state event with its reason) once the session is out; the status shows each attempt.
+    if (first && this.live && !this.preparing) {
+      const message = `the first dial failed (${p.code}); trying again, attempt ${p.attempt} of ${p.of}`;
+      this.#host.emit({ type: 'state', server: this.name, state: this.state, reason: { code: p.code, message } });
+    }
+  }
+
   opened(r: OpenResult): void {
+    this.retry = null;
     const row = rowOf(this.entry, r, this.#host.clock.now());
     this.latest = row;
     this.#host.save(row);
@@ -119,6 +134,7 @@ export class ServerSlot implements UpstreamOwner {
   }
 
   failed(err: AlbedoError): void {
+    this.retry = null;
     if (this.state === 'starting' || this.state === 'disabled') return;
     if (err.code === 'ALBEDO_NEEDS_SIGN_IN' || this.state === 'left_out' || this.state === 'needs_sign_in') return this.leaveOut(err);
     // A saved catalogue keeps it advertised: its calls report it unavailable and dial again.
@@ -147,6 +163,7 @@ export class ServerSlot implements UpstreamOwner {
     this.reason = old.reason;
     this.latest = old.latest;
     this.comeBack = old.comeBack;
+    this.retry = old.retry;
     this.upstream!.owner = this;
   }
 }
@@ -265,6 +282,7 @@ export class Composition {
       };
       if (s.reason) out.reason = s.reason;
       if (s.comeBack && (s.state === 'left_out' || s.state === 'needs_sign_in')) out.nextProbeAt = s.comeBack.dueAt;
+      if (s.retry) out.retry = { ...s.retry };
       return out;
     });
   }

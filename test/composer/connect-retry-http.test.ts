@@ -206,3 +206,43 @@ t.test('a call in flight that fails is never retried', async (t) => {
   t.same(sleeps, []);
   await s.close();
 });
+
+t.test("an advertised server's background dial shows its retry in the status, then ready", async (t) => {
+  let release!: () => void;
+  const waits: number[] = [];
+  t.teardown(
+    useConnectRetry(
+      new ConnectRetry({
+        random: () => 0,
+        sleep: (ms) => {
+          waits.push(ms);
+          return new Promise<void>((r) => (release = r));
+        },
+      }),
+    ),
+  );
+  const { gate, composer } = await setup(t);
+  // A first session saves the catalogue; the second advertises it at once and dials in the background.
+  const first = await composer.open({});
+  t.equal(statusOf(first, 'gated').state, 'ready');
+  await first.close();
+  // Three refusals make one attempt: the cached verdict's initialize, the fresh probe's discover (an HTTP error
+  // there means legacy), and its initialize.
+  gate.rule = (r) => (r.http === 'POST' && gate.answered(503) < 3 ? { status: 503, headers: { 'retry-after': '2' } } : undefined);
+  const rec = new Recorder();
+  const s = await composer.open({}, rec.listener);
+  await until(() => waits.length === 1, 30_000, 'the retry to wait');
+  t.match(statusOf(s, 'gated'), {
+    state: 'advertised',
+    retry: { attempt: 2, of: CONNECT_RETRY.maxRetries + 1, code: 'ALBEDO_HTTP_ERROR' },
+  });
+  t.ok(statusOf(s, 'gated').retry!.nextAt > 0);
+  t.ok(
+    rec.events.some((e) => e.type === 'state' && e.server === 'gated' && e.reason?.code === 'ALBEDO_HTTP_ERROR'),
+    'the retry is said once in a state event',
+  );
+  release();
+  await until(() => statusOf(s, 'gated').state === 'ready', 30_000, 'ready after the retry');
+  t.equal(statusOf(s, 'gated').retry, undefined, 'the retry is gone from the status');
+  await s.close();
+});
