@@ -24,7 +24,7 @@ import type {
 } from '../protocol/composer.ts';
 import type { KeptContext, SessionRequestOp, SessionSnapshot, SessionView } from '../protocol/services/composer.ts';
 import type { Caps, ClientOp } from '../protocol/services/transport.ts';
-import { checkCall, checkRequest, planCall } from '../services/composer/public.ts';
+import { checkCall, checkRequest, heldBy, planCall } from '../services/composer/public.ts';
 import { withProgress } from './progress.ts';
 import { keptCost, keptOfSnapshot } from './session-context.ts';
 import type { DirectCalls } from './direct-calls.ts';
@@ -376,9 +376,10 @@ export class AlbedoSession {
    * `data.capability`. The server's log messages and resource updates come as the transport's
    * `connection/log` and `connection/resource-updated` events of `connectionOf(server)`.
    */
-  async request(server: string, op: SessionRequestOp, opts: SessionCallOptions = {}): Promise<unknown> {
+  async request(server: string, asked: SessionRequestOp, opts: SessionCallOptions = {}): Promise<unknown> {
     this.#alive();
-    checkRequest(server, op, opts);
+    checkRequest(server, asked, opts);
+    const op = heldBy(asked, this.id);
     if (!this.#snap.status.some((s) => s.name === server)) {
       throw new AlbedoError('ALBEDO_NOT_FOUND', `the session has no server ${JSON.stringify(server.slice(0, 128))}`, {
         outcome: 'not_run',

@@ -60,7 +60,8 @@ export type ClientOp =
       argument: { name: string; value: string };
       context?: { arguments?: Record<string, string> };
     }
-  | { method: 'resources/subscribe' | 'resources/unsubscribe'; uri: string };
+  /** `holder`: the session asking (a shared connection keeps the subscription until its last holder unsubscribes). */
+  | { method: 'resources/subscribe' | 'resources/unsubscribe'; uri: string; holder?: string };
 
 export interface TransportMethods {
   /** Spawns the server, negotiates its era and discovers its catalogue. */

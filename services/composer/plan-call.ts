@@ -51,6 +51,11 @@ const REQUEST_METHODS = new Set(['logging/setLevel', 'completion/complete', 'res
  * operation other than a SessionRequestOp, or with a bad timeout (ALBEDO_INVALID_ARGUMENT, not run).
  * The operation's own fields are checked by the transport.
  */
+/** A subscription request marked with the session that holds it (operations.ts counts holders per connection). */
+export function heldBy<T extends { method: string }>(op: T, session: string): T {
+  return op.method === 'resources/subscribe' || op.method === 'resources/unsubscribe' ? { ...op, holder: session } : op;
+}
+
 export function checkRequest(server: unknown, op: unknown, opts: { timeoutMs?: unknown }): asserts server is string {
   if (typeof server !== 'string' || !server)
     throw new AlbedoError('ALBEDO_INVALID_ARGUMENT', 'a request needs a server name', { outcome: 'not_run' });

@@ -6,4 +6,4 @@
  * the service's own (test/architecture/imports).
  */
 export { COMPOSER_TOPICS } from './transport-port.ts';
-export { checkCall, checkRequest, planCall } from './plan-call.ts';
+export { checkCall, checkRequest, heldBy, planCall } from './plan-call.ts';

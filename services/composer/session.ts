@@ -25,7 +25,7 @@ import { capabilitiesChangedText } from './context.ts';
 import { changesSince, shownOf, type Composition, type Shown, type SlotHost } from './composition.ts';
 import { prepare, type PrepareContext } from './prepare.ts';
 import { changesSinceRecord, viewDigest } from './snapshot.ts';
-import { checkCall, checkRequest, planCall } from './plan-call.ts';
+import { checkCall, checkRequest, heldBy, planCall } from './plan-call.ts';
 import type { SessionRequestOp } from '../../protocol/services/composer.ts';
 import type { ComposerPorts } from './ports.ts';
 import type { Upstream } from './upstream.ts';
@@ -304,7 +304,8 @@ export class Session {
       throw new AlbedoError('ALBEDO_NEEDS_SIGN_IN', message, { outcome: 'not_run', data: { server, state: slot.state } });
     }
     const timeoutMs = opts.timeoutMs ?? slot.entry.callTimeoutMs;
-    return slot.upstream.request(op, { timeoutMs, budgetMs: slot.entry.startupTimeoutMs + timeoutMs, signal: opts.signal });
+    const budget = { timeoutMs, budgetMs: slot.entry.startupTimeoutMs + timeoutMs, signal: opts.signal };
+    return slot.upstream.request(heldBy(op, this.id), budget);
   }
 
   /**

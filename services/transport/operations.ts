@@ -46,6 +46,27 @@ export interface OpTarget {
 export class Asked {
   level: LoggingLevel | undefined;
   readonly uris = new Set<string>();
+  /**
+   * Who holds each subscription (both eras): the sessions of a shared connection subscribe and unsubscribe each for
+   * itself, so the server is asked to subscribe for the first holder and to unsubscribe only when the last leaves.
+   */
+  readonly holders = new Map<string, Set<string>>();
+
+  /** Whether `holder` joining (`on`) or leaving the URI's subscription changes what the server must be asked. */
+  changes(uri: string, holder: string, on: boolean): boolean {
+    const set = this.holders.get(uri);
+    if (on) return !set?.size;
+    return !!set && set.has(holder) && set.size === 1;
+  }
+
+  /** Records what was asked of the server (or found unneeded). */
+  hold(uri: string, holder: string, on: boolean): void {
+    const set = this.holders.get(uri) ?? new Set<string>();
+    if (on) set.add(holder);
+    else set.delete(holder);
+    if (set.size) this.holders.set(uri, set);
+    else this.holders.delete(uri);
+  }
 
   /** The requests that ask a new session the same. */
   again(): Array<[string, Raw]> {
@@ -127,10 +148,19 @@ export function operate(t: OpTarget, op: ClientOp, timeoutMs: number, signal?: A
     case 'resources/unsubscribe': {
       if (!t.capabilities.resources?.subscribe) return undeclared(op.method, 'resources.subscribe');
       if (typeof op.uri !== 'string' || !op.uri) return notRun(`${op.method} needs \`uri\`, a non-empty string`);
-      if (t.era === 'modern') return t.listenTo(op.uri, op.method === 'resources/subscribe').then(() => ({}));
-      return t.request(op.method, { uri: op.uri }, timeoutMs, signal).then(() => {
-        if (op.method === 'resources/subscribe') t.asked.uris.add(op.uri);
-        else t.asked.uris.delete(op.uri);
+      const on = op.method === 'resources/subscribe';
+      const uri = op.uri;
+      const holder = typeof op.holder === 'string' ? op.holder : '';
+      // Another session of a shared connection holds it still (or holds it already): nothing to ask the server.
+      if (!t.asked.changes(uri, holder, on)) {
+        t.asked.hold(uri, holder, on);
+        return Promise.resolve({});
+      }
+      const asked = t.era === 'modern' ? t.listenTo(uri, on) : t.request(op.method, { uri }, timeoutMs, signal);
+      return asked.then(() => {
+        t.asked.hold(uri, holder, on);
+        if (on) t.asked.uris.add(uri);
+        else t.asked.uris.delete(uri);
         return {};
       });
     }

@@ -12,7 +12,7 @@ import { AlbedoError } from '../../protocol/errors.ts';
 import { closeCatalogueStores } from '../../services/catalogue/store.ts';
 import path from 'node:path';
 import { ROOT, albedoFor, fixture, httpFixture, newTag, taggedPids, tempDir, until, waitNoLeftovers } from '../helpers.ts';
-import { text } from '../fixtures/composer-ports.ts';
+import { readLog, text } from '../fixtures/composer-ports.ts';
 import { sessionHome, toolOf } from '../fixtures/session-home.ts';
 
 t.setTimeout(180_000);
@@ -182,4 +182,28 @@ t.test('a request no call caused is refused on a shared connection, asked on a p
   await a.close();
   await b.close();
   t.same(await waitNoLeftovers(tag), []);
+});
+
+t.test('subscriptions on a shared connection are held per session: the last to unsubscribe unsubscribes', async (t) => {
+  const tag = newTag();
+  const h = sessionHome(t, tag);
+  const subs = path.join(h.dir, 'subs.log');
+  h.write({ flows: { ...h.stdio(fixture('flows-server.ts'), ['--stdio', 'legacy', '--subs', subs]), share: true } });
+  const albedo = await albedoFor(t, tag, { home: h.dir });
+  const a = await albedo.sessions.open();
+  const b = await albedo.sessions.open();
+  t.equal(a.connectionOf('flows'), b.connectionOf('flows'));
+  const asked = (): string[] => readLog(subs).map((l) => String(l.method));
+  const uri = 'fixture://counter';
+  await a.request('flows', { method: 'resources/subscribe', uri });
+  await b.request('flows', { method: 'resources/subscribe', uri });
+  t.same(asked(), ['resources/subscribe'], 'the server is asked once for both sessions');
+  await b.request('flows', { method: 'resources/unsubscribe', uri });
+  t.same(asked(), ['resources/subscribe'], 'one session leaving keeps the subscription for the other');
+  await b.request('flows', { method: 'resources/unsubscribe', uri });
+  t.same(asked(), ['resources/subscribe'], 'leaving twice changes nothing');
+  await a.request('flows', { method: 'resources/unsubscribe', uri });
+  t.same(asked(), ['resources/subscribe', 'resources/unsubscribe'], 'the last holder leaving unsubscribes');
+  await a.close();
+  await b.close();
 });
