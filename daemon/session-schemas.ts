@@ -97,12 +97,9 @@ export const serverStatusSchema = z
       .number()
       .optional()
       .openapi({ description: 'left out or waiting for a sign-in: when the next come-back probe is due (epoch ms)' }),
-    retry: z
-      .object({ attempt: z.number().int(), of: z.number().int(), nextAt: z.number(), code: z.string() })
-      .optional()
-      .openapi({
-        description: "its first dial failed and is tried again: the next attempt, of how many, when (epoch ms), and the failure's code",
-      }),
+    retry: z.object({ attempt: z.number().int(), of: z.number().int(), nextAt: z.number(), code: z.string() }).optional().openapi({
+      description: "its first dial failed and is tried again: the next attempt, of how many, when (epoch ms), and the failure's code",
+    }),
   })
   .openapi('SessionServer');
 

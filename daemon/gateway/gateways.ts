@@ -340,13 +340,20 @@ export class Gateways {
 
   /** An upstream log message of connection `id`: to the hosts whose calls to that server are in flight. */
   log(e: { id: string; level: string; logger?: string; data: unknown }): void {
+    const to: Array<() => void> = [];
+    const holders = new Set<unknown>();
     for (const live of this.#live.values()) {
       const session = (live.backend as ComposedBackend | PassThroughBackend).session;
       for (const server of live.backend.servers()) {
         if (session.connectionOf(server) !== e.id) continue;
-        for (const c of live.backend.callsOn(server)) c.log?.(e);
+        holders.add(session);
+        for (const c of live.backend.callsOn(server)) to.push(() => c.log?.(e));
       }
     }
+    // A connection several sessions share (services/composer/shared-port.ts): a message names no call, so it could
+    // be another session's; it is dropped rather than shown to the wrong client.
+    if (holders.size > 1) return;
+    for (const send of to) send();
   }
 
   #updated(e: { id: string; uri: string }): void {

@@ -30,8 +30,8 @@ export interface ResolvedSettingsServer {
   fingerprint: string;
   enabled: boolean;
   isolate: boolean;
-  /** One connection for every session composing it (the entry's `share`; absent: HTTP yes, stdio no). */
-  share: boolean;
+  /** One connection for every session composing it (the entry's `share`; absent: HTTP `auto`, stdio no). */
+  share: boolean | 'auto';
   /** null: every tool. */
   enabledTools: string[] | null;
   disabledTools: string[];

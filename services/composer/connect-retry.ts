@@ -248,6 +248,7 @@ class Episode<T> {
       attempts++;
       let result: T;
       this.#attempting = m;
+      const began = now();
       try {
         result = await m.p.attempt();
       } catch (err) {
@@ -266,7 +267,8 @@ class Episode<T> {
         const backoff = Math.min(policy.capMs, policy.baseDelayMs * 2 ** (attempts - 1));
         const delayMs = Math.max(Math.round(backoff * (1 - policy.jitter * random())), hint ?? 0);
         const at = now();
-        if (at + delayMs - start > windowMs) return this.#fail(ended(e, 'exhausted', attempts, of, hint));
+        // The next attempt is expected to take as long as this one: it must end within the window too.
+        if (at + delayMs + Math.max(0, at - began) - start > windowMs) return this.#fail(ended(e, 'exhausted', attempts, of, hint));
         const p: RetryProgress = { attempt: attempts + 1, of, nextAt: at + delayMs, delayMs, code: e.code, cause };
         this.#last = p;
         for (const x of this.#members) if (!x.gone) tell(x, p);

@@ -26,7 +26,7 @@ export interface ComposerServer {
   resultBudget?: number | null;
   isolate: boolean;
   /** One connection for every session composing it under the same fingerprint (shared-port.ts); absent: its own. */
-  share?: boolean;
+  share?: boolean | 'auto';
   startupTimeoutMs: number;
   callTimeoutMs: number;
   /** What its entry exposes of $ALBEDO_HOME (a working directory or argument there): the session's warnings. */

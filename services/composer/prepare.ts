@@ -110,6 +110,8 @@ function reusable(previous: Composition | null, entry: ComposerServer): ServerSl
   const old = previous?.slot(entry.name);
   if (!old?.upstream || old.upstream.state === 'closed') return undefined;
   if (old.entry.fingerprint !== entry.fingerprint || old.entry.isolate !== entry.isolate) return undefined;
+  // `share` turned on or off: the session moves to a connection of the other kind (shared-port.ts).
+  if ((old.entry.share ?? false) !== (entry.share ?? false)) return undefined;
   return old.state === 'ready' || old.state === 'advertised' ? old : undefined;
 }
 
@@ -162,7 +164,7 @@ export async function prepare(ctx: PrepareContext, previous: Composition | null)
       }
       const was = previous === null && !entry.overlay ? ctx.resume?.get(entry.name) : undefined;
       const resumable = was !== undefined && was.fingerprint === entry.fingerprint;
-      const id = resumable ? was.id : isShared(entry) ? sharedId(entry, ctx.capabilities) : ctx.newId();
+      const id = resumable ? was.id : isShared(entry, rows[i]?.era) ? sharedId(entry, ctx.capabilities) : ctx.newId();
       const up = new Upstream(id, entry, ctx.ports.transport, slot, {
         resumable,
         capabilities: ctx.capabilities,

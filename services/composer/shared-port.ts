@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SHARED_CONNECTION_PREFIX, type OpenResult } from '../../protocol/services/transport.ts';
+import type { Era } from '../../protocol/versions.ts';
 import type { ComposerServer, TransportPort } from './ports.ts';
 
 const PREFIX = SHARED_CONNECTION_PREFIX;
@@ -28,9 +29,14 @@ function canonical(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-/** Whether a server's connection is shared: asked for, and neither an overlay (the editor's) nor isolated. */
-export function isShared(entry: ComposerServer): boolean {
-  return entry.share === true && !entry.overlay && !entry.isolate;
+/**
+ * Whether a server's connection is shared: asked for (`auto`, HTTP's default: when its saved catalogue says it
+ * speaks 2026-07-28, which keeps no state per client; a 2025-era HTTP session may), and neither an overlay (the
+ * editor's) nor isolated.
+ */
+export function isShared(entry: ComposerServer, era?: Era): boolean {
+  if (entry.overlay || entry.isolate) return false;
+  return entry.share === true || (entry.share === 'auto' && era === 'modern');
 }
 
 /** The id of the connection sessions share for `entry` (its name and fingerprint) with these client capabilities. */

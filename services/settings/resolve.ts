@@ -196,12 +196,13 @@ class Resolver {
 }
 
 /**
- * Whether a server's connection is shared by the sessions composing it: the entry's `share`, else HTTP yes (a
- * remote server is built to serve many clients, and a modern one keeps no per-connection state) and stdio no (a
- * local process often keeps per-client state — a browser, an open file — that sessions must not see each other's of).
+ * Whether a server's connection is shared by the sessions composing it: the entry's `share`, else for HTTP `auto`
+ * (shared once its saved catalogue says it speaks 2026-07-28, which keeps no state per client; a 2025-era HTTP
+ * session may keep a login or a browser) and for stdio no (a local process often keeps per-client state — a
+ * browser, an open file — that sessions must not see each other's of).
  */
-export function shares(share: boolean | undefined, type: 'stdio' | 'http'): boolean {
-  return share ?? type === 'http';
+export function shares(share: boolean | undefined, type: 'stdio' | 'http'): boolean | 'auto' {
+  return share ?? (type === 'http' ? 'auto' : false);
 }
 
 /** Resolves one entry; throws ALBEDO_INVALID_CONFIG with `data: { server, path, reason }`. */

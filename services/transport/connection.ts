@@ -105,8 +105,6 @@ export class Connection {
   #eraParams: EraParams;
   /** Progress, log messages and resource updates, relayed as events (notices.ts). */
   #notices: Notices;
-  /** The progress token (or undefined) of each operation in flight (#soleToken). */
-  #running: Array<string | number | undefined> = [];
   /** A modern server's held listen, with the resources subscribed to (listen.ts). */
   #listens = new Listens();
   /** What a legacy server was asked to keep, asked again after a redial (operations.ts). */
@@ -251,7 +249,7 @@ export class Connection {
       link = new http!.HttpLink(
         this.server,
         {
-          onMessage: this.#guard(self, getPeer, (m: unknown, raw: string) => getPeer().receiveMessage(m, raw)),
+          onMessage: this.#guard(self, getPeer, (m: unknown, raw: string, tag?: string) => getPeer().receiveMessage(m, raw, tag)),
           onRequestFailed: this.#guard(self, getPeer, (id, err) => getPeer().fail(id, err)),
           onClose: this.#guard(self, getPeer, (err: AlbedoError | null) => this.#onLinkClosed(link, getPeer(), err)),
           onWarn: this.#guard(self, getPeer, (message: string) => {
@@ -280,15 +278,9 @@ export class Connection {
     const link = this.#newLink(() => peer, http);
     const redial = this.#lastInfo !== undefined;
     peer = new RpcPeer(link, {
-      onRequest: (req: JsonRpcRequest, signal: AbortSignal) =>
-        answerServerRequest(
-          this.#client,
-          req,
-          this.server.callTimeoutMs,
-          signal,
-          this.#soleToken(),
-          this.id.startsWith(SHARED_CONNECTION_PREFIX),
-        ),
+      // `tag`: the call whose HTTP stream carried the request (none over stdio): never guessed from what is in flight.
+      onRequest: (req: JsonRpcRequest, signal: AbortSignal, tag?: string) =>
+        answerServerRequest(this.#client, req, this.server.callTimeoutMs, signal, tag, this.id.startsWith(SHARED_CONNECTION_PREFIX)),
       onNotification: (n) => this.#onNotification(n),
       onJunk: (what, line) => this.#onJunk(what, line),
       secrets: this.#redactor,
@@ -454,23 +446,9 @@ export class Connection {
   /** Runs one operation (operations.ts), dialling again first when the server dropped; its progress is relayed meanwhile. */
   request(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
     const token = (op as { progressToken?: string | number }).progressToken;
-    this.#running.push(token);
-    const done = (): void => {
-      this.#running.splice(this.#running.indexOf(token), 1);
-      if (token !== undefined) this.#notices.untrack(token);
-    };
-    if (token !== undefined) this.#notices.track(token);
-    return this.#send(op, timeoutMs, signal).finally(done);
-  }
-
-  /**
-   * The progress token of the one operation in flight, when exactly one is: a server's own request (a 2025-era
-   * elicitation names no request of ours) is then known to come from that call, so its owner is asked; with
-   * several in flight the owner is told none, and a connection shared by sessions refuses rather than guess.
-   */
-  #soleToken(): string | undefined {
-    const [only] = this.#running;
-    return this.#running.length === 1 && typeof only === 'string' ? only : undefined;
+    if (token === undefined) return this.#send(op, timeoutMs, signal);
+    this.#notices.track(token);
+    return this.#send(op, timeoutMs, signal).finally(() => this.#notices.untrack(token));
   }
 
   #send(op: ClientOp, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {

@@ -38,8 +38,11 @@ import { ERROR_BODY_BYTES, notifyAccepted, postInBackground, type PostHost } fro
 export type HttpEra = 'modern' | 'legacy';
 
 export interface HttpLinkEvents {
-  /** One JSON-RPC message read from a response body or stream. */
-  onMessage(message: unknown, raw: string): void;
+  /**
+   * One JSON-RPC message read from a response body or stream; `tag`: the progress token of the request whose POST
+   * stream carried it (a server's own request there belongs to that call).
+   */
+  onMessage(message: unknown, raw: string, tag?: string): void;
   /** A request whose response can no longer arrive on this link. */
   onRequestFailed(id: RequestId, error: AlbedoError): void;
   /** Once, when the link is down for good; null after a requested close. */
@@ -57,6 +60,8 @@ interface InFlight {
   answered: boolean;
   /** Set once the request was cancelled or abandoned: nothing more is reported for it. */
   dropped: boolean;
+  /** The request's progress token (its call's), which what arrives on its stream is tagged with. */
+  tag?: string;
 }
 
 export class HttpLink {
@@ -127,6 +132,8 @@ export class HttpLink {
     }
     if (typeof m.method === 'string' && m.id !== undefined && m.id !== null) {
       const f: InFlight = { id: m.id, method: m.method, ac: new AbortController(), answered: false, dropped: false };
+      const token = (m as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta?.progressToken;
+      if (typeof token === 'string') f.tag = token;
       this.#inflight.set(m.id, f);
       void this.#postRequest(f, message as Record<string, unknown>, body);
     } else {
@@ -238,7 +245,9 @@ export class HttpLink {
     try {
       if (type === 'text/event-stream') {
         const state: StreamState = newStreamState();
-        await readSse(res.body, state, f.ac.signal, this.#sink, () => f.answered || f.dropped);
+        const sink =
+          f.tag === undefined ? this.#sink : { ...this.#sink, deliver: (m: unknown, raw: string) => this.#deliver(m, raw, f.tag) };
+        await readSse(res.body, state, f.ac.signal, sink, () => f.answered || f.dropped);
         if (!f.answered && !f.dropped) await this.#resume(f, state);
       } else if (type === 'application/json') {
         const text = await readCapped(res.body, MAX_MESSAGE_BYTES);
@@ -341,7 +350,7 @@ export class HttpLink {
     for (const m of Array.isArray(value) ? value.slice(0, MAX_BATCH) : [value]) this.#deliver(m, text);
   }
 
-  #deliver(message: unknown, raw: string): void {
+  #deliver(message: unknown, raw: string, tag?: string): void {
     const m = message as { id?: RequestId; method?: unknown; result?: unknown; error?: unknown };
     if (m && typeof m === 'object' && m.method === undefined && m.id !== undefined && m.id !== null) {
       const f = this.#inflight.get(m.id);
@@ -350,7 +359,8 @@ export class HttpLink {
         f.answered = true;
       }
     }
-    this.#events.onMessage(message, raw);
+    if (tag === undefined) this.#events.onMessage(message, raw);
+    else this.#events.onMessage(message, raw, tag);
   }
 
   /** Sends a notification and resolves once the server accepted it (http-posts.ts): `notifications/initialized`. */

@@ -69,7 +69,7 @@ export interface PeerHandlers {
    * Answers one of the server's requests. `signal` aborts when the server
    * cancels it (notifications/cancelled naming its id) or the peer closes.
    */
-  onRequest(req: JsonRpcRequest, signal: AbortSignal): Promise<Record<string, unknown>> | Record<string, unknown>;
+  onRequest(req: JsonRpcRequest, signal: AbortSignal, tag?: string): Promise<Record<string, unknown>> | Record<string, unknown>;
   onNotification(n: JsonRpcNotification): void;
   /** A line that is not a JSON-RPC message, or a response nobody waits for. */
   onJunk(what: string, line: string): void;
@@ -134,8 +134,8 @@ export class RpcPeer implements Requester {
     this.receiveMessage(value, line);
   }
 
-  /** Feeds one parsed message (`raw` is its text, for warnings). */
-  receiveMessage(value: unknown, raw: string): void {
+  /** Feeds one parsed message (`raw` is its text, for warnings; `tag`: the call whose stream carried it). */
+  receiveMessage(value: unknown, raw: string, tag?: string): void {
     const line = raw;
     const c = classify(value);
     switch (c.kind) {
@@ -156,7 +156,7 @@ export class RpcPeer implements Requester {
         return;
       }
       case 'request':
-        void this.#answer(c.message);
+        void this.#answer(c.message, tag);
         return;
       case 'notification':
         if (c.message.method === 'notifications/cancelled') {
@@ -188,7 +188,7 @@ export class RpcPeer implements Requester {
     }
   }
 
-  async #answer(req: JsonRpcRequest): Promise<void> {
+  async #answer(req: JsonRpcRequest, tag?: string): Promise<void> {
     if (this.#serving.size >= MAX_SERVING && !this.#serving.has(req.id)) {
       // A storm of requests would pin a handler call (and its params) each: past the bound they are not served.
       this.#handlers.onJunk(
@@ -203,7 +203,7 @@ export class RpcPeer implements Requester {
     this.#serving.get(req.id)?.abort(new AlbedoError('ALBEDO_TIMEOUT', 'the server reused this request id', { outcome: 'unknown' }));
     this.#serving.set(req.id, ac);
     try {
-      const result = await this.#handlers.onRequest(req, ac.signal);
+      const result = await this.#handlers.onRequest(req, ac.signal, tag);
       if (ac.signal.aborted) return; // the server cancelled it: no answer is expected
       reply = { jsonrpc: '2.0', id: req.id, result };
     } catch (err) {

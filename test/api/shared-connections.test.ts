@@ -94,10 +94,12 @@ t.test('a crash of the shared process reaches both sessions, and each calls agai
   t.same(await waitNoLeftovers(tag), []);
 });
 
-t.test("a server's own request goes to the session whose call caused it", async (t) => {
+t.test("a server's own request goes to the session whose call caused it, known by the call's HTTP stream", async (t) => {
   const tag = newTag();
   const h = sessionHome(t, tag);
-  h.write({ shared: { ...h.stdio(fixture('sdk1-server.ts')), share: true } });
+  const log = path.join(h.dir, 'asks.log');
+  const srv = await httpFixture(t, tag, fixture('asks-http-server.ts'), ['--log', log]);
+  h.write({ shared: { url: srv.url, share: true } });
   const asked: unknown[] = [];
   const sessionInput: SessionInputHandler = async (r) => {
     asked.push(r.context);
@@ -114,44 +116,67 @@ t.test("a server's own request goes to the session whose call caused it", async 
   t.not(other.connectionOf('shared'), a.connectionOf('shared'), 'other capabilities have a connection of their own');
   await other.close();
 
-  t.equal(text(await a.call(toolOf(a, 'shared', 'ask'), {}, { context: 'alice' })), 'hello alice');
-  t.equal(text(await b.call(toolOf(b, 'shared', 'ask'), {}, { context: 'bob' })), 'hello bob');
-  t.same(asked, ['alice', 'bob'], "each question went with its own call's context");
-
-  // Two calls in flight on the shared connection: a question names neither, so it is refused, not guessed.
-  asked.length = 0;
-  const sleeping = b.call(toolOf(b, 'shared', 'sleep'), { ms: 3_000 }, { context: 'bob' });
+  t.equal(text(await a.call(toolOf(a, 'shared', 'ask_here'), {}, { context: 'alice' })), 'hello alice');
+  t.equal(text(await b.call(toolOf(b, 'shared', 'ask_here'), {}, { context: 'bob' })), 'hello bob');
+  // Another session's call in flight changes nothing: the question comes on the asking call's own stream.
+  const sleeping = b.call(toolOf(b, 'shared', 'sleep'), { ms: 2_000 }, { context: 'bob' });
   await until(() => inflight(albedo, 'transport') >= 1, 30_000, 'the sleep to be in flight');
-  const r = await a.call(toolOf(a, 'shared', 'ask'), {}, { context: 'alice' });
+  t.equal(text(await a.call(toolOf(a, 'shared', 'ask_here'), {}, { context: 'alice' })), 'hello alice');
+  t.same(asked, ['alice', 'bob', 'alice'], "each question went with its own call's context");
+
+  // A question from no call (a job the server runs later), while a call of the other session is in flight: refused,
+  // never asked of the session whose call happens to be running.
+  asked.length = 0;
+  t.equal(text(await b.call(toolOf(b, 'shared', 'later'), { who: 'bob' })), 'queued');
+  const alices = a.call(toolOf(a, 'shared', 'sleep'), { ms: 1_500 }, { context: 'alice' });
+  await until(() => readLog(log).length > 0, 30_000, 'the job to be answered');
+  await alices;
   await sleeping;
-  t.same(asked, [], 'with two calls in flight on the shared connection the owner is not asked at all');
-  t.not(text(r), 'hello alice', 'and the question is not answered for alice');
+  t.same(asked, [], 'the owner was not asked');
+  t.match(String(readLog(log)[0]?.answer), /^error/, "the server's question was refused");
   await a.close();
   await b.close();
+});
+
+t.test('over stdio a 2025-era server names no call: its questions on a shared connection are refused', async (t) => {
+  const tag = newTag();
+  const h = sessionHome(t, tag);
+  h.write({ shared: { ...h.stdio(fixture('sdk1-server.ts')), share: true }, own: h.stdio(fixture('sdk1-server.ts')) });
+  const asked: unknown[] = [];
+  const sessionInput: SessionInputHandler = async (r) => {
+    asked.push(r.connection);
+    return { action: 'accept', content: { name: 'someone' } };
+  };
+  const albedo = await createAlbedo({ home: h.dir, sessionInput });
+  t.teardown(() => albedo.close());
+  const a = await albedo.sessions.open({ capabilities: { elicitation: {} } });
+  t.not(text(await a.call(toolOf(a, 'shared', 'ask'), {}, { context: 'alice' })), 'hello someone', 'refused on the shared one');
+  t.equal(text(await a.call(toolOf(a, 'own', 'ask'), {}, { context: 'alice' })), 'hello someone', 'asked on its own one');
+  t.same(asked, [a.connectionOf('own')]);
+  await a.close();
   t.same(await waitNoLeftovers(tag), []);
 });
 
-t.test('HTTP is shared by default: one MCP session at the server for two sessions; share: false gives one each', async (t) => {
+t.test('HTTP shares by default only a 2026-07-28 server: a 2025-era MCP session may keep per-client state', async (t) => {
   const tag = newTag();
   const h = sessionHome(t, tag);
-  const srv = await httpFixture(t, tag, fixture('sdk1-http-server.ts'), ['--json']);
-  const sessionsAt = (): number => new Set(srv.log.map((l) => l.session).filter(Boolean)).size;
-  h.write({ remote: { url: srv.url }, solo: { url: srv.url, share: false } });
+  const legacy = await httpFixture(t, tag, fixture('asks-http-server.ts'));
+  const modern = await httpFixture(t, tag, fixture('sdk-http-server.ts'), ['--mode', 'dual']);
+  h.write({ legacy: { url: legacy.url }, forced: { url: legacy.url, share: true }, modern: { url: modern.url } });
   const albedo = await albedoFor(t, tag, { home: h.dir });
+  // The first session finds out each server's era (and saves it); the ones after it decide by it.
+  const first = await albedo.sessions.open();
   const a = await albedo.sessions.open();
   const b = await albedo.sessions.open();
-  t.equal(a.connectionOf('remote'), b.connectionOf('remote'));
-  t.not(a.connectionOf('solo'), b.connectionOf('solo'));
-  for (const [s, n] of [
-    [a, '1'],
-    [b, '2'],
-  ] as const) {
-    t.equal(text(await s.call(toolOf(s, 'remote', 'echo'), { text: n })), n);
-    t.equal(text(await s.call(toolOf(s, 'solo', 'echo'), { text: n })), n);
-  }
-  t.equal(sessionsAt(), 3, 'one MCP session for the shared server, one per session for the other');
-  await a.close();
-  await b.close();
+  t.not(a.connectionOf('legacy'), b.connectionOf('legacy'), 'a 2025-era server: a connection each');
+  t.equal(text(await a.call(toolOf(a, 'legacy', 'login'), { user: 'alice' })), 'logged in as alice');
+  t.equal(text(await b.call(toolOf(b, 'legacy', 'whoami'), {})), 'nobody', "one session's login is not another's");
+  t.equal(a.connectionOf('forced'), b.connectionOf('forced'), 'share: true shares it anyway');
+  t.equal(a.connectionOf('modern'), b.connectionOf('modern'), 'a 2026-07-28 server: shared');
+  t.not(first.connectionOf('modern'), a.connectionOf('modern'), 'the first session keeps the connection it found the era on');
+  const sum = (await b.call(toolOf(b, 'modern', 'add'), { a: 2, b: 40 })) as { structuredContent?: unknown };
+  t.same(sum.structuredContent, { sum: 42 });
+  for (const s of [first, a, b]) await s.close();
 });
 
 t.test('a request no call caused is refused on a shared connection, asked on a per-session one', async (t) => {
