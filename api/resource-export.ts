@@ -21,9 +21,11 @@
  * the files this read already wrote are removed and the call fails
  * (`data.read: true`). A `file` names the first blob's file; the next ones
  * get `-2`, `-3`… before the extension. Without `file`, the name comes from
- * the content's URI (its last path segment, reduced to `[A-Za-z0-9._-]`, an
- * extension from the mimeType when it has none), and a name taken gets the
- * next free number instead.
+ * the content's URI (its last path segment, reduced to `[A-Za-z0-9._-]`, its
+ * own extension dropped for one from the mimeType: madeName), and a name
+ * taken gets the next free number instead. At most MAX_EXPORTED blobs per
+ * read; a file whose directory turned out (after the read) to resolve outside
+ * the working directory is removed and the export fails.
  */
 import { lstat, realpath, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -59,6 +61,10 @@ export interface Exported {
 
 /** The most names tried for a blob without `file` (`name`, `name-2` … `name-100`). */
 const MAX_NUMBERED = 100;
+/** The most blobs one read exports: a server cannot fill the working directory with thousands of files. */
+export const MAX_EXPORTED = 100;
+/** A mimeType shown to the model and listed in `_meta`: a plain `type/subtype`, short; any other is left out. */
+const SHOWN_TYPE = /^[\w.+-]{1,50}\/[\w.+-]{1,50}$/;
 /** The longest name made from a URI (characters, before the extension). */
 const MAX_MADE = 100;
 /** NAME_MAX of the usual file systems, in bytes. */
@@ -134,6 +140,8 @@ export async function planExport(cwd: string | undefined, home: string | null, a
   if (path.isAbsolute(file) || path.win32.isAbsolute(file)) throw bad('absolute', 'must be relative to the working directory');
   if (parts.some((p) => p === '..')) throw bad('outside', 'may not name `..`');
   if (parts.some((p) => p === '' || p === '.')) throw bad('bad_file', 'has an empty part (or a trailing /)');
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(file)) throw bad('bad_file', 'may not hold control characters');
   if (parts.some((p) => p.startsWith('.'))) throw bad('hidden', 'may not name a hidden file or directory');
   if (parts.some((p) => Buffer.byteLength(p) > NAME_MAX)) throw bad('bad_file', `has a part over ${NAME_MAX} bytes`);
   const dir = await realDir(path.join(real, ...parts.slice(0, -1)));
@@ -162,17 +170,27 @@ export async function planExport(cwd: string | undefined, home: string | null, a
 export async function exportResult(result: unknown, plan: ExportPlan, opts: PersistOptions = {}): Promise<unknown> {
   if (!isObj(result) || !Array.isArray(result.contents)) return result;
   const contents = result.contents as unknown[];
+  const blobs = contents.filter((c) => isObj(c) && typeof c.blob === 'string').length;
+  if (blobs > MAX_EXPORTED) {
+    const why = `the resource holds ${blobs} binary contents, more than the ${MAX_EXPORTED} one read may export; nothing was written`;
+    throw new AlbedoError('ALBEDO_EXPORT_FAILED', why, { outcome: 'not_run', data: { export: 'too_many', read: true } });
+  }
   const out = [...contents];
   const done: Array<Exported & { real: string }> = [];
   try {
     for (const [i, c] of contents.entries()) {
       if (!isObj(c) || typeof c.blob !== 'string') continue;
       const uri = typeof c.uri === 'string' ? c.uri : '';
-      const mimeType = typeof c.mimeType === 'string' ? c.mimeType : undefined;
+      // The server's mimeType reaches the model only as a plain type/subtype (not text in Albedo's voice).
+      const mimeType = typeof c.mimeType === 'string' && SHOWN_TYPE.test(c.mimeType) ? c.mimeType : undefined;
       const names = plan.target
         ? [path.join(plan.target.dir, numbered(plan.target.name, done.length + 1))]
         : Array.from({ length: MAX_NUMBERED }, (_, n) => path.join(plan.real, numbered(madeName(uri, mimeType), n + 1)));
       const p = await persistResourceBlob(c.blob, names, opts);
+      done.push({ index: i, uri, path: p.path, file: '', bytes: p.bytes, real: p.path });
+      // The directory checked before the read may have been swapped for a link meanwhile: the file must still be there.
+      await stillInside(p.path, plan);
+      done.pop();
       const file = path.relative(plan.real, p.path);
       const shown = path.join(plan.cwd, file);
       done.push({ index: i, uri, path: shown, file, bytes: p.bytes, ...(mimeType ? { mimeType } : {}), real: p.path });
@@ -206,6 +224,14 @@ async function undo(err: unknown, files: string[]): Promise<AlbedoError> {
   return new AlbedoError(e.code, e.message, { outcome: stay.length ? 'unknown' : e.outcome, data });
 }
 
+/** Throws (and the caller removes the file) when `file` no longer resolves inside the working directory. */
+async function stillInside(file: string, plan: ExportPlan): Promise<void> {
+  const dir = await realDir(path.dirname(file));
+  if (dir !== undefined && within(dir, plan.real)) return;
+  const why = 'the export target moved out of the working directory while the resource was read (a directory replaced by a link)';
+  throw new AlbedoError('ALBEDO_EXPORT_FAILED', why, { outcome: 'not_run', data: { export: 'outside', read: true } });
+}
+
 /** `name` for the first, `stem-N.ext` for the N-th. */
 export function numbered(name: string, n: number): string {
   if (n <= 1) return name;
@@ -215,7 +241,6 @@ export function numbered(name: string, n: number): string {
 
 const EXTENSIONS: Record<string, string> = {
   'application/gzip': 'gz',
-  'application/json': 'json',
   'application/octet-stream': 'bin',
   'application/pdf': 'pdf',
   'application/zip': 'zip',
@@ -235,9 +260,10 @@ const EXTENSIONS: Record<string, string> = {
 };
 
 /**
- * A file name made from a content's URI: its last path segment (decoded), reduced to `[A-Za-z0-9._-]` with no
- * leading dot, at most MAX_MADE characters, `resource-` before one with no letter, and an extension from the
- * mimeType (`bin` for an unknown one) when it has none.
+ * A file name made from a content's URI: its last path segment (decoded) without its extension, reduced to
+ * `[A-Za-z0-9._-]` with no leading dot, at most MAX_MADE characters, `resource-` before one with no letter, and an
+ * extension from the mimeType, from a list of data formats only (`bin` for any other): the server never chooses a
+ * name tools act on (`conftest.py`, `package.json`, `Makefile`, a script).
  */
 export function madeName(uri: string, mimeType?: string): string {
   let last: string;
@@ -257,9 +283,8 @@ export function madeName(uri: string, mimeType?: string): string {
     .replace(/^[._-]+/, '')
     .slice(0, MAX_MADE)
     .replace(/[._-]+$/, '');
-  const hasExt = /\.[A-Za-z0-9]{1,8}$/.test(name);
-  if (!/[A-Za-z]/.test(hasExt ? name.slice(0, -path.extname(name).length) : name)) name = name ? `resource-${name}` : 'resource';
-  if (hasExt) return name;
+  if (/\.[A-Za-z0-9]{1,8}$/.test(name)) name = name.slice(0, -path.extname(name).length).replace(/[._-]+$/, '');
+  if (!/[A-Za-z]/.test(name)) name = name ? `resource-${name}` : 'resource';
   const type = (mimeType ?? '').split(';')[0]!.trim().toLowerCase();
   return `${name}.${Object.hasOwn(EXTENSIONS, type) ? EXTENSIONS[type] : 'bin'}`;
 }
