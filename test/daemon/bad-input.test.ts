@@ -39,6 +39,7 @@ const BASES: Record<string, Array<Record<string, unknown>>> = {
   'POST /v1/sessions/{id}/search': [{ query: 'x' }],
   'POST /v1/sessions/{id}/activity': [{ kind: 'submit' }],
   'POST /v1/sessions/{id}/compacted': [{}],
+  'POST /v1/sessions/{id}/lease': [{}],
   'PATCH /v1/sessions/{id}': [{ extensions: {} }],
   'POST /v1/auth/logins/{login}/callback': [{ url: 'http://127.0.0.1:1/callback' }],
   'POST /v1/ui/command-line': [{ line: 'x' }],
