@@ -13,7 +13,7 @@ import { transportPort, type TransportPortOptions } from './transport-port.ts';
 import type { Ledger } from './ledger.ts';
 import { AlbedoError } from '../../protocol/errors.ts';
 
-/** A read the catalogue service can answer again: its worker was lost or restarting, and reads change nothing. */
+/** A read the settings or catalogue service can answer again: its worker was lost or restarting, and reads change nothing. */
 async function again<T>(read: () => Promise<T>): Promise<T> {
   try {
     return await read();
@@ -31,10 +31,11 @@ const DRAIN_TIMEOUT_MS = 600_000;
 export function workerSettings(ctx: ServiceContext<'composer'>): SettingsPort {
   return {
     async servers(choice) {
-      return resolvedServers(await ctx.call('settings', 'settings/resolve-all', choiceParams(choice), { timeoutMs: LOCAL_TIMEOUT_MS }));
+      const params = choiceParams(choice);
+      return resolvedServers(await again(() => ctx.call('settings', 'settings/resolve-all', params, { timeoutMs: LOCAL_TIMEOUT_MS })));
     },
     async names() {
-      return Object.keys((await ctx.call('settings', 'settings/get', {}, { timeoutMs: LOCAL_TIMEOUT_MS })).servers);
+      return Object.keys((await again(() => ctx.call('settings', 'settings/get', {}, { timeoutMs: LOCAL_TIMEOUT_MS }))).servers);
     },
   };
 }
