@@ -11,7 +11,7 @@
  *
  * `--only GROUP[,GROUP]` runs the named groups only (`stdio`, `http`,
  * `connect`, `startup`, `memory`, `large`, `hop`, `sessions`, `catalogue`,
- * `daemon`, `cli`, `context`, `transfer`, `lmdb`, `saves`, `gateway`, `acp`, `python`), for working on one;
+ * `daemon`, `cli`, `context`, `transfer`, `lmdb`, `saves`, `gateway`, `acp`, `python`, `sharing`, `soak`), for working on one;
  * without `--out` it writes to a temporary directory, not bench/results.
  * Each group's rows are made in a file of its own (bench/calls.ts,
  * connect.ts, footprint.ts, …); bench/report.ts keeps and writes them.
@@ -35,6 +35,8 @@ import { daemonRows } from './daemon.ts';
 import { gatewayRows } from './gateway.ts';
 import { acpRows } from './acp.ts';
 import { pythonRows } from './python.ts';
+import { sharingRows } from './sharing.ts';
+import { soakRows } from './soak-plot.ts';
 import { cliRows } from './cli.ts';
 import { contextRows } from './context.ts';
 import { hopRows } from './hop.ts';
@@ -156,6 +158,12 @@ try {
 
   // 16. The Python binding: a call through it vs raw HTTP from Python and vs the TS embedding API (bench/python.ts)
   await group('python', () => pythonRows({ quick, rounds: P.rounds, home, rawEchoJs, row, log }));
+
+  // 17. Shared connections: processes, RSS, fds and calls, shared vs per session vs SDK clients (bench/sharing.ts)
+  await group('sharing', () => sharingRows({ quick, home, row, log }));
+
+  // 18. Soak: churn, calls, list_changed, crashes; RSS, heap, fds, processes, LMDB sampled and plotted (bench/soak*.ts)
+  await group('soak', () => soakRows({ quick, home, outDir, row, log }));
 } finally {
   await albedo.close();
   rmSync(home, { recursive: true, force: true });

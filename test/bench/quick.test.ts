@@ -44,6 +44,8 @@ t.test('bench --quick writes latest.json, latest.md and latest.svg with every sc
     'python',
     'saves',
     'sessions',
+    'sharing',
+    'soak',
     'stdio calls',
   ]);
   t.ok(
@@ -57,4 +59,5 @@ t.test('bench --quick writes latest.json, latest.md and latest.svg with every sc
     json.rows.length,
   );
   t.match(readFileSync(path.join(out, 'latest.svg'), 'utf8'), /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  t.match(readFileSync(path.join(out, 'soak.svg'), 'utf8'), /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/, 'the soak plot');
 });
