@@ -116,8 +116,9 @@ export class ServerSlot implements UpstreamOwner {
   retrying(p: RetryProgress): void {
     const first = this.retry === null;
     this.retry = { attempt: p.attempt, of: p.of, nextAt: p.nextAt, code: p.code };
-    // Said once per episode (a state event with its reason) once the session is out; the status shows each attempt.
-    if (first && this.live && !this.preparing) {
+    // Said once per episode (a state event with its reason) for a server the session already shows (advertised, its
+    // dial in the background), never for one its preparation waits for; the status shows each attempt.
+    if (first && this.live && this.state !== 'starting') {
       const message = `the first dial failed (${p.code}); trying again, attempt ${p.attempt} of ${p.of}`;
       this.#host.emit({ type: 'state', server: this.name, state: this.state, reason: { code: p.code, message } });
     }
