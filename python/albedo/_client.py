@@ -228,6 +228,8 @@ class Mcp:
         if last_event_id is not None and not (last_event_id.isascii() and last_event_id.isprintable()):
             raise Error("ALBEDO_INVALID_ARGUMENT", "last_event_id: printable ASCII only", outcome="not_run",
                         path=["last_event_id"])
+        if self.__closed:
+            raise Error("ALBEDO_CLOSED", "this session was closed", outcome="not_run")
         last, retry = last_event_id, None
         loop = asyncio.get_running_loop()
         since = loop.time()
@@ -250,6 +252,9 @@ class Mcp:
                     raw = b"".join([c async for c in chunks])
                     if status == 404:
                         self.__closed = True
+                        # Closed by this client meanwhile (a close() that overtook the stream): said as a use after close.
+                        if self.__shut:
+                            raise Error("ALBEDO_CLOSED", "this session was closed", outcome="not_run")
                     raise from_answer(status, _json(raw))
                 since, delay = loop.time(), 0.1
                 while True:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import AsyncIterator
 import inspect
 import os
 
@@ -134,11 +135,17 @@ class SurfaceTest(HomeCase):
     async def test_close_closes_the_session(self) -> None:
         other = await albedo.connect(home=self.home.path, servers=["everything"])
         self.assertEqual([s["name"] for s in (await other.status())["servers"]], ["everything"])
-        closing = asyncio.ensure_future(_collect(other))
+        # The stream is open once its first (kept) event came: a close sent before it could overtake its request.
+        stream = aiter(other.events())
+        first = await asyncio.wait_for(anext(stream), 60)
+        closing = asyncio.ensure_future(_rest(stream))
         await other.close()
         await other.close()
-        types = [e.type for e in await asyncio.wait_for(closing, 60)]
+        types = [first.type] + [e.type for e in await asyncio.wait_for(closing, 60)]
         self.assertEqual(types[-1], "session_closed")
+        with self.assertRaises(albedo.Error) as caught:
+            await anext(aiter(other.events()))
+        self.assertEqual((caught.exception.code, caught.exception.outcome), ("ALBEDO_CLOSED", "not_run"))
         with self.assertRaises(albedo.Error) as caught:
             await other.call("everything/echo", message="late")
         self.assertEqual((caught.exception.code, caught.exception.outcome), ("ALBEDO_CLOSED", "not_run"))
@@ -169,5 +176,5 @@ class SurfaceTest(HomeCase):
         self.assertEqual((await self.mcp.call("everything/echo", message="still")).text, "Echo: still", "nothing broke")
 
 
-async def _collect(mcp: albedo.Mcp) -> list[albedo.Event]:
-    return [e async for e in mcp.events()]
+async def _rest(stream: AsyncIterator[albedo.Event]) -> list[albedo.Event]:
+    return [e async for e in stream]
