@@ -9,7 +9,7 @@
 import t from 'tap';
 import { newTag, tempHome } from '../helpers.ts';
 import { sdkServer, srv, startDaemon } from '../daemon/harness.ts';
-import { launchChromium, openPane, paneCookie, press, settingsFiles, shown, waitText, watchErrors } from './browser-harness.ts';
+import { go, launchChromium, openPane, paneCookie, press, settingsFiles, shown, waitText, watchErrors } from './browser-harness.ts';
 
 t.setTimeout(170_000);
 
@@ -75,6 +75,28 @@ t.test('logging in to the pane', async (t) => {
     await page.reload();
     await page.waitForSelector('li[data-server="sdk"]');
     t.pass('the pane lists it');
+  });
+
+  t.test("a second tab's login leaves the first working", async (t) => {
+    const second = await openPane(chromium.browser, d);
+    const first = await paneCookie(page, d.info.port);
+    t.equal(first, await paneCookie(second.page, d.info.port), 'one cookie for the browser: the newer login');
+    // The first tab reads and writes on: it takes up the token the second one kept.
+    await go(page, '#/sessions', '#sessions-title');
+    await go(page, '#/servers', '#servers-title');
+    await page.waitForSelector('li[data-server="sdk"]');
+    const wrote = await page.evaluate(async (entry) => {
+      const module = '/ui/app/api.js'; // the pane's own module: the page's token, as the pane holds it
+      const { api } = await import(module);
+      return (await api('PUT', '/v1/mcp/servers/second', { body: entry })).status;
+    }, sdkServer());
+    t.equal(wrote, 201, 'a write from the first tab goes through');
+    t.equal(await page.$('main.logged-out'), null, 'the first tab was not logged out');
+    await go(second.page, '#/sessions', '#sessions-title');
+    await go(second.page, '#/servers', '#servers-title');
+    await second.page.waitForSelector('li[data-server="second"]');
+    t.same(second.errors, [], 'the second tab ran clean');
+    await second.page.close();
   });
 
   t.test('log out', async (t) => {

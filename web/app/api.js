@@ -47,6 +47,23 @@ let csrf =
       return null;
     }
   })();
+// The cookie belongs to the browser, not to this page: a login in another tab
+// of this origin replaces it, and that tab keeps its token where this one
+// reads it. Take it up as soon as it is kept, so this page goes on working.
+addEventListener('storage', (e) => {
+  if (e.key === TOKEN_KEY && e.newValue) csrf = e.newValue;
+});
+
+/** The token this origin keeps now, when it is not the one this page holds (another tab logged in since). */
+function newerToken() {
+  try {
+    const kept = localStorage.getItem(TOKEN_KEY);
+    return kept && kept !== csrf ? kept : null;
+  } catch {
+    return null;
+  }
+}
+
 /** @type {Array<() => void>} Who wants to know that the cookie no longer works. */
 const onLoggedOut = [];
 
@@ -65,6 +82,31 @@ export function whenLoggedOut(fn) {
  * @returns {Promise<{ status: number, etag: string | null, body: any }>}
  */
 export async function api(method, path, o = {}) {
+  let { r, body } = await send(method, path, o);
+  // Refused for a token another tab's login replaced: the daemon did nothing, so ask once more with the kept one.
+  const newer = r.status === 403 && body?.error?.code === 'ALBEDO_CSRF' ? newerToken() : null;
+  if (newer) {
+    csrf = newer;
+    ({ r, body } = await send(method, path, o));
+  }
+  if (!r.ok) {
+    const e0 = body && typeof body.error === 'object' && body.error ? body.error : null;
+    // No cookie session, or one this page holds no token for: the same to the user (open a new link).
+    if (r.status === 401 || (r.status === 403 && e0?.code === 'ALBEDO_CSRF')) for (const fn of onLoggedOut) fn();
+    const e =
+      body && typeof body.error === 'object' && body.error
+        ? body.error
+        : { code: `HTTP_${r.status}`, message: r.statusText || 'the daemon refused' };
+    throw new ApiError(r.status, e);
+  }
+  return { status: r.status, etag: r.headers.get('etag'), body };
+}
+
+/**
+ * One request as `api` sends it, with this page's token; its answer and parsed body (null when not JSON).
+ * @param {string} method @param {string} path @param {{ body?: unknown, headers?: Record<string, string> }} o
+ */
+async function send(method, path, o) {
   /** @type {Record<string, string>} */
   const headers = { accept: 'application/json', ...o.headers };
   if (csrf) headers['x-albedo-csrf'] = csrf;
@@ -84,17 +126,7 @@ export async function api(method, path, o = {}) {
   } catch {
     body = null;
   }
-  if (!r.ok) {
-    const e0 = body && typeof body.error === 'object' && body.error ? body.error : null;
-    // No cookie session, or one this page holds no token for: the same to the user (open a new link).
-    if (r.status === 401 || (r.status === 403 && e0?.code === 'ALBEDO_CSRF')) for (const fn of onLoggedOut) fn();
-    const e =
-      body && typeof body.error === 'object' && body.error
-        ? body.error
-        : { code: `HTTP_${r.status}`, message: r.statusText || 'the daemon refused' };
-    throw new ApiError(r.status, e);
-  }
-  return { status: r.status, etag: r.headers.get('etag'), body };
+  return { r, body };
 }
 
 /**
