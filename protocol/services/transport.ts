@@ -105,3 +105,9 @@ export interface TransportEvents {
  * own request on one unless it can name the call that caused it.
  */
 export const SHARED_CONNECTION_PREFIX = 'shared-';
+
+/**
+ * The HTTP statuses that may pass — 408, 429 and 5xx — whatever their body says: a failed request with one is
+ * `ALBEDO_HTTP_ERROR` with the status (and the server's Retry-After) in its data, which a connect retry tries again.
+ */
+export const mayPass = (status: number): boolean => status === 408 || status === 429 || (status >= 500 && status <= 599);

@@ -14,6 +14,7 @@
  * call's dial of an unreachable server) make one attempt: they only join an episode that runs.
  */
 import { AlbedoError } from '../../protocol/errors.ts';
+import { mayPass } from '../../protocol/services/transport.ts';
 
 export interface RetryPolicy {
   /** Attempts after the original one: an episode makes at most 1 + maxRetries attempts. */
@@ -43,9 +44,6 @@ export const CONNECT_RETRY: Readonly<RetryPolicy> = Object.freeze({
 /** Why a failed attempt may be tried again. */
 export type RetryCause = 'network' | 'closed' | 'timeout' | 'http';
 
-/** HTTP statuses that may pass: request timeout, too many requests, the server's errors. */
-export const retryableStatus = (status: number): boolean => status === 408 || status === 429 || (status >= 500 && status <= 599);
-
 const dataOf = (err: AlbedoError): Record<string, unknown> =>
   typeof err.data === 'object' && err.data !== null && !Array.isArray(err.data) ? (err.data as Record<string, unknown>) : {};
 
@@ -63,7 +61,7 @@ export function retryCause(err: AlbedoError): RetryCause | null {
     case 'ALBEDO_HTTP_ERROR':
     // A refused notifications/initialized keeps the refusal's status in its data.
     case 'ALBEDO_HANDSHAKE_FAILED':
-      return typeof data.status === 'number' && retryableStatus(data.status) ? 'http' : null;
+      return typeof data.status === 'number' && mayPass(data.status) ? 'http' : null;
     case 'ALBEDO_CONNECTION_CLOSED':
     case 'ALBEDO_STREAM_BROKEN':
       if (typeof data.errno === 'string' && TLS_ERRNO.test(data.errno)) return null;

@@ -26,6 +26,7 @@ import type { RequestId } from '../../protocol/jsonrpc.ts';
 import type { ResolvedHttpServer } from '../../protocol/config.ts';
 import { Redactor, secretValues } from '../../protocol/redact.ts';
 import { MODERN_VERSION } from '../../protocol/versions.ts';
+import { mayPass } from '../../protocol/services/transport.ts';
 import type { HeaderParam } from '../../protocol/rev2026-07-28/headers.ts';
 import type { LinkAuth } from '../oauth/link-auth.ts';
 import { headerOf, contentType, readCapped, excerptOf, describeNetError, statusData } from './http-util.ts';
@@ -311,8 +312,10 @@ export class HttpLink {
       this.#shutdown(err);
       return;
     }
-    // A JSON-RPC error in the body answers the request as any error would (e.g. 400 with -32022).
-    if (contentType(res.headers) === 'application/json' || text.trimStart().startsWith('{')) {
+    // A JSON-RPC error in the body answers the request as any error would (e.g. 400 with -32022) — unless the
+    // status may pass (408, 429, 5xx: an overloaded or restarting server often says so in JSON-RPC too), which stays
+    // an HTTP error with its status and Retry-After, so that a connect retry tries it again.
+    if (!mayPass(status) && (contentType(res.headers) === 'application/json' || text.trimStart().startsWith('{'))) {
       try {
         const value = JSON.parse(text) as { id?: unknown; error?: unknown };
         if (value && typeof value === 'object' && value.error && (value.id === f.id || value.id === null || value.id === undefined)) {

@@ -5,6 +5,7 @@
 import type { Dispatcher } from 'undici';
 import { AlbedoError } from '../../protocol/errors.ts';
 import { redact, redactThenCut, type Secrets } from '../../protocol/redact.ts';
+import { mayPass } from '../../protocol/services/transport.ts';
 
 export type Headers = Record<string, string | string[] | undefined>;
 
@@ -82,9 +83,6 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | undef
   else if (ASCTIME_DATE.test(v)) at = Date.parse(`${v} GMT`);
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
-
-/** The statuses whose Retry-After a failed request reports (`data.retryAfterMs`): 408, 429 and 5xx, which may pass. */
-export const mayPass = (status: number): boolean => status === 408 || status === 429 || (status >= 500 && status <= 599);
 
 /** A failed exchange's data: its status and body excerpt, and the server's Retry-After when the status may pass. */
 export function statusData(status: number, body: string, headers: Headers): { status: number; body: string; retryAfterMs?: number } {

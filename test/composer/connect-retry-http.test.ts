@@ -69,6 +69,33 @@ t.test('503 with Retry-After: 2, twice, then through: the wait honours the hint,
   await s.close();
 });
 
+t.test('503 whose body is a JSON-RPC error (an overloaded SDK server says so in JSON-RPC too): retried as any 503', async (t) => {
+  const sleeps = injectSleep(t);
+  const { gate, composer } = await setup(t);
+  const overloaded = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Server overloaded' } });
+  gate.rule = (r) =>
+    r.http === 'POST' && gate.answered(503) < 2
+      ? { status: 503, headers: { 'content-type': 'application/json', 'retry-after': '2' }, body: overloaded }
+      : undefined;
+  const s = await composer.open();
+  t.equal(statusOf(s, 'gated').state, 'ready');
+  t.same(sleeps, [2_000], "one wait, of the server's Retry-After");
+  t.equal(gate.answered(503), 2, 'two refusals: one attempt, then its retry');
+  t.equal(text(await s.call('gated/echo', { text: 'hi' })), 'hi');
+  await s.close();
+
+  // A status that does not pass keeps the JSON-RPC error as the answer: the server's own, not retried.
+  const again = await setup(t);
+  const refused = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'no' } });
+  again.gate.rule = (r) =>
+    r.http === 'POST' ? { status: 400, headers: { 'content-type': 'application/json' }, body: refused } : undefined;
+  const s2 = await again.composer.open();
+  t.equal(statusOf(s2, 'gated').state, 'left_out');
+  t.not(statusOf(s2, 'gated').reason?.code, 'ALBEDO_HTTP_ERROR', "the server's JSON-RPC error, not an HTTP one");
+  t.equal(again.gate.posts('initialize').length, 1, 'one attempt');
+  await s2.close();
+});
+
 t.test('a 429 storm: exhausted after maxRetries, the server left out with the last error', async (t) => {
   const sleeps = injectSleep(t);
   const { gate, composer } = await setup(t);
