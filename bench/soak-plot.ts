@@ -2,11 +2,13 @@
  * The bench's `soak` group (bench/run.ts `--only soak`): bench/soak.ts's
  * driver run twice, all servers shared (100 sessions × 10 servers, 100
  * rounds of 10,000 calls: a million) and mixed (10 sessions × 10 servers, 5
- * of them per session, 15 rounds of 4,000 calls), its samples
+ * of them per session, 15 rounds of 4,000 calls), each with sign-in expiry on
+ * (one of the shared servers an OAuth-protected HTTP server whose access
+ * tokens live TTL seconds), its samples
  * written as soak.json and plotted as soak.svg (a panel per metric, a line
- * per run, the end of warm-up marked) beside latest.*; rows give each
+ * per run, the end of warm-up marked; and the refresh grants so far) beside latest.*; rows give each
  * metric's last sample against its sample after warm-up, with the bound it
- * must stay under (METRICS).
+ * must stay under (METRICS), and the refreshes, sign-ins and signed-in calls that failed.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -34,14 +36,31 @@ const METRICS: Array<{ key: keyof SoakSample; title: string; unit: string; bound
   { key: 'processes', title: 'processes started (servers + launchers)', unit: 'processes', bound: 1 },
   { key: 'lmdbMb', title: 'LMDB store size', unit: 'MB', bound: 1.5 },
 ];
+/** Counts plotted beside the metrics, without a bound: they grow by design. */
+const COUNTS: Array<{ key: keyof SoakSample; title: string; unit: string }> = [
+  { key: 'refreshGrants', title: 'access tokens refreshed so far (refresh_token grants)', unit: 'grants' },
+];
+const PANELS = [...METRICS, ...COUNTS];
+/** Access token lifetime, seconds, of the long runs (the quick one: 3). */
+const TTL = 5;
 
 function runs(quick: boolean): Run[] {
   if (quick) {
     return [
       {
-        label: 'mixed 3 × 3',
+        label: 'mixed 3 × 4',
         warm: 3,
-        opts: { sessions: 3, shared: 1, perSession: 1, rounds: 5, calls: 60, churn: 1, storm: 2, crashEvery: 2 },
+        opts: {
+          sessions: 3,
+          shared: 1,
+          perSession: 1,
+          rounds: 5,
+          calls: 60,
+          churn: 1,
+          storm: 2,
+          crashEvery: 2,
+          signIn: { accessTokenTtl: 3 },
+        },
       },
     ];
   }
@@ -49,12 +68,32 @@ function runs(quick: boolean): Run[] {
     {
       label: 'shared 100 × 10',
       warm: 10,
-      opts: { sessions: 100, shared: 9, perSession: 0, rounds: 100, calls: 10_000, churn: 10, storm: 10, crashEvery: 2 },
+      opts: {
+        sessions: 100,
+        shared: 8,
+        perSession: 0,
+        rounds: 100,
+        calls: 10_000,
+        churn: 10,
+        storm: 10,
+        crashEvery: 2,
+        signIn: { accessTokenTtl: TTL },
+      },
     },
     {
       label: 'mixed 10 × 10 (5 per session)',
       warm: 3,
-      opts: { sessions: 10, shared: 4, perSession: 5, rounds: 15, calls: 4_000, churn: 2, storm: 10, crashEvery: 2 },
+      opts: {
+        sessions: 10,
+        shared: 3,
+        perSession: 5,
+        rounds: 15,
+        calls: 4_000,
+        churn: 2,
+        storm: 10,
+        crashEvery: 2,
+        signIn: { accessTokenTtl: TTL },
+      },
     },
   ];
 }
@@ -67,7 +106,7 @@ export function soakSvg(results: Array<{ label: string; warm: number; samples: S
     panelH = 150,
     left = 70,
     top = 50;
-  const H = top + METRICS.length * (panelH + 40) + 10;
+  const H = top + PANELS.length * (panelH + 40) + 10;
   const rounds = Math.max(1, ...results.map((r) => r.samples.length));
   const x = (round: number): number => left + ((round - 1) / Math.max(1, rounds - 1)) * (W - left - 20);
   const parts = [
@@ -76,7 +115,7 @@ export function soakSvg(results: Array<{ label: string; warm: number; samples: S
     `<text x="10" y="20" font-size="14" font-weight="bold">Soak: each metric per round (dashed: end of warm-up)</text>`,
     ...results.map((r, i) => `<text x="${10 + i * 300}" y="38" fill="${COLOURS[i % COLOURS.length]}">— ${r.label}</text>`),
   ];
-  METRICS.forEach((m, k) => {
+  PANELS.forEach((m, k) => {
     const y0 = top + k * (panelH + 40) + 20;
     const max = Math.max(1e-9, ...results.flatMap((r) => r.samples.map((s) => s[m.key]))) * 1.1;
     const y = (v: number): number => y0 + panelH - (v / max) * panelH;
@@ -102,7 +141,7 @@ export async function soakRows(ctx: SoakBenchContext): Promise<void> {
   for (const r of runs(ctx.quick)) {
     const o = r.opts;
     const what = `${o.churn} sessions churned, ${o.storm} set_tools, a crash every ${o.crashEvery}`;
-    log(`soak ${r.label}: ${o.rounds} rounds of ${o.calls} calls, ${what}`);
+    log(`soak ${r.label}: ${o.rounds} rounds of ${o.calls} calls, ${what}, access tokens living ${o.signIn?.accessTokenTtl} s`);
     const home = mkdtempSync(path.join(ctx.home, 'soak-'));
     try {
       const res = await runSoak({ ...o, home, log });
@@ -134,6 +173,26 @@ export async function soakRows(ctx: SoakBenchContext): Promise<void> {
     const made = `soak ${r.label}: calls made in ${last.seconds.toFixed(0)} s`;
     row({ group: GROUP, scenario: made, unit: 'calls', albedo: last.calls, peer: null, better: 'higher' });
     row({ group: GROUP, scenario: `soak ${r.label}: calls failed`, unit: 'calls', albedo: last.failed, peer: null, better: 'lower' });
+    const signed = `soak ${r.label}: signed-in server`;
+    row({
+      group: GROUP,
+      scenario: `${signed}: access tokens refreshed`,
+      unit: 'grants',
+      albedo: last.refreshGrants,
+      peer: null,
+      better: 'higher',
+    });
+    row({
+      group: GROUP,
+      scenario: `${signed}: sign-ins after the first`,
+      unit: 'sign-ins',
+      albedo: last.codeGrants - 1,
+      peer: null,
+      better: 'lower',
+      target: '0',
+      targetAbs: 0,
+    });
+    row({ group: GROUP, scenario: `${signed}: calls failed`, unit: 'calls', albedo: last.signedInFailed, peer: null, better: 'lower' });
     row({
       group: GROUP,
       scenario: `soak ${r.label}: processes left after every session closed`,

@@ -5,19 +5,24 @@
  * true` and some per session, run in rounds of
  *
  * - churn: `churn` sessions closed and as many opened;
- * - calls: `calls` echo calls, every open session calling its servers in turn, all sessions at once;
+ * - calls: `calls` calls (echo; and whoami with `signIn`), every open session calling its servers in turn, all at once;
  * - a list_changed storm: `storm` `set_tools` calls on the shared
  *   test/fixtures/composer-changing-server.ts (its tool list toggles, each
  *   announced to every session holding it);
  * - a crash, every `crashEvery` rounds, after the round's sample: SIGKILL of
  *   a random server process; the next round's calls to it bring it back;
+ * - sign-in expiry, with `signIn`: a shared HTTP server behind a real OAuth
+ *   authorization server (bench/soak-sign-in.ts), signed in once before the
+ *   rounds, its access tokens living `accessTokenTtl` seconds; its `whoami` is
+ *   among every session's calls, and a round's calls start no sooner than one
+ *   token lifetime after the last round's ended, so the token Albedo holds has
+ *   expired by then, every round, and Albedo must refresh it (no new sign-in);
  *
  * and sampled after each round's calls and storm (the main isolate GC'd first: gc is exposed if it was not):
  * process RSS and heap (process.memoryUsage), the transport workers' heaps, open fds (/proc/self/fd),
- * server processes and all processes started (launchers included), the
- * LMDB store's size ($ALBEDO_HOME/store), calls so far and calls that failed.
- *
- * Sign-in expiry is not soaked: it needs an OAuth server and HTTP servers behind it.
+ * server processes and all processes started (launchers included; the OAuth stack's process left out), the
+ * LMDB store's size ($ALBEDO_HOME/store), calls so far and calls that failed, and with `signIn` the token
+ * endpoint's refresh and authorization-code grants so far and the signed-in server's calls and failures.
  */
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,6 +32,7 @@ import { createAlbedo, type AlbedoWithFaults } from '../api/albedo.ts';
 import type { AlbedoSession } from '../api/sessions.ts';
 import { closeCatalogueStores } from '../services/catalogue/store.ts';
 import { NODE, ROOT } from './proc.ts';
+import { SIGNED_IN, signInOnce, signedInConfig, startOAuthProcess, type OAuthProcess } from './soak-sign-in.ts';
 import { descendants, fdCount, serverPids } from './tree.ts';
 
 const FIX = (f: string): string => path.join(ROOT, 'test', 'fixtures', f);
@@ -42,7 +48,7 @@ export interface SoakOptions {
   /** Per-session echo servers (sdk1-server.ts and sdk-server.ts in turn). */
   perSession: number;
   rounds: number;
-  /** Echo calls per round, over every open session. */
+  /** Calls per round (echo, and the signed-in server's whoami), over every open session. */
   calls: number;
   /** Sessions closed and opened per round. */
   churn: number;
@@ -52,6 +58,12 @@ export interface SoakOptions {
   crashEvery: number;
   /** Test hook, to show the bounds can fail: churned sessions are left open instead of closed. */
   leakSessions?: boolean;
+  /**
+   * Sign-in expiry: a shared OAuth-protected HTTP server, signed in once, whose access tokens live
+   * `accessTokenTtl` seconds. `revokeAfterRound` is a test hook, to show the checks can fail: after
+   * that round's sample the authorization server forgets every refresh token, so the next refresh is refused.
+   */
+  signIn?: { accessTokenTtl: number; revokeAfterRound?: number };
   log?(s: string): void;
 }
 
@@ -67,6 +79,13 @@ export interface SoakSample {
   lmdbMb: number;
   calls: number;
   failed: number;
+  /** With `signIn` (else 0): refresh_token grants at the token endpoint so far (refused ones included). */
+  refreshGrants: number;
+  /** With `signIn` (else 0): authorization_code grants so far; the one sign-in before the rounds is 1. */
+  codeGrants: number;
+  /** With `signIn` (else 0): `whoami` calls to the signed-in server so far, and those that failed. */
+  signedInCalls: number;
+  signedInFailed: number;
   seconds: number;
 }
 
@@ -91,7 +110,10 @@ function sizeOf(p: string): number {
   }
 }
 
-function writeSoakHome(o: SoakOptions): string[] {
+/** A call the rounds make: a server's tool and its arguments. */
+type Target = { server: string; tool: string; args: Record<string, unknown> };
+
+function writeSoakHome(o: SoakOptions, signedInUrl: string | undefined): Target[] {
   mkdirSync(path.join(o.home, 'changing'), { recursive: true });
   const stdio = (script: string, args: string[] = [], share = true): Record<string, unknown> => ({
     command: NODE,
@@ -110,8 +132,11 @@ function writeSoakHome(o: SoakOptions): string[] {
     servers[`own${k}`] = stdio(k % 2 ? 'sdk-server.ts' : 'sdk1-server.ts', [], false);
     echo.push(`own${k}`);
   }
+  if (signedInUrl !== undefined) servers[SIGNED_IN] = signedInConfig(signedInUrl);
   writeFileSync(path.join(o.home, 'extensions.json'), JSON.stringify({ mcp: { servers } }, null, 2));
-  return echo;
+  const targets: Target[] = echo.map((server) => ({ server, tool: 'echo', args: { text: 'soak' } }));
+  if (signedInUrl !== undefined) targets.push({ server: SIGNED_IN, tool: 'whoami', args: {} });
+  return targets;
 }
 
 /** The advertised name of `server`'s `tool` in `s`, or undefined while it is not advertised. */
@@ -140,11 +165,23 @@ function gcOf(): () => void {
   return exposed;
 }
 
-/** Runs the soak; every session is closed and the instance too before it resolves. */
+/** Runs the soak; every session is closed, the instance too, and the OAuth stack stopped before it resolves. */
 export async function runSoak(o: SoakOptions): Promise<SoakResult> {
+  const stack = o.signIn ? await startOAuthProcess(o.signIn.accessTokenTtl) : undefined;
+  try {
+    return await soakWith(o, stack);
+  } finally {
+    await stack?.close();
+  }
+}
+
+async function soakWith(o: SoakOptions, stack: OAuthProcess | undefined): Promise<SoakResult> {
   const gc = gcOf();
   const log = o.log ?? ((): void => {});
-  const echo = writeSoakHome(o);
+  const targets = writeSoakHome(o, stack?.mcpUrl);
+  // The OAuth stack's process is not one of Albedo's: left out of every count, never crashed.
+  const servers = (): number[] => serverPids().filter((p) => p !== stack?.pid);
+  const processes = (): number[] => descendants().filter((p) => p !== stack?.pid);
   // Fault injection on for its `worker/stats` alone (the workers' heaps); no fault is injected.
   const albedo = await createAlbedo({ home: o.home, transportWorkers: 2, faults: true });
   const open: AlbedoSession[] = [];
@@ -152,19 +189,27 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const samples: SoakSample[] = [];
   let calls = 0;
   let failed = 0;
+  let signedInCalls = 0;
+  let signedInFailed = 0;
   let flip = false;
   const t0 = performance.now();
   const call = async (s: AlbedoSession, server: string, tool: string, args: Record<string, unknown>): Promise<void> => {
     calls++;
+    if (server === SIGNED_IN) signedInCalls++;
     try {
       const name = toolName(s, server, tool);
       if (!name) throw new Error(`${server}/${tool} not advertised`);
       await s.call(name, args);
     } catch {
       failed++;
+      if (server === SIGNED_IN) signedInFailed++;
     }
   };
+  // When the last round's calls ended: the next round's start no sooner than a token lifetime later.
+  let callsEnded = performance.now();
   try {
+    if (stack) await signInOnce(albedo, stack.mcpUrl);
+    callsEnded = performance.now();
     while (open.length < o.sessions) open.push(await openReady(albedo));
     for (let round = 1; round <= o.rounds; round++) {
       // Churn: the oldest sessions leave, new ones come.
@@ -174,13 +219,19 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
         else await gone.close();
         open.push(await openReady(albedo));
       }
-      // Calls: every session in a loop over its echo servers, all at once.
+      // Sign-in expiry: the access token Albedo holds (obtained at the latest during the last round's calls) has expired.
+      if (o.signIn) await pause(Math.max(0, callsEnded + o.signIn.accessTokenTtl * 1000 + 100 - performance.now()));
+      // Calls: every session in a loop over its servers (the signed-in one's whoami among them), all at once.
       const each = Math.ceil(o.calls / open.length);
       await Promise.all(
         open.map(async (s, i) => {
-          for (let c = 0; c < each; c++) await call(s, echo[(i + c) % echo.length]!, 'echo', { text: 'soak' });
+          for (let c = 0; c < each; c++) {
+            const to = targets[(i + c) % targets.length]!;
+            await call(s, to.server, to.tool, to.args);
+          }
         }),
       );
+      callsEnded = performance.now();
       // A list_changed storm on the shared changing server.
       for (let k = 0; k < o.storm; k++) {
         flip = !flip;
@@ -189,7 +240,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       await pause(200);
       // The last round: the processes of the sessions churned out are given time to exit (a launcher's grace is 2 s).
       const settle = Date.now() + (round === o.rounds ? 10_000 : 0);
-      while (serverPids().length !== 1 + o.shared + o.sessions * o.perSession && Date.now() < settle) await pause(100);
+      while (servers().length !== 1 + o.shared + o.sessions * o.perSession && Date.now() < settle) await pause(100);
       gc();
       const m = process.memoryUsage();
       let workerHeap = 0;
@@ -197,35 +248,44 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
         if (slot.keys.length === 0) continue;
         workerHeap += (await albedo.faults.stats('transport', { gc: true }, { key: slot.keys[0]! })).heapUsed;
       }
+      const grants = stack ? (await stack.stats()).tokenRequests : {};
       const sample: SoakSample = {
         round,
         rssMb: m.rss / 2 ** 20,
         heapMb: m.heapUsed / 2 ** 20,
         workerHeapMb: workerHeap / 2 ** 20,
         fds: fdCount(process.pid),
-        servers: serverPids().length,
-        processes: descendants().length,
+        servers: servers().length,
+        processes: processes().length,
         lmdbMb: sizeOf(path.join(o.home, 'store')) / 2 ** 20,
         calls,
         failed,
+        refreshGrants: grants.refresh_token ?? 0,
+        codeGrants: grants.authorization_code ?? 0,
+        signedInCalls,
+        signedInFailed,
         seconds: (performance.now() - t0) / 1000,
       };
       samples.push(sample);
       log(`  soak round ${round}: ${JSON.stringify(sample)}`);
+      if (stack && round === o.signIn?.revokeAfterRound) await stack.revokeRefreshTokens();
       // A crash, after the sample: the next round's calls to that server dial it again.
       if (o.crashEvery > 0 && round % o.crashEvery === 0 && round < o.rounds) {
-        const pids = serverPids();
+        const pids = servers();
         const victim = pids[Math.floor(Math.random() * pids.length)];
         if (victim !== undefined) process.kill(victim, 'SIGKILL');
       }
     }
+  } catch (err) {
+    await albedo.close().catch(() => {});
+    throw err;
   } finally {
     for (const s of [...open, ...leaked]) await s.close().catch(() => {});
   }
   // Every session closed: no server may outlive them (waited for, bounded: a launcher's grace is 2 s).
   const end = Date.now() + 15_000;
-  while (serverPids().length > 0 && Date.now() < end) await pause(100);
-  const afterClose = { servers: serverPids().length, processes: descendants().length };
+  while (servers().length > 0 && Date.now() < end) await pause(100);
+  const afterClose = { servers: servers().length, processes: processes().length };
   await albedo.close();
   await closeCatalogueStores();
   return { samples, expectedServers: 1 + o.shared + o.sessions * o.perSession, afterClose };

@@ -1,8 +1,13 @@
 // The soak (issue 25 item 5), test-sized: 10 sessions × 4 real stdio servers
 // (the shared test/fixtures/composer-changing-server.ts whose tool list a
-// storm toggles, one shared sdk-server.ts, two per-session servers), rounds
-// of session churn, a few thousand echo calls, list_changed storms and a
-// server SIGKILLed every third round, through bench/soak.ts's driver. After
+// storm toggles, one shared sdk-server.ts, two per-session servers) and a
+// shared HTTP server behind a real OAuth authorization server
+// (test/fixtures/oauth-stack.ts, access tokens living TTL seconds, signed in
+// once before the rounds), rounds of session churn, a few thousand calls
+// (`whoami` on the signed-in server from every session among them),
+// list_changed storms and a server SIGKILLed every third round, through
+// bench/soak.ts's driver; each round's calls start at least a token lifetime
+// after the last round's ended, so every round crosses an expiry. After
 // warm-up (3 rounds) everything stays within its bound (sizes, never times):
 //
 // - server processes in the last round: exactly the shared ones plus the per-session ones of the open sessions
@@ -11,9 +16,13 @@
 // - LMDB store: under LMDB_MB, and within LMDB_GROWTH_MB of the warm-up sample;
 // - heap used, after GC (the driver GCs before each sample), of the main isolate and summed over the transport workers:
 //   each within HEAP_GROWTH_MB of the warm-up sample;
-// - calls: all but FAILED_SHARE of them answered (a call may meet a server just killed).
+// - calls: all but FAILED_SHARE of them answered (a call may meet a server just killed), and so of the
+//   signed-in server's alone;
+// - sign-in expiry: a refresh_token grant at the authorization server for every round after warm-up at least
+//   (each crossed an expiry), and no authorization_code grant but the one sign-in (no new sign-in was needed).
 //
-// A leaky run (churned sessions left open) is caught by the same checks.
+// A leaky run (churned sessions left open), and one whose refresh tokens the authorization server forgets
+// (the refresh is refused), are caught by the same checks.
 import t from 'tap';
 import { runSoak, type SoakOptions, type SoakResult } from '../../bench/soak.ts';
 import { closeCatalogueStores } from '../../services/catalogue/store.ts';
@@ -28,6 +37,8 @@ const LMDB_MB = 16;
 const LMDB_GROWTH_MB = 2;
 const HEAP_GROWTH_MB = 24;
 const FAILED_SHARE = 0.01;
+/** Access token lifetime, seconds: a few, so that the run crosses an expiry every round. */
+const TTL = 3;
 
 /** Every bound the soak broke, by name (empty when it stayed within them all). */
 function violations(r: SoakResult): string[] {
@@ -41,6 +52,11 @@ function violations(r: SoakResult): string[] {
   if (last.heapMb > warm.heapMb + HEAP_GROWTH_MB) out.push(`heap ${warm.heapMb} → ${last.heapMb} MB`);
   if (last.workerHeapMb > warm.workerHeapMb + HEAP_GROWTH_MB) out.push(`worker heaps ${warm.workerHeapMb} → ${last.workerHeapMb} MB`);
   if (last.failed > last.calls * FAILED_SHARE) out.push(`failed ${last.failed} of ${last.calls}`);
+  if (last.refreshGrants - warm.refreshGrants < last.round - warm.round)
+    out.push(`refreshes ${warm.refreshGrants} → ${last.refreshGrants}`);
+  if (last.codeGrants !== 1) out.push(`sign-ins ${last.codeGrants}`);
+  if (last.signedInCalls === 0 || last.signedInFailed > last.signedInCalls * FAILED_SHARE)
+    out.push(`signed-in failed ${last.signedInFailed} of ${last.signedInCalls}`);
   return out;
 }
 
@@ -53,21 +69,26 @@ const base: Omit<SoakOptions, 'home'> = {
   churn: 2,
   storm: 5,
   crashEvery: 3,
+  signIn: { accessTokenTtl: TTL },
 };
 
-t.test('10 sessions × 4 servers: churn, calls, storms and crashes stay within the bounds after warm-up', async (t) => {
+t.test('10 sessions × 4 servers + a signed-in one: churn, calls, storms, crashes and expiries stay within the bounds', async (t) => {
   const r = await runSoak({ ...base, home: tempHome(t), log: t.comment });
-  t.ok(r.samples.at(-1)!.calls >= 4_000, 'a few thousand calls made');
+  const last = r.samples.at(-1)!;
+  t.ok(last.calls >= 4_000, 'a few thousand calls made');
+  t.ok(last.signedInCalls >= base.rounds * base.sessions, 'every session called the signed-in server, every round');
+  t.ok(last.refreshGrants >= base.rounds, `an expiry crossed every round: ${last.refreshGrants} refreshes`);
   t.equal(r.samples.length, base.rounds);
   t.same(violations(r), [], 'every bound held');
 });
 
-t.test('the checks catch a leak: churned sessions left open keep their processes', async (t) => {
+t.test('the checks catch a leak (churned sessions left open) and a refused refresh (refresh tokens forgotten)', async (t) => {
   const leaky = { ...base, sessions: 3, rounds: WARM + 1, calls: 30, churn: 1, storm: 1, crashEvery: 0, leakSessions: true };
-  const r = await runSoak({ ...leaky, home: tempHome(t) });
+  const r = await runSoak({ ...leaky, signIn: { accessTokenTtl: TTL, revokeAfterRound: 1 }, home: tempHome(t) });
   const found = violations(r);
-  t.ok(
-    found.some((v) => v.startsWith('servers ')),
-    `the process count is over the open sessions: ${found.join('; ')}`,
-  );
+  const has = (p: string): boolean => found.some((v) => v.startsWith(p));
+  t.ok(has('servers '), `the process count is over the open sessions: ${found.join('; ')}`);
+  t.ok(has('refreshes '), 'no refresh after warm-up');
+  t.ok(has('signed-in failed '), "the signed-in server's calls failed");
+  t.notOk(has('sign-ins '), 'and no new sign-in was made');
 });
