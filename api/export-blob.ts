@@ -20,13 +20,16 @@
  * the temporary name removed. The path and byte count are returned only
  * then, so the target name holds the complete file or nothing, even when the
  * process is killed mid-export (a `.albedo-export-<pid>-<hex>.part` file is
- * left then). Where the file system has no hard links, the target itself is
+ * left then; the first export of a later process into that directory removes
+ * the temporary files whose process is gone). The directory is fsynced after
+ * the link, so the name survives a power loss as the bytes do. Where the file
+ * system has no hard links, the target itself is
  * created exclusively and written (a kill then leaves it partial). Any
  * failure removes the file this export created; `data.leftover` names one
  * that could not be removed (outcome unknown).
  */
 import { randomBytes } from 'node:crypto';
-import { link, open, unlink, type FileHandle } from 'node:fs/promises';
+import { link, lstat, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AlbedoError } from '../protocol/errors.ts';
 
@@ -140,7 +143,9 @@ const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', '
 export async function persistResourceBlob(base64: string, names: readonly string[], opts: PersistOptions = {}): Promise<Persisted> {
   if (!names.length) throw new AlbedoError('ALBEDO_INTERNAL', 'an export needs a file name');
   if (opts.noLinks) return direct(base64, names, opts);
-  const temp = path.join(path.dirname(names[0]!), `.albedo-export-${process.pid}-${randomBytes(6).toString('hex')}.part`);
+  const dir = path.dirname(names[0]!);
+  await sweepDead(dir);
+  const temp = path.join(dir, `.albedo-export-${process.pid}-${randomBytes(6).toString('hex')}.part`);
   let fh: FileHandle | undefined;
   try {
     fh = await open(temp, 'wx');
@@ -167,6 +172,7 @@ export async function persistResourceBlob(base64: string, names: readonly string
       }
       // Linked: the export is complete. The temporary name goes; failing that costs a stray name for the same file.
       await unlink(temp).catch(() => {});
+      await syncDir(dir);
       return { path: name, bytes };
     }
     throw exists(names);
@@ -192,6 +198,7 @@ async function direct(base64: string, names: readonly string[], opts: PersistOpt
       const done = fh;
       fh = undefined;
       await done.close();
+      await syncDir(path.dirname(name));
       return { path: name, bytes };
     } catch (err) {
       await fh?.close().catch(() => {});
@@ -200,6 +207,63 @@ async function direct(base64: string, names: readonly string[], opts: PersistOpt
     }
   }
   throw exists(names);
+}
+
+/** An export's temporary name: the process that writes it, and a random part. */
+const PART = /^\.albedo-export-(\d+)-[0-9a-f]{12}\.part$/;
+/** Directories swept by this process (once each; bounded). */
+const swept = new Set<string>();
+
+/** Whether process `pid` exists (one of another user's answers EPERM: it exists). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A temporary file untouched this long, of a process that is gone, is a dead export's. */
+const STALE_MS = 60_000;
+
+/**
+ * Once per directory per process: removes the temporary files of exports whose process is gone (one killed
+ * mid-export left it) and that nothing has written to for STALE_MS (a process id of another PID namespace is not
+ * seen here). A live process's file — this one's, another export's — is left alone; a name that cannot be read or
+ * removed stays (best effort: the export goes on).
+ */
+export async function sweepDead(dir: string): Promise<void> {
+  if (swept.has(dir)) return;
+  if (swept.size >= 1_000) swept.clear();
+  swept.add(dir);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(PART.exec(name)?.[1] ?? NaN);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || alive(pid)) continue;
+    const file = path.join(dir, name);
+    const st = await lstat(file).catch(() => undefined);
+    if (!st?.isFile() || Date.now() - st.mtimeMs < STALE_MS) continue;
+    await unlink(file).catch(() => {});
+  }
+}
+
+/** Makes a new name durable as its bytes are: fsyncs its directory (where a directory cannot be synced, the name is as durable as the system makes it). */
+async function syncDir(dir: string): Promise<void> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(dir, 'r');
+    await fh.sync();
+  } catch {
+    // EISDIR/EINVAL on file systems that do not sync directories: the file is complete; its name waits for the system.
+  } finally {
+    await fh?.close().catch(() => {});
+  }
 }
 
 /** Decodes and writes every batch, then fsyncs: the byte count. */

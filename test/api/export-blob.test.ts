@@ -6,7 +6,7 @@
 // file behind; and a process killed mid-export leaves the target name absent (only its temporary file).
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { BATCH_CHARS, Base64Problem, decodeBatches, persistResourceBlob, writeAll } from '../../api/export-blob.ts';
@@ -236,7 +236,22 @@ t.test('a process killed mid-export: the target name is absent, only the tempora
   t.match(left[0], /^\.albedo-export-\d+-[0-9a-f]{12}\.part$/, 'the temporary file, hidden');
   const partial = statSync(path.join(dir, left[0]!)).size;
   t.ok(partial > 0 && partial < 4 * 1024 * 1024, `partial: ${partial} bytes`);
+  const fresh = await outcome(child({ dir, name: 'other.bin', bytes: 10 }));
+  t.same(fresh.files, [left[0], 'other.bin'], 'a dead export written to a moment ago is not swept yet');
+
+  // A minute later: the next process's first export into the directory removes it; a live process's stays.
+  const old = new Date(Date.now() - 5 * 60_000);
+  utimesSync(path.join(dir, left[0]!), old, old);
+  const live = `.albedo-export-${process.pid}-0123456789ab.part`;
+  writeFileSync(path.join(dir, live), 'x');
+  utimesSync(path.join(dir, live), old, old);
+  writeFileSync(path.join(dir, '.albedo-export-other.part'), 'not an export name');
   const again = await outcome(child({ dir, name: 'picture.png', bytes: 4 * 1024 * 1024 }));
   t.match(again, { ok: true, bytes: 4 * 1024 * 1024 }, 'a later export of the same name works');
   t.ok(readFileSync(path.join(dir, 'picture.png')).equals(blobBytes(4 * 1024 * 1024)));
+  t.same(
+    again.files,
+    [live, '.albedo-export-other.part', 'other.bin', 'picture.png'].sort(),
+    "the dead export's temporary file was swept; a live process's and another name were not",
+  );
 });
