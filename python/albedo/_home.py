@@ -184,8 +184,14 @@ def expected_proof(token: str, nonce: str) -> str:
     return base64.urlsafe_b64encode(mac).rstrip(b"=").decode("ascii")
 
 
-async def prove(info: DaemonInfo, timeout: float = 30.0) -> str:
-    """``"ours"``, ``"not_ours"`` or ``"unreachable"``: whether what answers on the port holds the token."""
+PROVE_TIMEOUT_S = 30.0
+"""How long the proof may take: connecting, then reading the answer."""
+
+
+async def prove(info: DaemonInfo, timeout: Optional[float] = None) -> str:
+    """``"ours"``, ``"not_ours"``, ``"unreachable"`` or ``"hung"`` (it took the request and did not answer within
+    ``timeout``, :data:`PROVE_TIMEOUT_S` by default): whether what answers on the port holds the token."""
+    timeout = PROVE_TIMEOUT_S if timeout is None else timeout
     from ._http import read_response, Unreachable  # a cycle otherwise: _http needs Error only
 
     nonce = secrets.token_hex(16)
@@ -200,7 +206,9 @@ async def prove(info: DaemonInfo, timeout: float = 30.0) -> str:
         answer = json.loads(body)
     except Unreachable:
         return "unreachable"
-    except (Error, OSError, ValueError, asyncio.TimeoutError):
+    except asyncio.TimeoutError:
+        return "hung"
+    except (Error, OSError, ValueError):
         return "not_ours"
     finally:
         writer.close()
@@ -270,6 +278,15 @@ async def find_daemon(home: str, *, start: bool, command: Union[str, Sequence[st
                     f"what answers on port {info.port} (daemon.json of {home}) did not prove it is the daemon of this home; "
                     "nothing was sent to it",
                     outcome="not_run",
+                )
+            if proof == "hung":
+                # Its process lives and holds the home (daemon.lock): starting another would only be refused.
+                raise Error(
+                    "ALBEDO_DAEMON_UNREACHABLE",
+                    f"the daemon of {home} (pid {info.pid}, port {info.port}) took the connection but did not answer "
+                    f"within {PROVE_TIMEOUT_S:g} s (stopped or hung?); nothing was sent to it",
+                    outcome="not_run",
+                    data={"reason": "hung", "pid": info.pid},
                 )
         if attempt == 1 or not start:
             break

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import unittest
 
 import albedo
@@ -84,6 +85,30 @@ class DaemonKilledTest(HomeCase):
             self.assertFalse(any(b"Bearer" in h or b"secret argument" in h for h in heard), heard)
         finally:
             await mcp.close()
+
+    async def test_stopped_daemon_is_said_hung(self) -> None:
+        """A daemon that takes the connection and never answers (SIGSTOP) is said hung, not taken for a stranger."""
+        from albedo import _home
+
+        mcp = await albedo.connect(home=self.home.path)
+        await mcp.close()
+        pid = int(self.home.daemon()["pid"])
+        os.kill(pid, signal.SIGSTOP)
+        saved = _home.PROVE_TIMEOUT_S
+        _home.PROVE_TIMEOUT_S = 1.0
+        try:
+            with self.assertRaises(albedo.Error) as caught:
+                await albedo.connect(home=self.home.path)
+        finally:
+            _home.PROVE_TIMEOUT_S = saved
+            os.kill(pid, signal.SIGCONT)
+        e = caught.exception
+        self.assertEqual((e.code, e.outcome), ("ALBEDO_DAEMON_UNREACHABLE", "not_run"))
+        self.assertEqual(e.data, {"reason": "hung", "pid": pid})
+        self.assertEqual(int(self.home.daemon()["pid"]), pid, "no second daemon was started")
+        # Going on again, it answers as before.
+        mcp = await albedo.connect(home=self.home.path)
+        await mcp.close()
 
     async def test_no_daemon_and_not_to_start_one(self) -> None:
         home = Home()
