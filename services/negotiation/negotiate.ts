@@ -58,6 +58,8 @@ export interface NegotiateOptions {
 /** At most this many of the server's versions are named in a message, each at most VERSION_CHARS long. */
 const MAX_VERSIONS = 20;
 const VERSION_CHARS = 40;
+/** HTTP statuses by which a server says "not now" rather than anything about the method it was asked. */
+const NOT_NOW = new Set([408, 429, 502, 503, 504]);
 
 /** The server's versions for a message and its data: a few, each redacted, then cut (protocol/redact.ts). */
 function versionsOf(named: readonly unknown[], redactor: Secrets | undefined): string[] {
@@ -333,6 +335,10 @@ export async function negotiateHttp(peer: Requester, link: EraHeaders, opts: Neg
       const why = `the server speaks ${MODERN_VERSION} but refused ${DISCOVER_METHOD}: ${e.message}`;
       throw new AlbedoError('ALBEDO_HANDSHAKE_FAILED', why, { outcome: 'not_run', data: e.data });
     }
+    // A server that says "not now" (408, 429, 502, 503, 504) has said nothing of its era: the failure is the
+    // attempt's, for the connect retry to try again, not a legacy verdict (which would then be cached). A 500 and
+    // the like stay legacy: an older server may well fail on a method it does not know.
+    if (e.code === 'ALBEDO_HTTP_ERROR' && NOT_NOW.has((e.data as { status?: unknown } | undefined)?.status as number)) throw e;
     // Any other JSON-RPC error, or an HTTP error without one, is a legacy server.
     if (code !== undefined || e.code === 'ALBEDO_HTTP_ERROR') return legacy();
     throw e;

@@ -55,14 +55,18 @@ t.test('503 with Retry-After: 2, twice, then through: the wait honours the hint,
   const rec = new Recorder();
   const s = await composer.open({}, rec.listener);
   t.equal(statusOf(s, 'gated').state, 'ready');
-  t.same(sleeps, [2_000], "one wait, of the server's 2 s (the backoff was 1 s)");
-  t.same(posts(gate).slice(0, 4), [
-    ['server/discover', 503],
-    ['initialize', 503],
-    ['server/discover', 'passed'],
-    ['initialize', 'passed'],
-  ]);
-  t.equal(gate.answered(503), 2, 'two refusals: one attempt, then its retry');
+  t.same(sleeps, [2_000, 2_000], "two waits, of the server's 2 s each (the backoff was 1 s, then 2 s)");
+  t.same(
+    posts(gate).slice(0, 4),
+    [
+      ['server/discover', 503],
+      ['server/discover', 503],
+      ['server/discover', 'passed'],
+      ['initialize', 'passed'],
+    ],
+    'a 503 to server/discover says nothing of the era: the attempt fails and is retried, no initialize in between',
+  );
+  t.equal(gate.answered(503), 2, 'two refusals: the first attempt and the first retry');
   t.same(rec.states('gated'), ['starting', 'ready'], 'no failure shown in between');
   t.ok(toolsOf(s, 'gated').length > 0);
   t.equal(text(await s.call('gated/echo', { text: 'hi' })), 'hi');
@@ -79,8 +83,9 @@ t.test('503 whose body is a JSON-RPC error (an overloaded SDK server says so in 
       : undefined;
   const s = await composer.open();
   t.equal(statusOf(s, 'gated').state, 'ready');
-  t.same(sleeps, [2_000], "one wait, of the server's Retry-After");
-  t.equal(gate.answered(503), 2, 'two refusals: one attempt, then its retry');
+  t.same(sleeps, [2_000, 2_000], "a wait of the server's Retry-After after each refused attempt");
+  t.equal(gate.answered(503), 2, 'two refusals, each ending its attempt');
+  t.same(gate.posts('initialize').length, 1, 'never taken for a legacy server on a 503');
   t.equal(text(await s.call('gated/echo', { text: 'hi' })), 'hi');
   await s.close();
 
@@ -105,8 +110,8 @@ t.test('a 429 storm: exhausted after maxRetries, the server left out with the la
   t.equal(st.state, 'left_out');
   t.equal(st.reason?.code, 'ALBEDO_HTTP_ERROR');
   const attempts = CONNECT_RETRY.maxRetries + 1;
-  t.equal(gate.posts('initialize').length, attempts, `${attempts} attempts`);
-  t.equal(gate.posts().length, attempts * 2, 'each: server/discover, then initialize (an HTTP error means legacy)');
+  t.equal(gate.posts('server/discover').length, attempts, `${attempts} attempts`);
+  t.equal(gate.posts().length, attempts, 'each: server/discover alone (a 429 says nothing of the era: no initialize)');
   t.same(sleeps, [1_000, 2_000, 4_000]);
   await s.close();
 
@@ -120,10 +125,10 @@ t.test('a 429 storm: exhausted after maxRetries, the server left out with the la
   t.equal(e.code, 'ALBEDO_HTTP_ERROR');
   t.match(e.data, { status: 429, retry: { outcome: 'exhausted', attempts, of: attempts } });
   t.equal(failed.length, 1, 'the owner is told once, at the end');
-  t.equal(gate.posts().length - before, attempts * 2);
+  t.equal(gate.posts().length - before, attempts);
   const again = await rejection(up.dial());
   t.notOk((again.data as { retry?: unknown }).retry, 'a later dial (a probe, a call) makes one attempt');
-  t.equal(gate.posts().length - before, attempts * 2 + 2);
+  t.equal(gate.posts().length - before, attempts + 1);
   await up.close();
 });
 
@@ -160,7 +165,7 @@ t.test('ten sessions opened at once share one episode', async (t) => {
     gate.rule = every(503);
     const sessions = await Promise.all(Array.from({ length: 10 }, () => composer.open()));
     for (const s of sessions) t.equal(statusOf(s, 'gated').state, 'left_out');
-    t.equal(gate.posts().length, (CONNECT_RETRY.maxRetries + 1) * 2, "one episode's requests");
+    t.equal(gate.posts().length, CONNECT_RETRY.maxRetries + 1, "one episode's requests");
     t.same(sleeps, [1_000, 2_000, 4_000], "one episode's waits");
     await Promise.all(sessions.map((s) => s.close()));
   });
@@ -171,7 +176,7 @@ t.test('ten sessions opened at once share one episode', async (t) => {
     const sessions = await Promise.all(Array.from({ length: 10 }, () => composer.open()));
     for (const s of sessions) t.equal(statusOf(s, 'gated').state, 'ready');
     t.equal(gate.answered(503), 2);
-    t.same(sleeps, [2_000]);
+    t.same(sleeps, [2_000, 2_000], 'two refused attempts, one episode');
     t.equal(gate.posts('initialize').filter((r) => r.answered === undefined).length, 10, 'ten connections, each initialised once');
     await Promise.all(sessions.map((s) => s.close()));
   });
@@ -184,7 +189,7 @@ t.test('ten sessions opened at once share one episode', async (t) => {
     const albedo = await albedoFor(t, tag, { home: h.dir, transportWorkers: 1 });
     const sessions = await Promise.all(Array.from({ length: 10 }, () => albedo.sessions.open()));
     for (const s of sessions) t.match(s.status(), [{ name: 'gated', state: 'left_out', reason: { code: 'ALBEDO_HTTP_ERROR' } }]);
-    t.equal(gate.posts().length, (CONNECT_RETRY.maxRetries + 1) * 2, "one episode's requests for ten sessions");
+    t.equal(gate.posts().length, CONNECT_RETRY.maxRetries + 1, "one episode's requests for ten sessions");
     await Promise.all(sessions.map((s) => s.close()));
   });
 });
@@ -253,9 +258,9 @@ t.test("an advertised server's background dial shows its retry in the status, th
   const first = await composer.open({});
   t.equal(statusOf(first, 'gated').state, 'ready');
   await first.close();
-  // Three refusals make one attempt: the cached verdict's initialize, the fresh probe's discover (an HTTP error
-  // there means legacy), and its initialize.
-  gate.rule = (r) => (r.http === 'POST' && gate.answered(503) < 3 ? { status: 503, headers: { 'retry-after': '2' } } : undefined);
+  // Two refusals make one attempt: the cached verdict's initialize, then the fresh probe's discover (a 503 there
+  // says nothing of the era: the attempt fails).
+  gate.rule = (r) => (r.http === 'POST' && gate.answered(503) < 2 ? { status: 503, headers: { 'retry-after': '2' } } : undefined);
   const rec = new Recorder();
   const s = await composer.open({}, rec.listener);
   await until(() => waits.length === 1, 30_000, 'the retry to wait');
