@@ -7,9 +7,21 @@
 // with both → the write goes through (the refusals are about what was missing).
 // Log out: the pane says so, and the cookie no longer works.
 import t from 'tap';
+import type { HTTPRequest, Page } from 'puppeteer-core';
 import { newTag, tempHome } from '../helpers.ts';
 import { sdkServer, srv, startDaemon } from '../daemon/harness.ts';
-import { go, launchChromium, openPane, paneCookie, press, settingsFiles, shown, waitText, watchErrors } from './browser-harness.ts';
+import {
+  go,
+  launchChromium,
+  mintLink,
+  openPane,
+  paneCookie,
+  press,
+  settingsFiles,
+  shown,
+  waitText,
+  watchErrors,
+} from './browser-harness.ts';
 
 t.setTimeout(170_000);
 
@@ -99,6 +111,56 @@ t.test('logging in to the pane', async (t) => {
     await second.page.close();
   });
 
+  /** The pane's own api() in `p` (the page's token, as the pane holds it): the answer's status, or the refusal's code. */
+  const ask = (p: Page, path: string): Promise<string> =>
+    p.evaluate(async (path) => {
+      const module = '/ui/app/api.js';
+      const { api } = await import(module);
+      try {
+        return String((await api('GET', path)).status);
+      } catch (e) {
+        return String((e as { code?: unknown }).code);
+      }
+    }, path);
+  const isList = (u: string): boolean => new URL(u).pathname === '/v1/mcp/servers';
+
+  t.test("refused while another tab's login has not kept its token yet: the request waits for it", async (t) => {
+    const b = await chromium.browser.newPage();
+    await b.setRequestInterception(true);
+    b.on('request', (r) => void (new URL(r.url()).pathname.startsWith('/ui/app/') ? r.abort() : r.continue()));
+    await b.goto(await mintLink(d)); // its redirect set the cookie; its page's scripts do not run
+    const refused = page.waitForResponse((r) => isList(r.url()) && r.status() === 403);
+    const pending = ask(page, '/v1/mcp/servers');
+    await refused;
+    // B's page keeps its token now (what its api.js does first): A hears of it and asks again.
+    await b.evaluate(() => localStorage.setItem('albedo.csrf', decodeURIComponent(location.hash.slice('#k='.length))));
+    t.equal(await pending, '200', "answered, with the newer login's token");
+    t.equal(await page.$('main.logged-out'), null, 'not logged out');
+    await b.close();
+  });
+
+  t.test('sent with the old token, refused after the newer one was kept: asked again', async (t) => {
+    let release: (() => void) | undefined;
+    let sent!: () => void;
+    const held = new Promise<void>((r) => (sent = r));
+    const hold = (r: HTTPRequest): void => {
+      if (!release && isList(r.url())) {
+        release = () => void r.continue();
+        sent();
+      } else void r.continue();
+    };
+    await page.setRequestInterception(true);
+    page.on('request', hold);
+    const pending = ask(page, '/v1/mcp/servers');
+    await held;
+    const b = await openPane(chromium.browser, d); // logged in fully: the cookie and the kept token are B's
+    release!();
+    t.equal(await pending, '200');
+    page.off('request', hold);
+    await page.setRequestInterception(false);
+    await b.page.close();
+  });
+
   t.test('log out', async (t) => {
     const cookie = await paneCookie(page, d.info.port);
     await press(page, 'Log out');
@@ -112,6 +174,13 @@ t.test('logging in to the pane', async (t) => {
     await page.reload();
     await page.waitForSelector('main.logged-out');
     t.equal(await page.$('nav'), null, 'a reload does not bring the pane back');
+  });
+
+  t.test('a login in another tab brings a logged-out tab back', async (t) => {
+    const b = await openPane(chromium.browser, d);
+    await page.waitForSelector('#servers-title');
+    t.equal(await ask(page, '/v1/mcp/servers'), '200', 'and its requests go through');
+    await b.page.close();
   });
 
   t.test('the pane ran clean', async (t) => {

@@ -50,18 +50,56 @@ let csrf =
 // The cookie belongs to the browser, not to this page: a login in another tab
 // of this origin replaces it, and that tab keeps its token where this one
 // reads it. Take it up as soon as it is kept, so this page goes on working.
+/** @type {Array<() => void>} Who wants to know that another tab kept a token (this page may log in again). */
+const onKept = [];
 addEventListener('storage', (e) => {
-  if (e.key === TOKEN_KEY && e.newValue) csrf = e.newValue;
+  if (e.key !== TOKEN_KEY || !e.newValue) return;
+  csrf = e.newValue;
+  for (const fn of onKept) fn();
 });
 
-/** The token this origin keeps now, when it is not the one this page holds (another tab logged in since). */
-function newerToken() {
+/** Calls `fn` when another tab of this origin kept a token (it logged in). @param {() => void} fn */
+export function whenTokenKept(fn) {
+  onKept.push(fn);
+}
+
+/** How long a request refused for its token waits for the token of a login whose page has not kept it yet. */
+const TOKEN_WAIT_MS = 10_000;
+
+/** The token this origin keeps now. */
+function keptToken() {
   try {
-    const kept = localStorage.getItem(TOKEN_KEY);
-    return kept && kept !== csrf ? kept : null;
+    return localStorage.getItem(TOKEN_KEY);
   } catch {
     return null;
   }
+}
+
+/**
+ * A token other than `sent` (the one a refused request carried): this page's, or the one kept now — another tab
+ * logged in —, else the first one kept within TOKEN_WAIT_MS (that tab's redirect set the cookie before its page ran);
+ * null when none comes.
+ * @param {string | null} sent
+ * @returns {Promise<string | null>}
+ */
+function tokenOtherThan(sent) {
+  const kept = keptToken();
+  const now = csrf && csrf !== sent ? csrf : kept && kept !== sent ? kept : null;
+  if (now) return Promise.resolve(now);
+  return new Promise((resolve) => {
+    /** @param {string | null} v */
+    const done = (v) => {
+      clearTimeout(timer);
+      removeEventListener('storage', on);
+      resolve(v);
+    };
+    /** @param {StorageEvent} e */
+    const on = (e) => {
+      if (e.key === TOKEN_KEY && e.newValue && e.newValue !== sent) done(e.newValue);
+    };
+    const timer = setTimeout(() => done(null), TOKEN_WAIT_MS);
+    addEventListener('storage', on);
+  });
 }
 
 /** @type {Array<() => void>} Who wants to know that the cookie no longer works. */
@@ -82,12 +120,16 @@ export function whenLoggedOut(fn) {
  * @returns {Promise<{ status: number, etag: string | null, body: any }>}
  */
 export async function api(method, path, o = {}) {
-  let { r, body } = await send(method, path, o);
-  // Refused for a token another tab's login replaced: the daemon did nothing, so ask once more with the kept one.
-  const newer = r.status === 403 && body?.error?.code === 'ALBEDO_CSRF' ? newerToken() : null;
-  if (newer) {
-    csrf = newer;
-    ({ r, body } = await send(method, path, o));
+  const sent = csrf;
+  let { r, body } = await send(method, path, o, sent);
+  // Refused for its token (the guard refuses before anything runs): another tab's login replaced the cookie. Ask
+  // once more with that login's token.
+  if (r.status === 403 && body?.error?.code === 'ALBEDO_CSRF') {
+    const newer = await tokenOtherThan(sent);
+    if (newer) {
+      csrf = newer;
+      ({ r, body } = await send(method, path, o, newer));
+    }
   }
   if (!r.ok) {
     const e0 = body && typeof body.error === 'object' && body.error ? body.error : null;
@@ -103,13 +145,14 @@ export async function api(method, path, o = {}) {
 }
 
 /**
- * One request as `api` sends it, with this page's token; its answer and parsed body (null when not JSON).
+ * One request as `api` sends it, with `token`; its answer and parsed body (null when not JSON).
  * @param {string} method @param {string} path @param {{ body?: unknown, headers?: Record<string, string> }} o
+ * @param {string | null} token
  */
-async function send(method, path, o) {
+async function send(method, path, o, token) {
   /** @type {Record<string, string>} */
   const headers = { accept: 'application/json', ...o.headers };
-  if (csrf) headers['x-albedo-csrf'] = csrf;
+  if (token) headers['x-albedo-csrf'] = token;
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   const r = await fetch(path, {
     method,

@@ -5,7 +5,7 @@
 // #/tools/NAME (a server's saved tools), #/sign-ins, #/sessions, #/sessions/ID, #/gateways, #/extensions.
 // Without a live cookie session the page says how to get one, and nothing else.
 
-import { logout, startSession, whenLoggedOut, api, problemOf } from './api.js';
+import { logout, startSession, whenLoggedOut, whenTokenKept, api, problemOf } from './api.js';
 import { html, render, useEffect, useState } from './vendor.js';
 import { ServersView, checkText } from './servers.js';
 import { ServerForm } from './form.js';
@@ -172,6 +172,13 @@ function App() {
   const [problem, setProblem] = useState(/** @type {{ code: string, message: string } | null} */ (null));
   useEffect(() => {
     whenLoggedOut(() => setPhase('out'));
+    // Another tab logged in: the browser's cookie is that login's, and this page may use it too.
+    whenTokenKept(() => {
+      startSession().then(
+        (ok) => ok && setPhase('in'),
+        () => {},
+      );
+    });
     startSession().then(
       (ok) => setPhase(ok ? 'in' : 'out'),
       (err) => {

@@ -184,19 +184,33 @@ export function SessionView({ id, go, say }) {
   useEffect(() => {
     load();
     // The browser sends the cookie with a same-origin EventSource; it reconnects by itself with Last-Event-ID.
-    const es = new EventSource(eventsUrl(id));
-    /** @param {string} name */
-    const on = (name) =>
-      es.addEventListener(name, (e) => {
-        const m = /** @type {MessageEvent} */ (e);
-        setEvents((old) => [{ id: m.lastEventId, name, data: String(m.data) }, ...old].slice(0, 20));
-        if (name === 'session_closed') {
-          es.close();
-          setClosed(true);
-        } else if (RELOADING.includes(name)) load();
+    /** @type {EventSource} */
+    let es;
+    let gone = false;
+    const open = () => {
+      const url = eventsUrl(id);
+      const source = new EventSource(url);
+      es = source;
+      for (const name of [...RELOADING, 'server_probed', 'session_closed'])
+        source.addEventListener(name, (e) => {
+          const m = /** @type {MessageEvent} */ (e);
+          setEvents((old) => [{ id: m.lastEventId, name, data: String(m.data) }, ...old].slice(0, 20));
+          if (name === 'session_closed') {
+            source.close();
+            setClosed(true);
+          } else if (RELOADING.includes(name)) load();
+        });
+      // A reconnection refused (a non-200 ends an EventSource for good) because another tab's login changed the
+      // token since: open the stream again with the new one.
+      source.addEventListener('error', () => {
+        if (!gone && source.readyState === EventSource.CLOSED && eventsUrl(id) !== url) open();
       });
-    for (const name of [...RELOADING, 'server_probed', 'session_closed']) on(name);
-    return () => es.close();
+    };
+    open();
+    return () => {
+      gone = true;
+      es.close();
+    };
   }, [id]);
 
   const close = async () => {
