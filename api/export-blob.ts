@@ -253,7 +253,10 @@ export async function sweepDead(dir: string): Promise<void> {
   }
 }
 
-/** Makes a new name durable as its bytes are: fsyncs its directory (where a directory cannot be synced, the name is as durable as the system makes it). */
+/**
+ * Makes a new name durable as its bytes are: fsyncs its directory (where a directory cannot be synced, the name is
+ * as durable as the system makes it).
+ */
 async function syncDir(dir: string): Promise<void> {
   let fh: FileHandle | undefined;
   try {
