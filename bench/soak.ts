@@ -95,6 +95,8 @@ export interface SoakResult {
   expectedServers: number;
   /** Server processes and all processes left once every session is closed (waited for, bounded). */
   afterClose: { servers: number; processes: number };
+  /** With `signIn`: the signed-in server's sign-in state after the rounds (`signed_in` while its refreshes held). */
+  signInAtEnd?: string;
 }
 
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -286,7 +288,10 @@ async function soakWith(o: SoakOptions, stack: OAuthProcess | undefined): Promis
   const end = Date.now() + 15_000;
   while (servers().length > 0 && Date.now() < end) await pause(100);
   const afterClose = { servers: servers().length, processes: processes().length };
+  const signInAtEnd = stack
+    ? (await albedo.authStatus(signedInConfig(stack.mcpUrl) as Parameters<AlbedoWithFaults['authStatus']>[0], { name: SIGNED_IN })).state
+    : undefined;
   await albedo.close();
   await closeCatalogueStores();
-  return { samples, expectedServers: 1 + o.shared + o.sessions * o.perSession, afterClose };
+  return { samples, expectedServers: 1 + o.shared + o.sessions * o.perSession, afterClose, signInAtEnd };
 }

@@ -185,7 +185,8 @@ def expected_proof(token: str, nonce: str) -> str:
 
 
 PROVE_TIMEOUT_S = 30.0
-"""How long the proof may take: connecting, then reading the answer."""
+"""How long the daemon may take to answer the proof, once connected (connecting has its own 30 s)."""
+CONNECT_TIMEOUT_S = 30.0
 
 
 async def prove(info: DaemonInfo, timeout: Optional[float] = None) -> str:
@@ -196,7 +197,7 @@ async def prove(info: DaemonInfo, timeout: Optional[float] = None) -> str:
 
     nonce = secrets.token_hex(16)
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", info.port), timeout)
+        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", info.port), CONNECT_TIMEOUT_S)
     except (OSError, asyncio.TimeoutError):
         return "unreachable"
     try:
