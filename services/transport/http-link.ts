@@ -36,6 +36,14 @@ import { addModernHeaders } from './http-headers.ts';
 import { authHeaders, authRetry, type AuthHeaders } from './http-auth.ts';
 import { ERROR_BODY_BYTES, notifyAccepted, postInBackground, type PostHost } from './http-posts.ts';
 
+/**
+ * How long an idle keep-alive socket is reused when the server gives no `Keep-Alive: timeout` (the official SDK's
+ * event-stream answers set `Connection: keep-alive` themselves, so Node sends none): under Node's own server default
+ * of 5 s. A socket kept longer is one the server may close just as a request goes out on it — a reset that fails
+ * the request with an unknown outcome (the soak's calls 5 s apart met it).
+ */
+const IDLE_SOCKET_MS = 4_000;
+
 export type HttpEra = 'modern' | 'legacy';
 
 export interface HttpLinkEvents {
@@ -95,8 +103,9 @@ export class HttpLink {
     this.#events = events;
     this.#auth = auth;
     // One pool per connection: keep-alive HTTP/1.1, no undici timers (the peer's request timeouts govern;
-    // listen and GET streams are meant to stay quiet for long).
-    this.#agent = new Agent({ connections: 256, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
+    // listen and GET streams are meant to stay quiet for long). An idle socket is kept IDLE_SOCKET_MS unless the
+    // server's Keep-Alive header says otherwise.
+    this.#agent = new Agent({ connections: 256, pipelining: 1, keepAliveTimeout: IDLE_SOCKET_MS, headersTimeout: 0, bodyTimeout: 0 });
   }
 
   get era(): HttpEra {
