@@ -28,7 +28,10 @@ const GROUP = 'soak';
 type Run = { label: string; warm: number; opts: Omit<SoakOptions, 'home' | 'log'> };
 
 /** Each metric and its bound: the last round's sample at most `bound` × the sample after warm-up. */
-const METRICS: Array<{ key: keyof SoakSample; title: string; unit: string; bound: number }> = [
+/** The samples' numeric fields. */
+type Numeric = Exclude<keyof SoakSample, 'failures'>;
+
+const METRICS: Array<{ key: Numeric; title: string; unit: string; bound: number }> = [
   { key: 'rssMb', title: 'process RSS', unit: 'MB', bound: 1.2 },
   { key: 'heapMb', title: 'main-isolate heap used', unit: 'MB', bound: 1.2 },
   { key: 'workerHeapMb', title: "transport workers' heaps used", unit: 'MB', bound: 1.2 },
@@ -37,7 +40,7 @@ const METRICS: Array<{ key: keyof SoakSample; title: string; unit: string; bound
   { key: 'lmdbMb', title: 'LMDB store size', unit: 'MB', bound: 1.5 },
 ];
 /** Counts plotted beside the metrics, without a bound: they grow by design. */
-const COUNTS: Array<{ key: keyof SoakSample; title: string; unit: string }> = [
+const COUNTS: Array<{ key: Numeric; title: string; unit: string }> = [
   { key: 'refreshGrants', title: 'access tokens refreshed so far (refresh_token grants)', unit: 'grants' },
 ];
 const PANELS = [...METRICS, ...COUNTS];

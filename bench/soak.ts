@@ -86,6 +86,8 @@ export interface SoakSample {
   /** With `signIn` (else 0): `whoami` calls to the signed-in server so far, and those that failed. */
   signedInCalls: number;
   signedInFailed: number;
+  /** Failed calls so far by their error's code (`signed-in ` before the signed-in server's). */
+  failures: Record<string, number>;
   seconds: number;
 }
 
@@ -193,6 +195,8 @@ async function soakWith(o: SoakOptions, stack: OAuthProcess | undefined): Promis
   let failed = 0;
   let signedInCalls = 0;
   let signedInFailed = 0;
+  /** Failed calls by their error's code (the signed-in server's marked), so far. */
+  const failures: Record<string, number> = {};
   let flip = false;
   const t0 = performance.now();
   const call = async (s: AlbedoSession, server: string, tool: string, args: Record<string, unknown>): Promise<void> => {
@@ -202,9 +206,12 @@ async function soakWith(o: SoakOptions, stack: OAuthProcess | undefined): Promis
       const name = toolName(s, server, tool);
       if (!name) throw new Error(`${server}/${tool} not advertised`);
       await s.call(name, args);
-    } catch {
+    } catch (err) {
       failed++;
       if (server === SIGNED_IN) signedInFailed++;
+      const code = `${server === SIGNED_IN ? 'signed-in ' : ''}${(err as { code?: unknown }).code ?? 'not advertised'}`;
+      if (!failures[code]) log(`  soak: first ${code}: ${(err as Error).message}`);
+      failures[code] = (failures[code] ?? 0) + 1;
     }
   };
   // When the last round's calls ended: the next round's start no sooner than a token lifetime later.
@@ -266,6 +273,7 @@ async function soakWith(o: SoakOptions, stack: OAuthProcess | undefined): Promis
         codeGrants: grants.authorization_code ?? 0,
         signedInCalls,
         signedInFailed,
+        failures: { ...failures },
         seconds: (performance.now() - t0) / 1000,
       };
       samples.push(sample);
